@@ -1,0 +1,1 @@
+"""Scheduling mechanisms, one family per subpackage (pure Python + NumPy)."""

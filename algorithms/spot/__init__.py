@@ -1,0 +1,17 @@
+"""The `spot` family: deadline-aware fine-tuning on spot and on-demand GPUs
+(paper 000_17f647b6e3bf630a.txt). `family` is the interface the sweep engine calls."""
+
+from algorithms.spot.msu import MaximalSpotUtilization
+from algorithms.spot.od_only import OnDemandOnly
+from algorithms.spot.simulation import PolicyError, SpotOutcome, SpotPolicy, simulate
+from algorithms.spot.uniform_progress import UniformProgress
+
+__all__ = [
+    "MaximalSpotUtilization",
+    "OnDemandOnly",
+    "PolicyError",
+    "SpotOutcome",
+    "SpotPolicy",
+    "UniformProgress",
+    "simulate",
+]

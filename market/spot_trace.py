@@ -1,0 +1,130 @@
+"""CSV spot-market traces: loader and random windows.
+
+Replays real per-slot spot price and availability in place of the paper's
+Vast.ai series (paper 000_17f647b6e3bf630a.txt, Sec. II-B and VI-A; SEED_NOTES,
+`spot`). Format (/work/shared/data/README.md): a header row with at least the
+columns `slot` (0, 1, 2, ... consecutive), `spot_price` (spot price divided by
+the on-demand price, > 0) and `availability` (integer in [0, capacity]);
+`timestamp` and any other column are allowed and ignored.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import numbers
+import os
+
+import numpy as np
+
+from market.spot_market import SpotMarket
+
+REQUIRED_COLUMNS = ("slot", "spot_price", "availability")
+
+
+class TraceError(ValueError):
+    """A trace file that cannot be used; `path` and `line` (1-based, or None) locate it."""
+
+    def __init__(self, path, line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        where = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(f"{where}: {message}")
+
+
+def _parse_int(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return int(x) if math.isfinite(x) and x.is_integer() else None
+
+
+def load_spot_trace(path, capacity: int = 16, on_demand_price: float = 1.0) -> SpotMarket:
+    """Read a market trace; prices are multiplied by on_demand_price (see SpotMarket)."""
+    path = os.fspath(path)
+    if isinstance(capacity, bool) or not isinstance(capacity, numbers.Integral) or capacity < 0:
+        raise ValueError(f"capacity must be an integer >= 0, got {capacity!r}")
+    capacity = int(capacity)
+    if not (isinstance(on_demand_price, numbers.Real) and on_demand_price > 0):
+        raise ValueError(f"on_demand_price must be > 0, got {on_demand_price!r}")
+    if not os.path.isfile(path):
+        raise TraceError(path, None, "file not found")
+    prices: list[float] = []
+    avails: list[int] = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        header = reader.fieldnames
+        if not header:
+            raise TraceError(path, None, "empty file (no header row)")
+        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+        if missing:
+            raise TraceError(
+                path, 1,
+                f"missing column(s) {', '.join(repr(c) for c in missing)} "
+                f"(found: {', '.join(repr(c) for c in header)})",
+            )
+        for row in reader:
+            line = reader.line_num
+            values = {}
+            for col in REQUIRED_COLUMNS:
+                text = row.get(col)
+                if text is None or text.strip() == "":
+                    raise TraceError(path, line, f"missing value for column '{col}'")
+                values[col] = text.strip()
+            slot = _parse_int(values["slot"])
+            if slot != len(prices):
+                raise TraceError(
+                    path, line,
+                    f"slot {values['slot']!r}, expected {len(prices)} "
+                    f"(slots must be consecutive integers from 0)",
+                )
+            try:
+                price = float(values["spot_price"])
+            except ValueError:
+                raise TraceError(
+                    path, line, f"spot_price {values['spot_price']!r} is not a number"
+                ) from None
+            if not (math.isfinite(price) and price > 0):
+                raise TraceError(path, line, f"spot_price {values['spot_price']!r} must be > 0")
+            avail = _parse_int(values["availability"])
+            if avail is None or not 0 <= avail <= capacity:
+                raise TraceError(
+                    path, line,
+                    f"availability {values['availability']!r} must be an integer "
+                    f"in [0, {capacity}]",
+                )
+            prices.append(price)
+            avails.append(avail)
+    if not prices:
+        raise TraceError(path, None, "no data rows after the header")
+    return SpotMarket(
+        np.asarray(prices) * on_demand_price,
+        np.asarray(avails, dtype=np.int64),
+        on_demand_price=on_demand_price,
+        capacity=capacity,
+    )
+
+
+def sample_window(
+    trace: SpotMarket, rng: np.random.Generator, length: int, start: int | None = None
+) -> SpotMarket:
+    """A window of `length` slots at `start`, or at a uniform random start that fits.
+
+    Draws one integer from rng when start is None, nothing otherwise.
+    """
+    n = len(trace)
+    if length > n:
+        raise ValueError(f"trace has {n} slots, shorter than the window length {length}")
+    if start is None:
+        start = int(rng.integers(n - length + 1))
+    elif not 0 <= start <= n - length:
+        raise ValueError(
+            f"window start {start} with length {length} does not fit a trace of {n} slots "
+            f"(start must be in [0, {n - length}])"
+        )
+    return trace.window(start, length)

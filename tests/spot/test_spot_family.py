@@ -1,0 +1,166 @@
+"""The family interface the sweep engine calls (algorithms/spot/family.py)."""
+
+import ast
+import pickle
+import timeit
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from algorithms.spot import family
+from market.spot_trace import TraceError
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT / "tests" / "data" / "market_aws_us-west-2a_v100.csv"
+ALL = ["OD-Only", "MSU", "UP"]
+KEYS = {
+    "mechanism", "utility", "cost", "completion_time", "spot_cost", "on_demand_cost",
+    "progress_at_deadline", "met_deadline", "reconfigurations",
+}
+
+
+def synthetic(**market):
+    return {"job": {}, "market": {"kind": "synthetic", **market}, "mechanisms": list(ALL),
+            "seed": 0, "replicates": 3}
+
+
+def trace(**market):
+    m = {"kind": "trace", "path": str(REAL), "capacity": 16, "on_demand_price": 1.0, "start": None}
+    m.update(market)
+    return {"job": {}, "market": m, "mechanisms": list(ALL)}
+
+
+def test_name_and_mechanisms_in_config_order():
+    assert family.NAME == "spot"
+    cfg = synthetic()
+    cfg["mechanisms"] = ["UP", "OD-Only"]
+    assert family.mechanism_names(cfg) == ["UP", "OD-Only"]
+    rows = family.simulate_replicate(family.prepare(cfg), 0, np.random.default_rng(0))
+    assert [r["mechanism"] for r in rows] == ["UP", "OD-Only"]
+
+
+def test_rows_have_the_engine_keys():
+    for cfg in (synthetic(), trace()):
+        family.check_inputs(cfg)
+        rows = family.simulate_replicate(family.prepare(cfg), 0, np.random.default_rng(1))
+        assert [r["mechanism"] for r in rows] == ALL
+        for r in rows:
+            assert set(r) == KEYS
+            assert isinstance(r["completion_time"], int) and isinstance(r["met_deadline"], bool)
+            assert isinstance(r["reconfigurations"], int)
+
+
+def test_deterministic_given_the_rng_state():
+    prepared = family.prepare(synthetic())
+    a = family.simulate_replicate(prepared, 0, np.random.default_rng(42))
+    b = family.simulate_replicate(prepared, 5, np.random.default_rng(42))
+    assert a == b
+    c = family.simulate_replicate(prepared, 0, np.random.default_rng(43))
+    assert a != c
+
+
+def test_common_random_numbers_rng_use_does_not_depend_on_mechanisms():
+    for cfg in (synthetic(), trace()):
+        one, three = dict(cfg), dict(cfg)
+        one["mechanisms"] = ["UP"]
+        r1, r3 = np.random.default_rng(7), np.random.default_rng(7)
+        up_alone = family.simulate_replicate(family.prepare(one), 0, r1)
+        up_with_others = family.simulate_replicate(family.prepare(three), 0, r3)[2]
+        assert up_alone == [up_with_others]
+        assert r1.random() == r3.random()  # same rng consumption
+
+
+def test_od_only_row_at_paper_defaults():
+    rows = family.simulate_replicate(family.prepare(synthetic()), 0, np.random.default_rng(3))
+    od = rows[0]
+    assert od["mechanism"] == "OD-Only"
+    assert od["utility"] == pytest.approx(79.0) and od["spot_cost"] == 0.0
+
+
+def test_trace_with_fixed_start_is_that_window():
+    cfg = trace(start=14)  # slots 14..23 of the real trace have no spot available
+    prepared = family.prepare(cfg)
+    world = family.draw_market(prepared, np.random.default_rng(0))
+    assert world.availability.tolist() == [0] * 10
+    rows = family.simulate_replicate(prepared, 0, np.random.default_rng(0))
+    assert all(r["spot_cost"] == 0.0 for r in rows)
+    assert rows[1]["utility"] == pytest.approx(76.0)  # MSU waits, then 12 on-demand x 7 slots
+    rows2 = family.simulate_replicate(family.prepare(cfg), 0, np.random.default_rng(99))
+    assert rows == rows2
+
+
+def test_relative_trace_path_resolves_against_cwd(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    family.check_inputs(trace(path="tests/data/market_aws_us-west-2a_v100.csv"))
+
+
+def test_prepared_is_picklable():
+    prepared = family.prepare(trace())
+    clone = pickle.loads(pickle.dumps(prepared))
+    rng_a, rng_b = np.random.default_rng(5), np.random.default_rng(5)
+    assert family.simulate_replicate(clone, 0, rng_a) == family.simulate_replicate(prepared, 0, rng_b)
+
+
+@pytest.mark.parametrize(
+    "cfg, message",
+    [
+        ({**synthetic(), "mechanisms": ["OD-Only", "X"]},
+         r"mechanisms: unknown mechanism 'X' \(known: OD-Only, MSU, UP\)"),
+        ({**synthetic(), "mechanisms": []}, "mechanisms: must be a non-empty list"),
+        ({**synthetic(), "mechanisms": "MSU"}, "mechanisms: must be a non-empty list"),
+        ({**synthetic(), "mechanisms": ["MSU", "MSU"]}, "listed twice"),
+        ({**synthetic(), "job": {"deadline": -1}}, "job.deadline must be a positive integer, got -1"),
+        ({**synthetic(), "job": {"n_min": 5, "n_max": 3}}, r"job.n_min \(5\) must not exceed"),
+        ({**synthetic(), "job": {"dedline": 3}}, r"job: unknown key\(s\) 'dedline'"),
+        (synthetic(mean_price=-1.0), "market.mean_price must be > 0"),
+        (synthetic(mean_prize=0.3), r"market: unknown key\(s\) 'mean_prize'"),
+        ({"job": {}, "mechanisms": ALL}, "market: missing section"),
+        ({"job": {}, "market": {"kind": "vast"}, "mechanisms": ALL},
+         "market.kind must be 'synthetic' or 'trace', got 'vast'"),
+        (trace(path=None), "market.path must be a file path"),
+        (trace(capacity=0), "market.capacity must be a positive integer"),
+        (trace(on_demand_price=0), "market.on_demand_price must be > 0"),
+        (trace(start=-3), "market.start must be null or an integer >= 0"),
+        (trace(start=785), r"market.start \(785\) \+ job.deadline \(10\) exceeds the 789 slots"),
+        (trace(seed=1), r"market: unknown key\(s\) 'seed' for kind 'trace'"),
+        ({**trace(), "job": {"deadline": 800}}, "trace has 789 slots, job.deadline needs 800"),
+    ],
+)
+def test_check_inputs_names_the_key(cfg, message):
+    with pytest.raises(ValueError, match=message):
+        family.check_inputs(cfg)
+
+
+def test_check_inputs_trace_errors_name_file_and_line(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("slot,timestamp,spot_price,availability\n0,a,0.5,1\n1,b,0.5,99\n")
+    with pytest.raises(TraceError, match=f"{bad}:3: availability '99'"):
+        family.check_inputs(trace(path=str(bad)))
+    with pytest.raises(TraceError, match="file not found"):
+        family.check_inputs(trace(path=str(tmp_path / "missing.csv")))
+
+
+def test_replicate_is_fast():
+    prepared = family.prepare(synthetic())
+    rng = np.random.default_rng(0)
+    per = min(timeit.repeat(lambda: family.simulate_replicate(prepared, 0, rng), number=100, repeat=3)) / 100
+    assert per < 2e-3  # about 0.1 ms on the dev machine; loose bound for slow CI
+
+
+FORBIDDEN = {"ray", "mlflow", "hydra", "omegaconf"}
+
+
+@pytest.mark.parametrize("package", ["market", "algorithms"])
+def test_no_framework_imports(package):
+    for path in (ROOT / package).rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                assert name.split(".")[0] not in FORBIDDEN, f"{path}: imports {name}"
