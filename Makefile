@@ -1,0 +1,39 @@
+# Every target installs what it needs into .venv first (pinned in pyproject.toml).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+UI_PORT ?= 5000
+ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help install sweep test smoke ui bench clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-8s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install the pinned dependencies
+
+sweep: $(STAMP) ## Run the demo multirun (spot family, local Ray, MLflow in mlflow.db); ARGS=... adds overrides
+	$(PY) -m sweep -m +sweep=demo $(ARGS)
+
+test: $(STAMP) ## Run the whole test suite (unit tests, smoke multirun on real Ray and MLflow)
+	$(PY) -m pytest -q $(ARGS)
+
+smoke: $(STAMP) ## Run the smoke multirun alone (what CI runs end to end)
+	$(PY) -m sweep -m +sweep=smoke $(ARGS)
+
+ui: $(STAMP) ## Browse mlflow.db in the MLflow UI at 127.0.0.1 (port 5000, or UI_PORT=...)
+	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT)
+
+bench: $(STAMP) ## Run the engine benchmarks (writes bench/results/engine.json)
+	$(PY) -m bench.engine_overhead $(ARGS)
+
+clean: ## Remove outputs/, multirun/ and caches (keeps .venv and mlflow.db)
+	rm -rf outputs multirun .pytest_cache .hypothesis

@@ -1,0 +1,1 @@
+"""Hydra launcher that sends a multirun's cells to one pool of Ray actors."""

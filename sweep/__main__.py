@@ -1,0 +1,37 @@
+"""`python -m sweep [overrides]` runs one cell; `python -m sweep -m [overrides]` a multirun.
+
+See README.md and docs/usage.md for the config groups and examples.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+def main(cfg: DictConfig) -> str:
+    from .cells import make_cell
+    from .cli import exit_with_error, remove_if_no_results
+    from .engine import run_cells
+    from .errors import ConfigError
+    from .schema import runner_config, tracking_config
+    from .tracking import parent_params
+
+    hydra_cfg = HydraConfig.get()
+    out_dir = Path(hydra_cfg.runtime.output_dir)
+    overrides = list(hydra_cfg.overrides.task)
+    try:
+        cell = make_cell(cfg, overrides, index=0, subdir="cell")
+        runner, tracking = runner_config(cfg), tracking_config(cfg)
+    except ConfigError as err:
+        remove_if_no_results(out_dir)
+        exit_with_error(str(err))
+    run_cells([cell], out_dir, runner, tracking, run_name=f"run {cell.name}", run_params=parent_params(overrides))
+    return str(out_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""Run a list of cells through the Ray task queue into a results dir and MLflow.
+
+Shared by the Hydra launcher (a multirun), the single-run entry point and the
+Python API: resume, chunking, progress, writing and tracking all happen here.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+from tqdm import tqdm
+
+from .cells import Cell
+from .results import cell_frame, load_complete_cell, read_meta, summarize, write_cell, write_sweep
+from .schema import RunnerConfig, TrackingConfig
+from .tracking import make_tracker, metric_key
+
+log = logging.getLogger(__name__)
+
+
+def make_chunks(cells: Sequence[Cell], chunk_size: int):
+    """Cut each cell into chunks of whole replicates of about ``chunk_size`` simulations."""
+    from .task_queue import Chunk
+
+    chunks = []
+    for cell in cells:
+        per_replicate = max(len(cell.mechanisms), 1)
+        step = max(1, chunk_size // per_replicate)
+        for start in range(0, cell.replicates, step):
+            stop = min(start + step, cell.replicates)
+            chunks.append(Chunk(cell.index, start, stop, (stop - start) * per_replicate))
+    return chunks
+
+
+def _check_unique(cells: Sequence[Cell]) -> None:
+    seen: dict[str, int] = {}
+    for cell in cells:
+        if cell.subdir in seen:
+            raise ValueError(f"cells {seen[cell.subdir]} and {cell.index} share the output folder '{cell.subdir}'")
+        seen[cell.subdir] = cell.index
+
+
+def run_cells(
+    cells: Sequence[Cell],
+    out_dir: Path,
+    runner: RunnerConfig,
+    tracking: TrackingConfig,
+    *,
+    run_name: str | None = None,
+    run_params: dict | None = None,
+    announce: bool = True,
+) -> pd.DataFrame:
+    """Simulate every cell not already complete in ``out_dir``; return all rows (results.parquet)."""
+    out_dir = Path(out_dir)
+    cells = list(cells)
+    _check_unique(cells)
+    cell_dirs = {cell.index: out_dir / cell.subdir for cell in cells}
+    frames: dict[int, pd.DataFrame] = {}
+    todo: list[Cell] = []
+    for cell in cells:
+        frame = load_complete_cell(cell_dirs[cell.index], cell)
+        if frame is None:
+            todo.append(cell)
+        else:
+            frames[cell.index] = frame
+    if frames:
+        log.info("resuming: %d of %d cells already complete in %s", len(frames), len(cells), out_dir)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tracker = make_tracker(tracking)
+    family = cells[0].family if cells else "none"
+    tracker.start(out_dir, family, run_name or out_dir.name, run_params or {})
+    for cell in cells:
+        if cell.index in frames and not tracker.already_logged(read_meta(cell_dirs[cell.index])):
+            tracker.log_cell(cell, cell_dirs[cell.index], summarize(frames[cell.index], [cell]))
+
+    started = time.perf_counter()
+    total_sims = sum(cell.replicates * len(cell.mechanisms) for cell in todo)
+    workers = 0
+    status = "FAILED"
+    try:
+        if todo:
+            workers = _simulate(todo, cell_dirs, frames, runner, tracker, total_sims)
+        results = write_sweep(out_dir, cells, frames)
+        status = "FINISHED"
+    except KeyboardInterrupt:
+        status = "KILLED"
+        raise
+    finally:
+        elapsed = time.perf_counter() - started
+        metrics = {"simulations": float(total_sims), "wall_seconds": elapsed}
+        if status == "FINISHED":
+            metrics["simulations_per_second"] = total_sims / elapsed if elapsed > 0 else 0.0
+            for mechanism, value in results.groupby("mechanism", sort=False)["utility"].mean().items():
+                metrics[metric_key("utility_mean", str(mechanism))] = float(value)
+        tracker.finish(out_dir, status, metrics)
+    if announce:
+        _announce(out_dir, cells, todo, total_sims, elapsed, workers, tracker)
+    return results
+
+
+def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims) -> int:
+    import ray
+
+    from .task_queue import connect, run_chunks
+
+    by_index = {cell.index: cell for cell in todo}
+    chunks = make_chunks(todo, runner.chunk_size)
+    cpus = connect(runner)
+    workers = runner.num_workers or cpus
+    if runner.kind == "cluster" and workers > cpus:
+        log.warning("runner.num_workers=%d but the cluster offers %d CPUs: using %d workers", workers, cpus, cpus)
+        workers = cpus
+    workers = max(1, min(workers, len(chunks)))
+    payload_refs = {cell.index: ray.put(cell.payload()) for cell in todo}
+    parts: dict[int, list] = {cell.index: [] for cell in todo}
+    remaining = {cell.index: 0 for cell in todo}
+    for chunk in chunks:
+        remaining[chunk.cell] += 1
+    bar = tqdm(total=total_sims, unit="sim", desc=f"cells 0/{len(todo)}", disable=not runner.progress, smoothing=0.1)
+    done_cells = 0
+
+    def on_done(chunk, columns) -> None:
+        nonlocal done_cells
+        parts[chunk.cell].append(columns)
+        remaining[chunk.cell] -= 1
+        bar.update(chunk.simulations)
+        if remaining[chunk.cell] == 0:
+            cell = by_index[chunk.cell]
+            frame = cell_frame(cell, parts.pop(chunk.cell))
+            write_cell(cell_dirs[cell.index], cell, frame)
+            frames[cell.index] = frame
+            tracker.log_cell(cell, cell_dirs[cell.index], summarize(frame, [cell]))
+            done_cells += 1
+            bar.set_description(f"cells {done_cells}/{len(todo)}")
+
+    try:
+        run_chunks(chunks, payload_refs, runner, workers, on_done)
+    finally:
+        bar.close()
+    return workers
+
+
+def _announce(out_dir, cells, todo, total_sims, elapsed, workers, tracker) -> None:
+    skipped = len(cells) - len(todo)
+    rate = f" ({total_sims / elapsed:,.0f} simulations/s on {workers} workers)" if todo and elapsed > 0 else ""
+    lines = [
+        f"Done: {len(cells)} cell(s), {total_sims:,} simulations in {elapsed:.1f} s{rate}"
+        + (f"; {skipped} cell(s) were already complete" if skipped else ""),
+        f"  results (one row per simulation): {out_dir / 'results.parquet'}",
+        f"  summary (per cell and mechanism): {out_dir / 'summary.csv'}",
+        f"  {tracker.describe()}",
+    ]
+    print("\n".join(lines), flush=True)

@@ -1,0 +1,154 @@
+"""Dataclass schemas of the engine's config groups and the validation of a whole cell.
+
+The family's own groups (`job`, `market`, `mechanisms`) are checked by the family's
+``check_inputs`` against its dataclasses in ``market/``; this module checks the
+engine's groups (`runner`, `tracking`) and the top-level keys, and turns every
+problem into a :class:`ConfigError` that names the key.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from typing import Any, Optional
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from .errors import ConfigError
+from .families import load_family
+
+RUNNER_KINDS = ("local", "cluster")
+TRACKING_KINDS = ("sqlite", "server", "off")
+# Keys that change how a cell is run, never what it computes: excluded from hashes.
+EXECUTION_KEYS = ("runner", "tracking", "hydra")
+
+
+@dataclass
+class RunnerConfig:
+    kind: str = "local"
+    address: Optional[str] = None
+    num_workers: Optional[int] = None
+    chunk_size: int = 256
+    in_flight_per_worker: int = 2
+    max_retries: int = 3
+    ship_code: bool = False
+    progress: bool = True
+
+    def check(self) -> None:
+        if self.kind not in RUNNER_KINDS:
+            raise ConfigError(f"runner.kind must be one of {', '.join(RUNNER_KINDS)}, got '{self.kind}'")
+        if self.kind == "cluster" and not self.address:
+            raise ConfigError("runner.address is required for runner=cluster (auto, HOST:PORT or ray://HOST:PORT)")
+        if self.num_workers is not None and self.num_workers < 1:
+            raise ConfigError(f"runner.num_workers must be at least 1 (or null for one per CPU), got {self.num_workers}")
+        if self.chunk_size < 1:
+            raise ConfigError(f"runner.chunk_size must be at least 1, got {self.chunk_size}")
+        if self.in_flight_per_worker < 1:
+            raise ConfigError(f"runner.in_flight_per_worker must be at least 1, got {self.in_flight_per_worker}")
+        if self.max_retries < 0:
+            raise ConfigError(f"runner.max_retries must be at least 0, got {self.max_retries}")
+
+
+@dataclass
+class TrackingConfig:
+    kind: str = "sqlite"
+    uri: Optional[str] = None
+
+    def check(self) -> None:
+        if self.kind not in TRACKING_KINDS:
+            raise ConfigError(f"tracking.kind must be one of {', '.join(TRACKING_KINDS)}, got '{self.kind}'")
+        if self.kind == "off":
+            return
+        if not self.uri:
+            raise ConfigError(f"tracking.uri is required for tracking={self.kind}")
+        if not self.uri.startswith(("sqlite:///", "http://", "https://", "file:", "postgresql", "mysql")):
+            raise ConfigError(
+                f"tracking.uri '{self.uri}' is not a tracking store URI "
+                "(sqlite:///PATH, http://HOST:PORT, file:PATH, postgresql://...)"
+            )
+        if self.uri.startswith("sqlite:///"):
+            parent = os.path.dirname(os.path.abspath(self.uri[len("sqlite:///"):])) or "."
+            if not os.path.isdir(parent):
+                raise ConfigError(f"tracking.uri: the folder of the SQLite store does not exist: {parent}")
+
+
+def _typed(schema: type, section: Any, key: str):
+    """Merge one section into its dataclass schema; type errors name the full key."""
+    if not isinstance(section, DictConfig):
+        raise ConfigError(f"{key} must be a config group, got {section!r}")
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(schema), section)
+    except OmegaConfBaseException as err:
+        sub = getattr(err, "full_key", None) or ""
+        full = f"{key}.{sub}" if sub and not sub.startswith(key) else (sub or key)
+        raise ConfigError(f"{full}: {getattr(err, 'msg', str(err)).splitlines()[0]}") from None
+    return OmegaConf.to_object(merged)
+
+
+def runner_config(cfg: DictConfig) -> RunnerConfig:
+    runner = _typed(RunnerConfig, cfg.get("runner"), "runner")
+    runner.check()
+    return runner
+
+
+def tracking_config(cfg: DictConfig) -> TrackingConfig:
+    tracking = _typed(TrackingConfig, cfg.get("tracking"), "tracking")
+    tracking.check()
+    return tracking
+
+
+def world_config(cfg: DictConfig) -> dict:
+    """The resolved config minus the execution keys: what a cell computes from."""
+    keys = [key for key in cfg.keys() if key not in EXECUTION_KEYS]
+    try:
+        world = OmegaConf.to_container(OmegaConf.masked_copy(cfg, keys), resolve=True)
+    except OmegaConfBaseException as err:
+        raise ConfigError(f"{getattr(err, 'full_key', '') or 'config'}: {err.msg}") from None
+    return _absolute_paths(world)
+
+
+def _absolute_paths(node: Any) -> Any:
+    """Values of keys named ``path`` or ``*_path`` are files: resolve them against the launch
+    directory, since Ray workers run elsewhere."""
+    if isinstance(node, dict):
+        return {
+            key: os.path.abspath(value)
+            if (key == "path" or key.endswith("_path")) and isinstance(value, str) and value
+            else _absolute_paths(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_absolute_paths(item) for item in node]
+    return node
+
+
+def validate_cell(cfg: DictConfig) -> dict:
+    """Check every key of one composed config; return its resolved world config.
+
+    Raises ConfigError naming the key (or the input file and line) on the first problem.
+    """
+    visible = OmegaConf.masked_copy(cfg, [key for key in cfg.keys() if key != "hydra"])
+    missing = sorted(OmegaConf.missing_keys(visible))
+    if missing:
+        raise ConfigError(f"{missing[0]}: a value is required (set it on the command line, e.g. {missing[0]}=...)")
+    runner_config(cfg)
+    tracking_config(cfg)
+    world = world_config(cfg)
+    seed, replicates = world.get("seed"), world.get("replicates")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+    if not isinstance(replicates, int) or isinstance(replicates, bool) or replicates < 1:
+        raise ConfigError(f"replicates must be a positive integer, got {replicates!r}")
+    family_name = (world.get("family") or {}).get("name")
+    family = load_family(family_name)
+    try:
+        family.check_inputs(world)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError, OSError) as err:
+        raise ConfigError(str(err)) from None
+    return world
+
+
+def schema_fields(schema: type) -> list[str]:
+    return [f.name for f in fields(schema)]

@@ -1,0 +1,149 @@
+"""A pool of Ray actors fed from a task queue (docs/architecture.md, "Task queue").
+
+Chunks of simulations go to a fixed pool of actors with a bounded number in flight
+per actor; results are taken as they finish (``ray.wait``); a chunk whose worker
+process died is retried on a fresh actor, up to ``runner.max_retries`` times.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import ray
+from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayTaskError, WorkerCrashedError
+
+from .schema import RunnerConfig
+from .worker import SimulationWorker
+
+log = logging.getLogger(__name__)
+_WORKER_DEATHS = (RayActorError, ActorDiedError, ActorUnavailableError, WorkerCrashedError)
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class SweepFailed(RuntimeError):
+    """A simulation raised, or a chunk kept losing its worker."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    cell: int
+    rep_start: int
+    rep_stop: int
+    simulations: int
+
+
+def connect(runner: RunnerConfig) -> int:
+    """Start or join Ray as the runner says; return the number of CPUs the cluster offers."""
+    target = None if runner.kind == "local" else runner.address
+    if ray.is_initialized():
+        current = getattr(connect, "_target", "unknown")
+        if current == target:
+            return int(ray.cluster_resources().get("CPU", 1))
+        ray.shutdown()
+    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
+    if runner.kind == "local":
+        kwargs["address"] = "local"  # a new instance even where RAY_ADDRESS points elsewhere
+        kwargs["num_cpus"] = max(os.cpu_count() or 1, runner.num_workers or 0)
+    else:
+        kwargs["address"] = runner.address
+        kwargs.pop("include_dashboard")
+        if runner.ship_code:
+            kwargs["runtime_env"] = {
+                "py_modules": [str(_PROJECT_ROOT / name) for name in ("market", "algorithms", "sweep")]
+            }
+    ray.init(**kwargs)
+    connect._target = target  # type: ignore[attr-defined]
+    return int(ray.cluster_resources().get("CPU", 1))
+
+
+class ActorPool:
+    """A fixed number of simulation actors, replaced when their process dies."""
+
+    def __init__(self, size: int):
+        self._cls = ray.remote(num_cpus=1, max_restarts=0)(SimulationWorker)
+        self.actors = [self._cls.remote() for _ in range(size)]
+
+    def replace(self, dead) -> None:
+        if dead in self.actors:
+            idx = self.actors.index(dead)
+            try:
+                ray.kill(dead, no_restart=True)
+            except Exception:  # already gone
+                pass
+            self.actors[idx] = self._cls.remote()
+
+    def close(self) -> None:
+        for actor in self.actors:
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:
+                pass
+        self.actors = []
+
+
+def run_chunks(
+    chunks: Iterable[Chunk],
+    payload_refs: dict[int, Any],
+    runner: RunnerConfig,
+    workers: int,
+    on_done: Callable[[Chunk, dict], None],
+) -> None:
+    """Run every chunk on a pool of ``workers`` actors; call ``on_done`` in the driver as each finishes."""
+    pending: deque[tuple[Chunk, int]] = deque((chunk, 0) for chunk in chunks)
+    pool = ActorPool(workers)
+    in_flight: dict[Any, tuple[Chunk, Any, int]] = {}
+    load = {id(a): 0 for a in pool.actors}
+    limit = runner.in_flight_per_worker
+    try:
+        while pending or in_flight:
+            for actor in list(pool.actors):
+                while pending and load.get(id(actor), 0) < limit:
+                    chunk, attempts = pending.popleft()
+                    ref = actor.run_chunk.remote(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop)
+                    in_flight[ref] = (chunk, actor, attempts)
+                    load[id(actor)] = load.get(id(actor), 0) + 1
+            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            for ref in ready:
+                chunk, actor, attempts = in_flight.pop(ref)
+                if id(actor) in load:
+                    load[id(actor)] -= 1
+                try:
+                    result = ray.get(ref)
+                except RayTaskError as err:
+                    if isinstance(err.cause, _WORKER_DEATHS):
+                        result = err
+                    else:
+                        raise SweepFailed(
+                            f"a simulation of cell {chunk.cell} (replicates {chunk.rep_start}-{chunk.rep_stop - 1}) "
+                            f"raised:\n{err}"
+                        ) from None
+                except _WORKER_DEATHS as err:
+                    result = err
+                if isinstance(result, Exception):
+                    if attempts >= runner.max_retries:
+                        raise SweepFailed(
+                            f"cell {chunk.cell}, replicates {chunk.rep_start}-{chunk.rep_stop - 1}: the worker died "
+                            f"{attempts + 1} times ({type(result).__name__}); giving up (runner.max_retries={runner.max_retries})"
+                        )
+                    log.warning(
+                        "a worker died (%s); retrying cell %d replicates %d-%d on a new worker",
+                        type(result).__name__, chunk.cell, chunk.rep_start, chunk.rep_stop - 1,
+                    )
+                    if actor in pool.actors:
+                        load.pop(id(actor), None)
+                        pool.replace(actor)
+                        load.update({id(a): load.get(id(a), 0) for a in pool.actors})
+                    pending.appendleft((chunk, attempts + 1))
+                    continue
+                on_done(chunk, result)
+    finally:
+        for ref in in_flight:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:
+                pass
+        pool.close()

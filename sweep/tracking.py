@@ -1,0 +1,244 @@
+"""MLflow tracking from the driver only (docs/architecture.md, "Tracking").
+
+An experiment per family, a parent run per multirun (or single run), a child run per
+cell with its overrides as params, its aggregates as metrics (one ``log_batch``),
+tags with the config hash and git commit, and the cell's Parquet and resolved config
+as artifacts. Cells are logged on a background thread so that tracking overlaps
+simulation. If the store fails, the sweep still finishes on disk: a single warning
+says how to upload the sweep dir later (``python -m sweep.upload``).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from .cells import Cell
+from .results import CELL_CONFIG, CELL_TABLE, RESULTS, SUMMARY, atomic_write_text, update_meta
+from .schema import TrackingConfig
+
+log = logging.getLogger(__name__)
+TRACKING_STATE = "tracking.json"
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_ALLOWED = re.compile(r"[^A-Za-z0-9_\-. /:]")
+
+
+def metric_key(*parts: str) -> str:
+    """A metric name MLflow accepts: mechanism names like ``AHAP(w=3,v=2)`` become ``AHAP_w3_v2``."""
+    text = "/".join(parts)
+    text = text.replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
+    return _ALLOWED.sub("_", text)
+
+
+def resolve_uri(uri: str) -> str:
+    """Make a relative SQLite path absolute against the current directory."""
+    if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
+        return "sqlite:///" + os.path.abspath(uri[len("sqlite:///"):])
+    return uri
+
+
+def git_commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=_PROJECT_ROOT, capture_output=True, text=True, timeout=5)
+        if head.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=_PROJECT_ROOT, timeout=5).returncode != 0
+        return head.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def cell_metrics(summary: pd.DataFrame) -> dict[str, float]:
+    """The aggregates of one cell's summary rows, one metric per statistic and mechanism."""
+    metrics: dict[str, float] = {}
+    stat_columns = [c for c in summary.columns if c.endswith(("_mean", "_std", "_ci95_low", "_ci95_high", "_rate"))]
+    for _, row in summary.iterrows():
+        for column in stat_columns:
+            metrics[metric_key(column, str(row["mechanism"]))] = float(row[column])
+    return metrics
+
+
+class NullTracker:
+    """Tracking off: every call does nothing."""
+
+    enabled = False
+
+    def start(self, out_dir: Path, family: str, run_name: str, params: dict[str, Any]) -> None: ...
+
+    def already_logged(self, meta: dict | None) -> bool:
+        return True
+
+    def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None: ...
+
+    def finish(self, out_dir: Path, status: str, metrics: dict[str, float] | None = None) -> None: ...
+
+    def describe(self) -> str:
+        return "tracking is off"
+
+
+class MlflowTracker(NullTracker):
+    enabled = True
+
+    def __init__(self, config: TrackingConfig):
+        os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+        os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "15")
+        self.uri = resolve_uri(config.uri)
+        self.kind = config.kind
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlflow")
+        self._futures: list[Future] = []
+        self._error: BaseException | None = None
+        self.parent_run_id: str | None = None
+        self.experiment_id: str | None = None
+        self._commit = git_commit()
+
+    # -- failure handling: warn once, keep the sweep going on disk
+    def _fail(self, err: BaseException) -> None:
+        if self._error is None:
+            self._error = err
+            first_line = str(err).splitlines()[0] if str(err) else ""
+            sys.stderr.write(
+                f"Warning: MLflow tracking at {self.uri} failed ({type(err).__name__}: {first_line}); "
+                "the sweep goes on and its results stay on disk. Upload them later with: "
+                f"python -m sweep.upload SWEEP_DIR --tracking-uri {self.uri}\n"
+            )
+            sys.stderr.flush()
+
+    @property
+    def failed(self) -> bool:
+        return self._error is not None
+
+    def _check_reachable(self) -> None:
+        if self.uri.startswith(("http://", "https://")):
+            import urllib.request
+
+            with urllib.request.urlopen(self.uri.rstrip("/") + "/health", timeout=5) as response:
+                if response.status != 200:
+                    raise ConnectionError(f"{self.uri}/health answered {response.status}")
+
+    def start(self, out_dir: Path, family: str, run_name: str, params: dict[str, Any]) -> None:
+        try:
+            self._check_reachable()
+            from mlflow.tracking import MlflowClient
+
+            self.client = MlflowClient(tracking_uri=self.uri)
+            experiment = self.client.get_experiment_by_name(family)
+            if experiment is None:
+                location = None
+                if self.uri.startswith("sqlite:///"):
+                    location = (Path(self.uri[len("sqlite:///"):]).parent / "mlartifacts").as_uri()
+                self.experiment_id = self.client.create_experiment(family, artifact_location=location)
+            else:
+                self.experiment_id = experiment.experiment_id
+            state_path = Path(out_dir) / TRACKING_STATE
+            state = json.loads(state_path.read_text()) if state_path.exists() else {}
+            if state.get("uri") == self.uri and state.get("parent_run_id"):
+                try:
+                    self.client.update_run(state["parent_run_id"], status="RUNNING")
+                    self.parent_run_id = state["parent_run_id"]
+                except Exception:
+                    self.parent_run_id = None
+            if self.parent_run_id is None:
+                run = self.client.create_run(
+                    self.experiment_id,
+                    run_name=run_name,
+                    tags={"git_commit": self._commit, "sweep_dir": str(Path(out_dir).resolve()), "family": family},
+                )
+                self.parent_run_id = run.info.run_id
+                from mlflow.entities import Param
+
+                self.client.log_batch(self.parent_run_id, params=[Param(k, str(v)[:6000]) for k, v in params.items()])
+            atomic_write_text(
+                state_path,
+                json.dumps({"uri": self.uri, "experiment_id": self.experiment_id, "parent_run_id": self.parent_run_id}),
+            )
+        except Exception as err:  # any failure of the store: finish on disk
+            self._fail(err)
+
+    def already_logged(self, meta: dict | None) -> bool:
+        return bool(meta and meta.get("mlflow_parent_run_id") == self.parent_run_id and meta.get("mlflow_run_id"))
+
+    def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None:
+        if self.failed or self.parent_run_id is None:
+            return
+        self._futures.append(self._executor.submit(self._log_cell, cell, Path(cell_dir), summary))
+
+    def _log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None:
+        if self.failed:
+            return
+        try:
+            from mlflow.entities import Metric, Param, RunTag
+
+            run = self.client.create_run(
+                self.experiment_id,
+                run_name=cell.name[:250],
+                tags={"mlflow.parentRunId": self.parent_run_id},
+            )
+            now = int(time.time() * 1000)
+            metrics = [Metric(k, v, now, 0) for k, v in cell_metrics(summary).items()]
+            values = {**cell.params, "replicates": cell.replicates, "cell_index": cell.index}
+            params = [Param(k, str(v)[:6000]) for k, v in values.items()]
+            tags = [
+                RunTag("config_hash", cell.config_hash),
+                RunTag("git_commit", self._commit),
+                RunTag("cell", cell.name),
+                RunTag("family", cell.family),
+            ]
+            if len(summary):
+                best = summary.loc[summary["utility_mean"].idxmax(), "mechanism"]
+                tags.append(RunTag("best_mechanism", str(best)))
+            for start in range(0, max(len(metrics), 1), 1000):
+                self.client.log_batch(
+                    run.info.run_id,
+                    metrics=metrics[start : start + 1000],
+                    params=params if start == 0 else [],
+                    tags=tags if start == 0 else [],
+                )
+            self.client.log_artifact(run.info.run_id, str(cell_dir / CELL_TABLE))
+            self.client.log_artifact(run.info.run_id, str(cell_dir / CELL_CONFIG))
+            self.client.set_terminated(run.info.run_id)
+            update_meta(cell_dir, mlflow_run_id=run.info.run_id, mlflow_parent_run_id=self.parent_run_id)
+        except Exception as err:
+            self._fail(err)
+
+    def finish(self, out_dir: Path, status: str, metrics: dict[str, float] | None = None) -> None:
+        for future in self._futures:
+            future.result()
+        self._executor.shutdown(wait=True)
+        if self.failed or self.parent_run_id is None:
+            return
+        try:
+            from mlflow.entities import Metric
+
+            now = int(time.time() * 1000)
+            if metrics:
+                self.client.log_batch(self.parent_run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()])
+            for name in (SUMMARY, RESULTS):
+                if (Path(out_dir) / name).exists():
+                    self.client.log_artifact(self.parent_run_id, str(Path(out_dir) / name))
+            self.client.set_terminated(self.parent_run_id, status=status)
+        except Exception as err:
+            self._fail(err)
+
+    def describe(self) -> str:
+        if self.failed:
+            return f"MLflow tracking failed ({self.uri}); upload with: python -m sweep.upload SWEEP_DIR --tracking-uri {self.uri}"
+        if self.uri.startswith("sqlite:///"):
+            return f"MLflow: experiment in {self.uri}; browse with `make ui` (or: mlflow ui --backend-store-uri {self.uri} --host 127.0.0.1)"
+        return f"MLflow: {self.uri}/#/experiments/{self.experiment_id}/runs/{self.parent_run_id}"
+
+
+def make_tracker(config: TrackingConfig) -> NullTracker:
+    return NullTracker() if config.kind == "off" else MlflowTracker(config)
+
+
+def parent_params(overrides: Sequence[str]) -> dict[str, Any]:
+    return {"overrides": " ".join(overrides) or "(none)"}

@@ -1,0 +1,73 @@
+"""Upload a finished sweep dir to MLflow, for sweeps run with tracking off or unreachable.
+
+    python -m sweep.upload multirun/2026-11-22/10-00-00 --tracking-uri http://127.0.0.1:5000
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from .cells import Cell
+from .results import CELL_META, CELL_TABLE, read_meta, summarize
+from .schema import TrackingConfig
+from .tracking import MlflowTracker
+
+
+def cells_in(sweep_dir: Path) -> list[tuple[Cell, Path]]:
+    found = []
+    for meta_path in sorted(Path(sweep_dir).rglob(CELL_META)):
+        cell_dir = meta_path.parent
+        meta = read_meta(cell_dir)
+        if not meta or not (cell_dir / CELL_TABLE).exists():
+            continue
+        world = yaml.safe_load((cell_dir / "config.yaml").read_text())
+        found.append((
+            Cell(
+                index=int(meta["index"]),
+                name=meta["name"],
+                params=meta.get("params", {}),
+                subdir=str(cell_dir.relative_to(sweep_dir)),
+                world=world,
+                config_hash=meta["config_hash"],
+                world_hash=meta.get("world_hash", ""),
+            ),
+            cell_dir,
+        ))
+    return found
+
+
+def upload(sweep_dir: Path, uri: str) -> int:
+    cells = cells_in(sweep_dir)
+    if not cells:
+        sys.stderr.write(f"Error: {sweep_dir}: no completed cells (no {CELL_META} files) to upload\n")
+        return 2
+    kind = "sqlite" if uri.startswith("sqlite:") else "server"
+    tracker = MlflowTracker(TrackingConfig(kind=kind, uri=uri))
+    tracker.start(sweep_dir, cells[0][0].family, f"upload {sweep_dir.name}", {"uploaded_from": str(sweep_dir)})
+    for cell, cell_dir in cells:
+        if not tracker.already_logged(read_meta(cell_dir)):
+            tracker.log_cell(cell, cell_dir, summarize(pd.read_parquet(cell_dir / CELL_TABLE), [cell]))
+    tracker.finish(sweep_dir, "FINISHED")
+    if tracker.failed:
+        return 1
+    print(f"uploaded {len(cells)} cell(s) from {sweep_dir}; {tracker.describe()}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sweep.upload", description=__doc__.splitlines()[0])
+    parser.add_argument("sweep_dir", type=Path)
+    parser.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
+    args = parser.parse_args(argv)
+    if not args.sweep_dir.is_dir():
+        sys.stderr.write(f"Error: {args.sweep_dir}: no such sweep dir\n")
+        return 2
+    return upload(args.sweep_dir, args.tracking_uri)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

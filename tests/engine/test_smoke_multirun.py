@@ -1,0 +1,114 @@
+"""The smoke multirun end to end: real Ray (2 workers), real MLflow (SQLite and a server)."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+from .conftest import run_cli
+
+pytestmark = pytest.mark.slow
+
+CELLS = 4  # conf/sweep/smoke.yaml: job.deadline 8,12 x job.workload 60,80
+REPLICATES = 20
+MECHANISMS = ["OD-Only", "MSU", "UP"]
+
+
+def check_sweep_dir(sweep_dir):
+    results = pd.read_parquet(sweep_dir / "results.parquet")
+    for column in ("cell", "replicate", "mechanism", "utility", "cost", "completion_time", "job.deadline", "job.workload"):
+        assert column in results.columns, column
+    assert len(results) == CELLS * REPLICATES * len(MECHANISMS)
+    assert sorted(results["mechanism"].unique()) == sorted(MECHANISMS)
+    assert results.groupby("cell")["replicate"].nunique().eq(REPLICATES).all()
+    summary = pd.read_csv(sweep_dir / "summary.csv")
+    assert len(summary) == CELLS * len(MECHANISMS)
+    for column in ("job.deadline", "job.workload", "mechanism", "n", "utility_mean", "utility_std",
+                   "utility_ci95_low", "utility_ci95_high", "cost_mean", "cost_std", "cost_ci95_low", "cost_ci95_high"):
+        assert column in summary.columns, column
+    assert (summary["utility_ci95_low"] <= summary["utility_mean"]).all()
+    assert (summary["utility_mean"] <= summary["utility_ci95_high"]).all()
+    # the summary is computed from the results, cell by cell
+    means = results.groupby(["job.deadline", "job.workload", "mechanism"])["utility"].mean()
+    for _, row in summary.iterrows():
+        assert means[(row["job.deadline"], row["job.workload"], row["mechanism"])] == pytest.approx(row["utility_mean"])
+    return results, summary
+
+
+def check_mlflow(uri, summary, server=False):
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("spot")
+    assert experiment is not None
+    runs = client.search_runs([experiment.experiment_id])
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(parents) == 1 and len(children) == CELLS
+    parent = parents[0]
+    assert parent.info.status == "FINISHED"
+    assert parent.data.metrics["simulations"] == CELLS * REPLICATES * len(MECHANISMS)
+    assert {a.path for a in client.list_artifacts(parent.info.run_id)} >= {"summary.csv", "results.parquet"}
+    for child in children:
+        assert child.data.tags["mlflow.parentRunId"] == parent.info.run_id
+        assert child.info.status == "FINISHED"
+        assert len(child.data.tags["config_hash"]) == 64
+        assert child.data.tags["git_commit"]
+        assert {"job.deadline", "job.workload"} <= set(child.data.params)
+        row = summary[(summary["job.deadline"] == int(child.data.params["job.deadline"]))
+                      & (summary["job.workload"] == float(child.data.params["job.workload"]))
+                      & (summary["mechanism"] == "UP")].iloc[0]
+        assert child.data.metrics["utility_mean/UP"] == pytest.approx(row["utility_mean"])
+        assert "cost_ci95_high/OD-Only" in child.data.metrics
+        assert {a.path for a in client.list_artifacts(child.info.run_id)} == {"cell.parquet", "config.yaml"}
+
+
+def test_smoke_multirun_sqlite(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    proc = run_cli("-m", "+sweep=smoke", "runner.num_workers=2", f"tracking.uri={uri}", f"hydra.sweep.dir={sweep_dir}")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "results (one row per simulation)" in proc.stdout
+    _, summary = check_sweep_dir(sweep_dir)
+    check_mlflow(uri, summary)
+
+
+def test_smoke_multirun_mlflow_server(tmp_path, mlflow_server):
+    sweep_dir = tmp_path / "sweep"
+    proc = run_cli("-m", "+sweep=smoke", "runner.num_workers=2", "tracking=server",
+                   f"tracking.uri={mlflow_server}", f"hydra.sweep.dir={sweep_dir}")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    _, summary = check_sweep_dir(sweep_dir)
+    check_mlflow(mlflow_server, summary, server=True)
+
+
+def test_single_run_writes_the_same_files(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = run_cli("job.deadline=12", "replicates=15", "tracking=off", f"hydra.run.dir={run_dir}")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    results = pd.read_parquet(run_dir / "results.parquet")
+    assert len(results) == 15 * len(MECHANISMS)
+    assert (results["cell"] == "job.deadline=12,replicates=15").all()
+    summary = pd.read_csv(run_dir / "summary.csv")
+    assert list(summary["mechanism"]) == MECHANISMS
+
+
+def test_unreachable_tracking_server_still_finishes_on_disk(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    proc = run_cli("-m", "job.deadline=8,10", "replicates=5", "tracking=server", "tracking.uri=http://127.0.0.1:9",
+                   f"hydra.sweep.dir={sweep_dir}")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stderr.count("MLflow tracking at http://127.0.0.1:9 failed") == 1
+    assert "python -m sweep.upload" in proc.stderr
+    assert len(pd.read_parquet(sweep_dir / "results.parquet")) == 2 * 5 * len(MECHANISMS)
+
+
+def test_upload_a_finished_sweep_later(tmp_path):
+    from sweep.upload import main as upload_main
+
+    sweep_dir = tmp_path / "sweep"
+    proc = run_cli("-m", "job.deadline=8,10", "replicates=5", "tracking=off", f"hydra.sweep.dir={sweep_dir}")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    uri = f"sqlite:///{tmp_path / 'later.db'}"
+    assert upload_main([str(sweep_dir), "--tracking-uri", uri]) == 0
+    client = MlflowClient(tracking_uri=uri)
+    runs = client.search_runs([client.get_experiment_by_name("spot").experiment_id])
+    assert len([r for r in runs if "mlflow.parentRunId" in r.data.tags]) == 2
