@@ -17,9 +17,10 @@ def remove_if_no_results(folder: Path) -> None:
     if any(child.name not in _HYDRA_ONLY and not child.name.endswith(".log") for child in folder.iterdir()):
         return
     shutil.rmtree(folder, ignore_errors=True)
-    parent = folder.parent
-    if parent.is_dir() and not any(parent.iterdir()) and parent.name not in ("", "."):
-        parent.rmdir()
+    # outputs/DATE/ and outputs/ themselves, when this run made them and left them empty
+    for parent in list(folder.parents)[:2]:
+        if parent.is_dir() and parent != Path.cwd() and not any(parent.iterdir()):
+            parent.rmdir()
 
 
 def exit_with_error(message: str, code: int = 2) -> None:

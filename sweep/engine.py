@@ -74,16 +74,16 @@ def run_cells(
     family = cells[0].family if cells else "none"
     tracker.start(out_dir, family, run_name or out_dir.name, run_params or {})
     for cell in cells:
-        if cell.index in frames and not tracker.already_logged(read_meta(cell_dirs[cell.index])):
+        if tracker.enabled and cell.index in frames and not tracker.already_logged(read_meta(cell_dirs[cell.index])):
             tracker.log_cell(cell, cell_dirs[cell.index], summarize(frames[cell.index], [cell]))
 
     started = time.perf_counter()
     total_sims = sum(cell.replicates * len(cell.mechanisms) for cell in todo)
-    workers = 0
+    workers, sim_seconds = 0, 0.0
     status = "FAILED"
     try:
         if todo:
-            workers = _simulate(todo, cell_dirs, frames, runner, tracker, total_sims)
+            workers, sim_seconds = _simulate(todo, cell_dirs, frames, runner, tracker, total_sims)
         results = write_sweep(out_dir, cells, frames)
         status = "FINISHED"
     except KeyboardInterrupt:
@@ -93,12 +93,13 @@ def run_cells(
         elapsed = time.perf_counter() - started
         metrics = {"simulations": float(total_sims), "wall_seconds": elapsed}
         if status == "FINISHED":
-            metrics["simulations_per_second"] = total_sims / elapsed if elapsed > 0 else 0.0
+            metrics["simulation_seconds"] = sim_seconds
+            metrics["simulations_per_second"] = total_sims / sim_seconds if sim_seconds > 0 else 0.0
             for mechanism, value in results.groupby("mechanism", sort=False)["utility"].mean().items():
                 metrics[metric_key("utility_mean", str(mechanism))] = float(value)
         tracker.finish(out_dir, status, metrics)
     if announce:
-        _announce(out_dir, cells, todo, total_sims, elapsed, workers, tracker)
+        _announce(out_dir, cells, len(todo), results, total_sims, elapsed, sim_seconds, workers, tracker)
     return results
 
 
@@ -110,6 +111,7 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims) -> int:
     by_index = {cell.index: cell for cell in todo}
     chunks = make_chunks(todo, runner.chunk_size)
     cpus = connect(runner)
+    pool_started = time.perf_counter()
     workers = runner.num_workers or cpus
     if runner.kind == "cluster" and workers > cpus:
         log.warning("runner.num_workers=%d but the cluster offers %d CPUs: using %d workers", workers, cpus, cpus)
@@ -133,7 +135,8 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims) -> int:
             frame = cell_frame(cell, parts.pop(chunk.cell))
             write_cell(cell_dirs[cell.index], cell, frame)
             frames[cell.index] = frame
-            tracker.log_cell(cell, cell_dirs[cell.index], summarize(frame, [cell]))
+            if tracker.enabled:
+                tracker.log_cell(cell, cell_dirs[cell.index], summarize(frame, [cell]))
             done_cells += 1
             bar.set_description(f"cells {done_cells}/{len(todo)}")
 
@@ -141,15 +144,20 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims) -> int:
         run_chunks(chunks, payload_refs, runner, workers, on_done)
     finally:
         bar.close()
-    return workers
+    return workers, time.perf_counter() - pool_started
 
 
-def _announce(out_dir, cells, todo, total_sims, elapsed, workers, tracker) -> None:
-    skipped = len(cells) - len(todo)
-    rate = f" ({total_sims / elapsed:,.0f} simulations/s on {workers} workers)" if todo and elapsed > 0 else ""
+def _announce(out_dir, cells, simulated_cells, results, total_sims, elapsed, sim_seconds, workers, tracker) -> None:
+    skipped = len(cells) - simulated_cells
+    rate = (
+        f" ({total_sims / sim_seconds:,.0f} simulations/s on {workers} workers once Ray was up)"
+        if total_sims and sim_seconds > 0 else ""
+    )
+    means = results.groupby("mechanism", sort=False)["utility"].mean() if len(results) else {}
     lines = [
         f"Done: {len(cells)} cell(s), {total_sims:,} simulations in {elapsed:.1f} s{rate}"
         + (f"; {skipped} cell(s) were already complete" if skipped else ""),
+        "  mean utility over all cells: " + ", ".join(f"{name} {value:.2f}" for name, value in means.items()),
         f"  results (one row per simulation): {out_dir / 'results.parquet'}",
         f"  summary (per cell and mechanism): {out_dir / 'summary.csv'}",
         f"  {tracker.describe()}",

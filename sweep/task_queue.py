@@ -43,7 +43,10 @@ def connect(runner: RunnerConfig) -> int:
         current = getattr(connect, "_target", "unknown")
         if current == target:
             return int(ray.cluster_resources().get("CPU", 1))
+        close_pool()
         ray.shutdown()
+    global _POOL
+    _POOL = None  # actors of an earlier Ray session are gone
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
     if runner.kind == "local":
         kwargs["address"] = "local"  # a new instance even where RAY_ADDRESS points elsewhere
@@ -61,11 +64,26 @@ def connect(runner: RunnerConfig) -> int:
 
 
 class ActorPool:
-    """A fixed number of simulation actors, replaced when their process dies."""
+    """Simulation actors, replaced when their process dies.
+
+    The pool outlives one ``run_cells`` call (the Python API may call it many times in one
+    process): actors keep their caches, and no call waits for the CPUs of the previous
+    call's actors to be released.
+    """
 
     def __init__(self, size: int):
         self._cls = ray.remote(num_cpus=1, max_restarts=0)(SimulationWorker)
         self.actors = [self._cls.remote() for _ in range(size)]
+
+    def resize(self, size: int) -> None:
+        while len(self.actors) > size:
+            actor = self.actors.pop()
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:
+                pass
+        while len(self.actors) < size:
+            self.actors.append(self._cls.remote())
 
     def replace(self, dead) -> None:
         if dead in self.actors:
@@ -94,7 +112,7 @@ def run_chunks(
 ) -> None:
     """Run every chunk on a pool of ``workers`` actors; call ``on_done`` in the driver as each finishes."""
     pending: deque[tuple[Chunk, int]] = deque((chunk, 0) for chunk in chunks)
-    pool = ActorPool(workers)
+    pool = _pool(workers)
     in_flight: dict[Any, tuple[Chunk, Any, int]] = {}
     load = {id(a): 0 for a in pool.actors}
     limit = runner.in_flight_per_worker
@@ -141,9 +159,29 @@ def run_chunks(
                     continue
                 on_done(chunk, result)
     finally:
-        for ref in in_flight:
-            try:
-                ray.cancel(ref, force=True)
-            except Exception:
-                pass
-        pool.close()
+        if in_flight:  # interrupted or failed: cancel the rest and start afresh next time
+            for ref in in_flight:
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:
+                    pass
+            close_pool()
+
+
+_POOL: ActorPool | None = None
+
+
+def _pool(size: int) -> ActorPool:
+    global _POOL
+    if _POOL is None:
+        _POOL = ActorPool(size)
+    else:
+        _POOL.resize(size)
+    return _POOL
+
+
+def close_pool() -> None:
+    global _POOL
+    if _POOL is not None:
+        _POOL.close()
+        _POOL = None

@@ -102,6 +102,8 @@ def _trace_source(market: Mapping, deadline: int) -> TraceSource:
         isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0
     ):
         raise ValueError(f"market.start must be null or an integer >= 0, got {start!r}")
+    if not os.path.isfile(path):
+        raise ValueError(f"market.path: {os.path.abspath(path)}: file not found")
     trace = load_spot_trace(os.path.abspath(path), int(capacity), float(price))
     if len(trace) < deadline:
         raise ValueError(

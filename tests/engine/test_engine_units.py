@@ -79,3 +79,21 @@ def test_hydra_finds_the_launcher():
     proc = run_cli("--info", "plugins", timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "RayQueueLauncher" in proc.stdout
+
+
+def test_config_files_carry_the_model_defaults():
+    """conf/ and the model dataclasses state the paper's defaults once each; they must agree."""
+    from dataclasses import asdict
+
+    from hydra import compose, initialize_config_dir
+
+    from market.finetune_job import FineTuneJob
+    from market.spot_market import SyntheticMarketParams
+    from sweep.api import CONF_DIR
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config")
+    assert dict(cfg.job) == asdict(FineTuneJob())
+    market = dict(cfg.market)
+    assert market.pop("kind") == "synthetic"
+    assert market == asdict(SyntheticMarketParams())

@@ -2,7 +2,6 @@
 
 import ast
 import pickle
-import timeit
 from pathlib import Path
 
 import numpy as np
@@ -137,15 +136,8 @@ def test_check_inputs_trace_errors_name_file_and_line(tmp_path):
     bad.write_text("slot,timestamp,spot_price,availability\n0,a,0.5,1\n1,b,0.5,99\n")
     with pytest.raises(TraceError, match=f"{bad}:3: availability '99'"):
         family.check_inputs(trace(path=str(bad)))
-    with pytest.raises(TraceError, match="file not found"):
+    with pytest.raises(ValueError, match=r"market\.path: .*missing\.csv: file not found"):
         family.check_inputs(trace(path=str(tmp_path / "missing.csv")))
-
-
-def test_replicate_is_fast():
-    prepared = family.prepare(synthetic())
-    rng = np.random.default_rng(0)
-    per = min(timeit.repeat(lambda: family.simulate_replicate(prepared, 0, rng), number=100, repeat=3)) / 100
-    assert per < 2e-3  # about 0.1 ms on the dev machine; loose bound for slow CI
 
 
 FORBIDDEN = {"ray", "mlflow", "hydra", "omegaconf"}
