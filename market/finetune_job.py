@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+
+from market.config_fields import reject_unknown_keys
 
 _INT_FIELDS = ("deadline", "n_min", "n_max")
 _FLOAT_FIELDS = ("workload", "alpha", "beta", "mu1", "mu2", "value", "gamma")
@@ -69,13 +71,7 @@ class FineTuneJob:
     @classmethod
     def from_dict(cls, d) -> "FineTuneJob":
         """Build a job from a mapping of field names; unknown keys are an error."""
-        known = [f.name for f in fields(cls)]
-        unknown = sorted(str(k) for k in d if k not in known)
-        if unknown:
-            raise ValueError(
-                f"job: unknown key(s) {', '.join(repr(k) for k in unknown)} "
-                f"(known: {', '.join(known)})"
-            )
+        reject_unknown_keys(cls, d, "job")
         return cls(**dict(d))
 
     def check(self) -> None:

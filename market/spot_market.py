@@ -20,6 +20,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from market.config_fields import reject_unknown_keys
+
 
 @dataclass(frozen=True, eq=False)
 class SpotMarket:
@@ -154,13 +156,7 @@ class SyntheticMarketParams:
     @classmethod
     def from_dict(cls, d) -> "SyntheticMarketParams":
         """Build from a mapping of field names; unknown keys are an error."""
-        known = [f.name for f in fields(cls)]
-        unknown = sorted(str(k) for k in d if k not in known)
-        if unknown:
-            raise ValueError(
-                f"market: unknown key(s) {', '.join(repr(k) for k in unknown)} "
-                f"for kind 'synthetic' (known: kind, {', '.join(known)})"
-            )
+        reject_unknown_keys(cls, d, "market", context=" for kind 'synthetic'", also_known=("kind",))
         params = cls(**dict(d))
         params.check()
         return params
