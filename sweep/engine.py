@@ -13,6 +13,7 @@ from typing import Sequence
 import pandas as pd
 from tqdm import tqdm
 
+from . import cell_outputs
 from .cells import Cell
 from .results import cell_frame, load_complete_cell, read_meta, summarize, write_cell, write_sweep
 from .schema import RunnerConfig, TrackingConfig
@@ -133,7 +134,8 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims) -> int:
         if remaining[chunk.cell] == 0:
             cell = by_index[chunk.cell]
             frame = cell_frame(cell, parts.pop(chunk.cell))
-            write_cell(cell_dirs[cell.index], cell, frame)
+            extra = cell_outputs.write(cell_dirs[cell.index], cell_outputs.compute(cell, frame))
+            write_cell(cell_dirs[cell.index], cell, frame, {"metrics": extra} if extra else None)
             frames[cell.index] = frame
             if tracker.enabled:
                 tracker.log_cell(cell, cell_dirs[cell.index], summarize(frame, [cell]))

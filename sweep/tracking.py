@@ -23,7 +23,8 @@ from typing import Any, Sequence
 import pandas as pd
 
 from .cells import Cell
-from .results import CELL_CONFIG, CELL_TABLE, RESULTS, SUMMARY, atomic_write_text, update_meta
+from .cell_outputs import read_series
+from .results import CELL_META, RESULTS, SUMMARY, atomic_write_text, read_meta, update_meta
 from .schema import TrackingConfig
 
 log = logging.getLogger(__name__)
@@ -183,7 +184,14 @@ class MlflowTracker(NullTracker):
                 tags={"mlflow.parentRunId": self.parent_run_id},
             )
             now = int(time.time() * 1000)
-            metrics = [Metric(k, v, now, 0) for k, v in cell_metrics(summary).items()]
+            meta = read_meta(cell_dir) or {}
+            scalars = {**cell_metrics(summary), **{metric_key(k): v for k, v in meta.get("metrics", {}).items()}}
+            metrics = [Metric(k, v, now, 0) for k, v in scalars.items()]
+            series = read_series(cell_dir)
+            if series is not None:
+                for column in series.columns:
+                    key = metric_key(str(column))
+                    metrics.extend(Metric(key, float(v), now, int(step)) for step, v in series[column].dropna().items())
             values = {**cell.params, "replicates": cell.replicates, "cell_index": cell.index}
             params = [Param(k, str(v)[:6000]) for k, v in values.items()]
             tags = [
@@ -202,8 +210,9 @@ class MlflowTracker(NullTracker):
                     params=params if start == 0 else [],
                     tags=tags if start == 0 else [],
                 )
-            self.client.log_artifact(run.info.run_id, str(cell_dir / CELL_TABLE))
-            self.client.log_artifact(run.info.run_id, str(cell_dir / CELL_CONFIG))
+            for path in sorted(cell_dir.iterdir()):
+                if path.is_file() and path.name != CELL_META and not path.name.startswith("."):
+                    self.client.log_artifact(run.info.run_id, str(path))
             self.client.set_terminated(run.info.run_id)
             update_meta(cell_dir, mlflow_run_id=run.info.run_id, mlflow_parent_run_id=self.parent_run_id)
         except Exception as err:

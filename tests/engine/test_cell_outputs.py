@@ -1,0 +1,53 @@
+"""Per-cell analyses of a family: files on disk, step metrics and artifacts in MLflow."""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pandas as pd
+from mlflow.tracking import MlflowClient
+
+from sweep import cell_outputs
+from sweep.cells import Cell
+from sweep.results import read_meta, summarize, write_cell
+from sweep.schema import TrackingConfig
+from sweep.tracking import MlflowTracker
+
+
+def fake_family(world, frame):
+    weights = pd.DataFrame(np.full((4, 2), 0.5), columns=["A", "B"], index=pd.RangeIndex(4, name="job"))
+    return {
+        "tables": {"policy_weights": weights},
+        "series": {"cumulative_regret": np.array([0.0, 0.5, 0.75, 1.0])},
+        "metrics": {"final_regret": 1.0},
+        "figures": {"policy_weights.png": ("heatmap", "policy_weights")},
+    }
+
+
+def test_cell_outputs_reach_disk_and_mlflow(tmp_path, monkeypatch):
+    monkeypatch.setattr(cell_outputs, "load_family", lambda name: types.SimpleNamespace(cell_outputs=fake_family))
+    world = {"family": {"name": "spot"}, "mechanisms": ["A", "B"], "replicates": 2}
+    cell = Cell(index=0, name="c0", params={"job.deadline": 8}, subdir="0", world=world, config_hash="h", world_hash="w")
+    frame = pd.DataFrame({"cell": "c0", "cell_index": 0, "replicate": [0, 0, 1, 1], "mechanism": ["A", "B"] * 2,
+                          "utility": [1.0, 2.0, 3.0, 4.0], "cost": [1.0, 1.0, 1.0, 1.0]})
+    cell_dir = tmp_path / "0"
+    metrics = cell_outputs.write(cell_dir, cell_outputs.compute(cell, frame))
+    write_cell(cell_dir, cell, frame, {"metrics": metrics})
+    assert (cell_dir / "policy_weights.parquet").exists()
+    assert (cell_dir / "policy_weights.png").read_bytes()[:4] == b"\x89PNG"
+    assert list(cell_outputs.read_series(cell_dir)["cumulative_regret"]) == [0.0, 0.5, 0.75, 1.0]
+    assert read_meta(cell_dir)["metrics"] == {"final_regret": 1.0}
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = MlflowTracker(TrackingConfig(kind="sqlite", uri=uri))
+    tracker.start(tmp_path, "spot", "test", {})
+    tracker.log_cell(cell, cell_dir, summarize(frame, [cell]))
+    tracker.finish(tmp_path, "FINISHED")
+    assert not tracker.failed
+    client = MlflowClient(tracking_uri=uri)
+    run_id = read_meta(cell_dir)["mlflow_run_id"]
+    history = client.get_metric_history(run_id, "cumulative_regret")
+    assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == [(0, 0.0), (1, 0.5), (2, 0.75), (3, 1.0)]
+    assert client.get_run(run_id).data.metrics["final_regret"] == 1.0
+    artifacts = {a.path for a in client.list_artifacts(run_id)}
+    assert artifacts == {"cell.parquet", "config.yaml", "policy_weights.parquet", "policy_weights.png", "series.parquet"}

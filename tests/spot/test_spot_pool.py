@@ -1,0 +1,44 @@
+"""The policy pool of paper 000 Sec. VI-A and the mechanism names of the results."""
+import pytest
+
+from algorithms.spot.pool import PoolConfig, expand, parse
+
+
+def test_the_papers_pool_has_105_ahap_and_7_ahanp_in_fig10_order():
+    names = expand(["AHAP", "AHANP"], PoolConfig())
+    assert len(names) == 112 and len(set(names)) == 112
+    assert names[0] == "AHAP(w=1,v=1,sigma=0.3)"
+    assert names[7] == "AHAP(w=2,v=1,sigma=0.3)"  # omega=1 has one v, seven sigmas
+    assert names[104] == "AHAP(w=5,v=5,sigma=0.9)"
+    assert names[105:] == [f"AHANP(sigma={s})" for s in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
+
+
+def test_fixed_commitment_and_threshold_subgrids():
+    # Fig. 9's "fixed hyperparameters": v = 1 keeps 5 windows x 7 sigmas; sigma = 0.9 keeps 15 (omega, v)
+    assert len(expand(["AHAP"], PoolConfig.from_dict({"commitment": [1]}))) == 35
+    assert len(expand(["AHAP"], PoolConfig.from_dict({"threshold": [0.9]}))) == 15
+
+
+def test_explicit_names_round_trip_and_duplicates_are_dropped():
+    assert parse("AHAP(w=3,v=2,sigma=0.5)") == ("AHAP", {"window": 3, "commitment": 2, "threshold": 0.5})
+    assert parse("AHANP(sigma=0.7)") == ("AHANP", {"threshold": 0.7})
+    assert expand(["UP", "UP", "AHANP(sigma=0.70)"], PoolConfig()) == ["UP", "AHANP(sigma=0.7)"]
+
+
+@pytest.mark.parametrize("name, message", [
+    ("AHAP(w=2,v=3,sigma=0.5)", "commitment"),
+    ("Greedy", "unknown mechanism 'Greedy'"),
+])
+def test_bad_names_are_rejected(name, message):
+    with pytest.raises(ValueError, match=message):
+        parse(name)
+
+
+@pytest.mark.parametrize("pool, key", [
+    ({"window": [0]}, "pool.window"),
+    ({"threshold": [-0.1]}, "pool.threshold"),
+    ({"sigma": [0.5]}, "unknown key"),
+])
+def test_bad_pool_keys_are_named(pool, key):
+    with pytest.raises(ValueError, match=key):
+        PoolConfig.from_dict(pool)
