@@ -11,11 +11,15 @@ and the utility is V(T) - C (eq. 5), i.e. V~(Z_ddl) - C_ddl (eq. 7-9). Idle
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from market.finetune_job import FineTuneJob
 from market.spot_market import SpotMarket
+
+if TYPE_CHECKING:
+    from market.forecast import SpotForecast
 
 
 class PolicyError(RuntimeError):
@@ -24,11 +28,17 @@ class PolicyError(RuntimeError):
 
 @dataclass(frozen=True)
 class MarketInfo:
-    """What a policy may know before slot 1: no prices or availability."""
+    """What a policy may know before slot 1: no observed prices or availability.
+
+    `forecast` holds the predictions of Alg. 1 line 3 for predictive policies
+    (AHAP); row t-1 is what is predicted at slot t, so reading it at slot t does
+    not reveal the future beyond the forecast. None when the run has no forecasts.
+    """
 
     on_demand_price: float
     capacity: int
     horizon: int
+    forecast: SpotForecast | None = None
 
 
 @dataclass(slots=True)
@@ -120,8 +130,16 @@ def _as_count(x, what: str, policy: SpotPolicy, t: int) -> int:
     return x
 
 
-def simulate(job: FineTuneJob, market: SpotMarket, policy: SpotPolicy) -> SpotOutcome:
-    """Run `policy` on the first d slots of `market` with the accounting of Sec. III."""
+def simulate(
+    job: FineTuneJob,
+    market: SpotMarket,
+    policy: SpotPolicy,
+    forecast: SpotForecast | None = None,
+) -> SpotOutcome:
+    """Run `policy` on the first d slots of `market` with the accounting of Sec. III.
+
+    `forecast` is handed to the policy in `MarketInfo.forecast` (predictive policies).
+    """
     d = job.deadline
     if len(market) < d:
         raise ValueError(f"market has {len(market)} slots, the job's deadline needs {d}")
@@ -130,7 +148,7 @@ def simulate(job: FineTuneJob, market: SpotMarket, policy: SpotPolicy) -> SpotOu
     avails = market.availability[:d]
     price_list = prices.tolist()
     avail_list = avails.tolist()
-    policy.reset(job, MarketInfo(p_o, market.capacity, d))
+    policy.reset(job, MarketInfo(p_o, market.capacity, d, forecast))
 
     n_od = np.zeros(d, dtype=np.int64)
     n_sp = np.zeros(d, dtype=np.int64)
