@@ -155,11 +155,13 @@ def _announce(out_dir, cells, simulated_cells, results, total_sims, elapsed, sim
         f" ({total_sims / sim_seconds:,.0f} simulations/s on {workers} workers once Ray was up)"
         if total_sims and sim_seconds > 0 else ""
     )
-    means = results.groupby("mechanism", sort=False)["utility"].mean() if len(results) else {}
+    means = results.groupby("mechanism", sort=False)["utility"].mean() if len(results) else pd.Series(dtype=float)
+    shown = means if len(means) <= 8 else means.sort_values(ascending=False).head(5)
+    more = f" (the best 5 of {len(means)} mechanisms)" if len(means) > 8 else ""
     lines = [
         f"Done: {len(cells)} cell(s), {total_sims:,} simulations in {elapsed:.1f} s{rate}"
         + (f"; {skipped} cell(s) were already complete" if skipped else ""),
-        "  mean utility over all cells: " + ", ".join(f"{name} {value:.2f}" for name, value in means.items()),
+        f"  mean utility over all cells{more}: " + ", ".join(f"{name} {value:.2f}" for name, value in shown.items()),
         f"  results (one row per simulation): {out_dir / 'results.parquet'}",
         f"  summary (per cell and mechanism): {out_dir / 'summary.csv'}",
         f"  {tracker.describe()}",

@@ -1,19 +1,24 @@
 """The `spot` family as the sweep engine sees it (paper 000_17f647b6e3bf630a.txt).
 
 The engine passes a plain dict config with the keys
-  job:        FineTuneJob fields (market/finetune_job.py); missing keys take the
-              Sec. VI-A defaults, unknown keys are an error;
-  market:     {kind: synthetic, <SyntheticMarketParams fields>} or
-              {kind: trace, path, capacity: 16, on_demand_price: 1.0, start: null};
-  mechanisms: list of names from MECHANISMS, run in that order;
-and ignores every other top-level key (seed, replicates, ...). One replicate
-draws one world over the job's d slots (a synthetic sample, or a trace window at
-market.start or a random start) and runs every mechanism on it (common random
-numbers, Sec. VI-A compares them on the same traces).
+  job:          FineTuneJob fields (market/finetune_job.py); missing keys take the
+                Sec. VI-A defaults, unknown keys are an error;
+  market:       {kind: synthetic, <SyntheticMarketParams fields>} or
+                {kind: trace, path, capacity: 16, on_demand_price: 1.0, start: null};
+  mechanisms:   names (algorithms/spot/pool.py): OD-Only, MSU, UP, OPT, AHAP(...),
+                AHANP(...), or the groups AHAP / AHANP expanded over `pool`;
+  pool, forecast, noise, job_sampling, selection: algorithms/spot/world_config.py;
+and ignores every other top-level key (seed, replicates, ...). One replicate is one
+job: it draws one world (forecast.history slots before the job, d slots of the job
+and forecast.horizon slots after, so that forecasts near d exist), the job's
+parameters if job_sampling says so, and the forecasts with their noise, then runs
+every mechanism on that world (common random numbers, as Sec. VI-A compares them).
+Online policy selection (Alg. 2) runs over a cell's jobs in `cell_outputs`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import os
 from collections.abc import Mapping, Sequence
@@ -21,17 +26,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from algorithms.spot import pool as pool_names
+from algorithms.spot.ahanp import AHANP
+from algorithms.spot.ahap import AHAP
 from algorithms.spot.msu import MaximalSpotUtilization
 from algorithms.spot.od_only import OnDemandOnly
+from algorithms.spot.offline_optimum import FixedPlan, solve_offline
 from algorithms.spot.simulation import SpotPolicy, simulate
 from algorithms.spot.uniform_progress import UniformProgress
+from algorithms.spot.window_problem import WindowSolver
+from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig, SelectionConfig
 from market.finetune_job import FineTuneJob
+from market.forecast import SpotForecast, oracle_forecast
 from market.spot_market import SpotMarket, SyntheticMarketParams
 from market.spot_trace import load_spot_trace, sample_window
 
 NAME = "spot"
 
-MECHANISMS: dict[str, type[SpotPolicy]] = {
+BASELINES: dict[str, type[SpotPolicy]] = {
     OnDemandOnly.name: OnDemandOnly,
     MaximalSpotUtilization.name: MaximalSpotUtilization,
     UniformProgress.name: UniformProgress,
@@ -51,6 +63,18 @@ class PreparedSpot:
     job: FineTuneJob
     market: SyntheticMarketParams | TraceSource
     mechanisms: tuple[str, ...]
+    forecast: ForecastConfig = ForecastConfig()
+    noise: NoiseConfig = NoiseConfig()
+    job_sampling: JobSampling = JobSampling()
+    selection: tuple[str, ...] = ()
+
+    @property
+    def world_slots(self) -> int:
+        return self.forecast.history + self.job.deadline + self.forecast.horizon
+
+    @property
+    def predictive(self) -> bool:
+        return any(name.startswith("AHAP(") for name in self.mechanisms)
 
 
 def _section(config: Mapping, key: str) -> Mapping:
@@ -66,22 +90,15 @@ def _job(config: Mapping) -> FineTuneJob:
     return FineTuneJob.from_dict(_section(config, "job"))
 
 
-def _mechanisms(config: Mapping) -> tuple[str, ...]:
+def _mechanisms(config: Mapping, pool: pool_names.PoolConfig) -> tuple[str, ...]:
     names = config.get("mechanisms")
     if isinstance(names, str) or not isinstance(names, Sequence) or not names:
         raise ValueError(f"mechanisms: must be a non-empty list of names, got {names!r}")
-    known = ", ".join(MECHANISMS)
-    seen = set()
-    for name in names:
-        if name not in MECHANISMS:
-            raise ValueError(f"mechanisms: unknown mechanism {name!r} (known: {known})")
-        if name in seen:
-            raise ValueError(f"mechanisms: {name!r} is listed twice")
-        seen.add(name)
-    return tuple(names)
+    return tuple(pool_names.expand(names, pool))
 
 
 def _trace_source(market: Mapping, deadline: int) -> TraceSource:
+    """`deadline` here is the number of slots one world needs (history + d + horizon)."""
     unknown = sorted(str(k) for k in market if k not in TRACE_KEYS)
     if unknown:
         raise ValueError(
@@ -107,11 +124,12 @@ def _trace_source(market: Mapping, deadline: int) -> TraceSource:
     trace = load_spot_trace(os.path.abspath(path), int(capacity), float(price))
     if len(trace) < deadline:
         raise ValueError(
-            f"market.path: {path}: trace has {len(trace)} slots, job.deadline needs {deadline}"
+            f"market.path: {path}: trace has {len(trace)} slots, a world needs {deadline} "
+            "(forecast.history + job.deadline + forecast.horizon)"
         )
     if start is not None and start + deadline > len(trace):
         raise ValueError(
-            f"market.start ({start}) + job.deadline ({deadline}) exceeds the "
+            f"market.start ({start}) + a world's {deadline} slots exceeds the "
             f"{len(trace)} slots of {path}"
         )
     return TraceSource(trace, None if start is None else int(start))
@@ -138,28 +156,190 @@ def prepare(config: dict) -> PreparedSpot:
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
     job = _job(config)
-    mechanisms = _mechanisms(config)
-    return PreparedSpot(job, _market(config, job.deadline), mechanisms)
+    pool = pool_names.PoolConfig.from_dict(config.get("pool"))
+    mechanisms = _mechanisms(config, pool)
+    forecast = ForecastConfig.from_dict(config.get("forecast"))
+    noise = NoiseConfig.from_dict(config.get("noise"))
+    sampling = JobSampling.from_dict(config.get("job_sampling"))
+    selection = tuple(pool_names.expand(SelectionConfig.from_dict(config.get("selection")).mechanisms, pool))
+    missing = [name for name in selection if name not in mechanisms]
+    if missing:
+        raise ValueError(f"selection.mechanisms: {missing[0]} is not among the cell's mechanisms")
+    widest = max((pool_names.parse(n)[1].get("window", 0) for n in mechanisms), default=0)
+    if widest > forecast.horizon:
+        raise ValueError(f"forecast.horizon ({forecast.horizon}) must cover the largest AHAP window ({widest})")
+    if sampling.n_min and sampling.n_min[1] > (sampling.n_max or (job.n_max, job.n_max))[0]:
+        raise ValueError("job_sampling.n_min can exceed the job's n_max")
+    slots = forecast.history + job.deadline + forecast.horizon
+    return PreparedSpot(job, _market(config, slots), mechanisms, forecast, noise, sampling, selection)
 
 
 def mechanism_names(config: dict) -> list[str]:
-    return list(_mechanisms(config))
+    return list(_mechanisms(config, pool_names.PoolConfig.from_dict(config.get("pool"))))
 
 
 def draw_market(prepared: PreparedSpot, rng: np.random.Generator) -> SpotMarket:
-    """One world of d slots: the only use of rng in a replicate."""
-    d = prepared.job.deadline
+    """One world: forecast.history + d + forecast.horizon slots. The first use of rng."""
     source = prepared.market
     if isinstance(source, TraceSource):
-        return sample_window(source.trace, rng, d, source.start)
-    return source.sample(rng, d)
+        return sample_window(source.trace, rng, prepared.world_slots, source.start)
+    return source.sample(rng, prepared.world_slots)
+
+
+def draw_job(prepared: PreparedSpot, rng: np.random.Generator) -> FineTuneJob:
+    """The job of this replicate: the configured job, or a Fig. 9 draw (the second use of rng)."""
+    sampling = prepared.job_sampling
+    if not sampling.active:
+        return prepared.job
+    changes = {}
+    if sampling.workload:
+        changes["workload"] = float(rng.uniform(*sampling.workload))
+    if sampling.n_min:
+        changes["n_min"] = int(rng.integers(sampling.n_min[0], sampling.n_min[1] + 1))
+    if sampling.n_max:
+        changes["n_max"] = int(rng.integers(sampling.n_max[0], sampling.n_max[1] + 1))
+    return dataclasses.replace(prepared.job, **changes)
+
+
+def make_forecast(prepared: PreparedSpot, world: SpotMarket, job: FineTuneJob, replicate: int,
+                  rng: np.random.Generator) -> SpotForecast:
+    """Forecasts made at each of the job's slots (oracle or ARIMA), then the noise in force
+    for this job (the third use of rng)."""
+    start, horizon = prepared.forecast.history, prepared.forecast.horizon
+    if prepared.forecast.kind == "oracle":
+        forecast = oracle_forecast(world.window(start, job.deadline + horizon), job.deadline, horizon)
+    else:
+        from market.arima_forecast import arima_forecast
+
+        forecast = arima_forecast(world, start, job.deadline, horizon, order=prepared.forecast.order,
+                                  refit_every=prepared.forecast.refit_every)
+    kind, level = prepared.noise.at(replicate)
+    if kind == "none" or level == 0:
+        return forecast
+    from market.prediction_noise import apply_noise, noise_scales
+
+    availability_scale, price_scale = noise_scales(world.window(start, job.deadline + horizon))
+    return apply_noise(forecast, kind, level, rng, capacity=world.capacity,
+                       availability_scale=availability_scale, price_scale=price_scale)
+
+
+def make_policy(name: str, solver: WindowSolver) -> SpotPolicy:
+    kind, params = pool_names.parse(name)
+    if kind == "AHAP":
+        return AHAP(solver=solver, **params)
+    if kind == "AHANP":
+        return AHANP(**params)
+    return BASELINES[kind]()
 
 
 def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Generator) -> list[dict]:
-    """Draw one world from rng and run every mechanism on it; one row per mechanism."""
-    market = draw_market(prepared, rng)
+    """Draw one world from rng and run every mechanism on it; one row per mechanism.
+
+    Rows carry `regret_vs_opt` (the offline optimum's utility minus the row's) when OPT
+    is among the mechanisms."""
+    world = draw_market(prepared, rng)
+    job = draw_job(prepared, rng)
+    forecast = make_forecast(prepared, world, job, replicate, rng) if prepared.predictive else None
+    job_market = world.window(prepared.forecast.history, job.deadline + prepared.forecast.horizon)
+    solver = WindowSolver()
     rows = []
     for name in prepared.mechanisms:
-        outcome = simulate(prepared.job, market, MECHANISMS[name]())
+        if name == pool_names.OPTIMUM:
+            plan = solve_offline(job, job_market.window(0, job.deadline))
+            outcome = simulate(job, job_market, FixedPlan(plan.n_on_demand, plan.n_spot))
+        else:
+            outcome = simulate(job, job_market, make_policy(name, solver), forecast)
         rows.append(outcome.record(name))
+    if pool_names.OPTIMUM in prepared.mechanisms:
+        best = next(row["utility"] for row in rows if row["mechanism"] == pool_names.OPTIMUM)
+        for row in rows:
+            row["regret_vs_opt"] = best - row["utility"]
+    if prepared.job_sampling.active:
+        for row in rows:
+            row.update(job_workload=job.workload, job_n_min=job.n_min, job_n_max=job.n_max)
     return rows
+
+
+def utility_bounds(prepared: PreparedSpot) -> tuple[float, float]:
+    """[lower, upper] for normalising utilities in Alg. 2 (docs/policy-selection.md).
+
+    upper = v (no job earns more than its value, costs are >= 0); lower = minus the most
+    any job of the cell can spend: N_max instances at the dearest price in every slot up
+    to d, then the termination configuration from zero progress (1 + ceil((L - mu1 H) / H)
+    slots of N_max on-demand instances, Sec. III-E2), with the widest L and N_max the
+    cell's job sampling allows."""
+    job, sampling = prepared.job, prepared.job_sampling
+    n_max = sampling.n_max[1] if sampling.n_max else job.n_max
+    workload = sampling.workload[1] if sampling.workload else job.workload
+    widest = dataclasses.replace(job, workload=workload, n_max=n_max, n_min=min(job.n_min, n_max))
+    source = prepared.market
+    if isinstance(source, TraceSource):
+        dearest, p_o = float(np.max(source.trace.price)), source.trace.on_demand_price
+    else:
+        dearest, p_o = SyntheticMarketParams.PRICE_CAP * source.on_demand_price, source.on_demand_price
+    full = widest.throughput(n_max)
+    extra_slots = 1 + max(0, int(np.ceil((workload - widest.mu1 * full) / full - 1e-12)))
+    lower = -(n_max * job.deadline * max(dearest, p_o) + extra_slots * n_max * p_o)
+    return lower, job.value
+
+
+def cell_outputs(config: dict, frame) -> dict:
+    """Online policy selection over the cell's jobs (Alg. 2, Sec. V), in replicate order:
+    the weight trajectory (Fig. 10's data and heatmap), cumulative regret against the
+    best fixed policy in hindsight and against the offline optimum (when OPT runs), and
+    the weights of the final top-5 policies as step series."""
+    from algorithms.policy_selection import exponentiated_gradient, regret_bound, weights_frame
+
+    prepared = prepare(config)
+    if not prepared.selection:
+        return {}
+    names = list(prepared.selection)
+    table = frame.pivot(index="replicate", columns="mechanism", values="utility").sort_index()
+    utilities = table[names].to_numpy(dtype=float)
+    optimum = table[pool_names.OPTIMUM].to_numpy(dtype=float) if pool_names.OPTIMUM in table else None
+    lower, upper = utility_bounds(prepared)
+    run = exponentiated_gradient(utilities, lower, upper, optimum=optimum)
+    jobs = np.arange(1, run.n_jobs + 1)
+    series = {
+        "selection/cumulative_regret": run.regret,
+        "selection/average_regret": run.regret / jobs,
+        "selection/expected_utility": run.expected_utility,
+    }
+    if run.regret_vs_optimum is not None:
+        series["selection/cumulative_regret_vs_opt"] = run.regret_vs_optimum
+    for index in run.top_policies(5):
+        series[f"weight/{names[index]}"] = run.weights[1:, index]
+    means = utilities.mean(axis=0)
+    best = run.best_fixed
+    near_best = np.abs(means - means[best]) <= 0.02 * abs(means[best])
+    policies = {
+        "policy": names,
+        "mean_utility": means,
+        "final_weight": run.final_weights,
+        "within_2pct_of_best": near_best,
+    }
+    import pandas as pd
+
+    metrics = {
+        "selection/final_regret": float(run.regret[-1]),
+        "selection/average_regret": float(run.regret[-1] / run.n_jobs),
+        "selection/regret_bound": regret_bound(len(names), run.n_jobs) * (upper - lower),
+        "selection/best_fixed_mean_utility": float(means[best]),
+        "selection/expected_utility_mean": float(run.expected_utility.mean()),
+        "selection/final_weight_of_best_fixed": float(run.final_weights[best]),
+        "selection/final_weight_within_2pct": float(run.final_weights[near_best].sum()),
+        "selection/eta": float(np.mean(run.eta)),
+        "selection/lower_bound": lower,
+        "selection/upper_bound": upper,
+    }
+    if run.regret_vs_optimum is not None:
+        metrics["selection/final_regret_vs_opt"] = float(run.regret_vs_optimum[-1])
+    return {
+        "tables": {
+            "policy_weights": weights_frame(run, names).set_index("job"),
+            "policy_selection": pd.DataFrame(policies),
+        },
+        "series": series,
+        "metrics": metrics,
+        "figures": {"policy_weights.png": ("heatmap", "policy_weights")},
+    }

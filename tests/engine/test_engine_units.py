@@ -1,6 +1,8 @@
 """Small pieces of the engine: hashing and seeds, chunking, summaries, metric names, plugin discovery."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -97,3 +99,25 @@ def test_config_files_carry_the_model_defaults():
     market = dict(cfg.market)
     assert market.pop("kind") == "synthetic"
     assert market == asdict(SyntheticMarketParams())
+    from algorithms.spot.pool import PoolConfig
+    from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig
+
+    from omegaconf import OmegaConf
+
+    plain = OmegaConf.to_container(cfg)
+    assert ForecastConfig.from_dict(plain["forecast"]) == ForecastConfig()
+    assert NoiseConfig.from_dict(plain["noise"]) == NoiseConfig()
+    assert JobSampling.from_dict(plain["job_sampling"]) == JobSampling()
+    assert PoolConfig.from_dict(plain["pool"]) == PoolConfig()
+
+
+@pytest.mark.parametrize("grid", sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "conf" / "sweep").glob("*.yaml")))
+def test_every_grid_file_composes_and_validates(grid):
+    from hydra import compose, initialize_config_dir
+
+    from sweep.api import CONF_DIR
+    from sweep.cells import make_cell
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[f"+sweep={grid}", "tracking=off"])
+    assert make_cell(cfg, [], 0, "0").replicates >= 1

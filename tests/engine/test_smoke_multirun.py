@@ -112,3 +112,20 @@ def test_upload_a_finished_sweep_later(tmp_path):
     client = MlflowClient(tracking_uri=uri)
     runs = client.search_runs([client.get_experiment_by_name("spot").experiment_id])
     assert len([r for r in runs if "mlflow.parentRunId" in r.data.tags]) == 2
+
+
+def test_policy_selection_outputs_of_a_small_fig9_grid(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    proc = run_cli("-m", "+sweep=paper_000_fig9", "replicates=12", "pool.window=[1,2]", "pool.threshold=[0.5,0.9]",
+                   "tracking=off", f"hydra.sweep.dir={sweep_dir}")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    results = pd.read_parquet(sweep_dir / "results.parquet")
+    assert sorted(results["noise.kind"].unique()) == ["fixed_heavy", "fixed_uniform", "mag_dep_heavy", "mag_dep_uniform"]
+    pool = ["AHAP(w=1,v=1,sigma=0.5)", "AHAP(w=1,v=1,sigma=0.9)", "AHAP(w=2,v=1,sigma=0.5)", "AHAP(w=2,v=1,sigma=0.9)",
+            "AHAP(w=2,v=2,sigma=0.5)", "AHAP(w=2,v=2,sigma=0.9)", "AHANP(sigma=0.5)", "AHANP(sigma=0.9)"]
+    for cell_dir in sorted(p for p in sweep_dir.iterdir() if p.is_dir()):
+        weights = pd.read_parquet(cell_dir / "policy_weights.parquet")
+        assert list(weights.columns) == pool and len(weights) == 13
+        assert (cell_dir / "policy_weights.png").exists()
+        series = pd.read_parquet(cell_dir / "series.parquet")
+        assert len(series["selection/cumulative_regret"]) == 12

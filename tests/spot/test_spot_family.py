@@ -79,6 +79,7 @@ def test_od_only_row_at_paper_defaults():
 
 def test_trace_with_fixed_start_is_that_window():
     cfg = trace(start=14)  # slots 14..23 of the real trace have no spot available
+    cfg["forecast"] = {"history": 0, "horizon": 0}  # the world is then the job's 10 slots
     prepared = family.prepare(cfg)
     world = family.draw_market(prepared, np.random.default_rng(0))
     assert world.availability.tolist() == [0] * 10
@@ -105,10 +106,9 @@ def test_prepared_is_picklable():
     "cfg, message",
     [
         ({**synthetic(), "mechanisms": ["OD-Only", "X"]},
-         r"mechanisms: unknown mechanism 'X' \(known: OD-Only, MSU, UP\)"),
+         r"mechanisms: unknown mechanism 'X' \(known: OD-Only, MSU, UP, OPT, AHAP, AHANP"),
         ({**synthetic(), "mechanisms": []}, "mechanisms: must be a non-empty list"),
         ({**synthetic(), "mechanisms": "MSU"}, "mechanisms: must be a non-empty list"),
-        ({**synthetic(), "mechanisms": ["MSU", "MSU"]}, "listed twice"),
         ({**synthetic(), "job": {"deadline": -1}}, "job.deadline must be a positive integer, got -1"),
         ({**synthetic(), "job": {"n_min": 5, "n_max": 3}}, r"job.n_min \(5\) must not exceed"),
         ({**synthetic(), "job": {"dedline": 3}}, r"job: unknown key\(s\) 'dedline'"),
@@ -121,9 +121,9 @@ def test_prepared_is_picklable():
         (trace(capacity=0), "market.capacity must be a positive integer"),
         (trace(on_demand_price=0), "market.on_demand_price must be > 0"),
         (trace(start=-3), "market.start must be null or an integer >= 0"),
-        (trace(start=785), r"market.start \(785\) \+ job.deadline \(10\) exceeds the 789 slots"),
+        (trace(start=785), r"market.start \(785\) \+ a world's 111 slots exceeds the 789 slots"),
         (trace(seed=1), r"market: unknown key\(s\) 'seed' for kind 'trace'"),
-        ({**trace(), "job": {"deadline": 800}}, "trace has 789 slots, job.deadline needs 800"),
+        ({**trace(), "job": {"deadline": 800}}, "trace has 789 slots, a world needs 901"),
     ],
 )
 def test_check_inputs_names_the_key(cfg, message):
@@ -156,3 +156,7 @@ def test_no_framework_imports(package):
                 continue
             for name in names:
                 assert name.split(".")[0] not in FORBIDDEN, f"{path}: imports {name}"
+
+
+def test_a_mechanism_listed_twice_runs_once():
+    assert family.mechanism_names({**synthetic(), "mechanisms": ["MSU", "MSU", "UP"]}) == ["MSU", "UP"]
