@@ -21,7 +21,7 @@ boolean z forced to 1 by z >= x[t, n] - sum_{m keeps mu = 1} x[t-1, m]: one z
 per (t, n) for "n_t != n_{t-1}" when mu1 = mu2, else one for "grew" (mu1) and
 one for "shrank" (mu2). Nothing rewards z = 1, so at an integer point it is 1
 exactly when eq. 2 charges mu < 1. (A flow formulation with a boolean per
-transition (n_{t-1}, n_t) has the same LP bound on these instances and was 20x
+transition (n_{t-1}, n_t) has the same LP bound on these instances and was 17x
 slower in CP-SAT.)
 
 Completion case (the nonlinear part). V(T) and the termination value are step
@@ -30,11 +30,14 @@ functions of the progress. One boolean per case, exactly one true:
   case k = 1..K: unfinished at d, the termination needs at most k extra slots,
     i.e. Z_d + mu(N_max, n_d) H(N_max) + (k - 1) H(N_max) >= L (the test of
     `FineTuneJob.termination`), value V(d + k) - k N_max p^o;
-with K the termination's length from Z_d = 0, n_d = 0. The cases relax "the job
-stops at T" and "exactly k": a plan of case k whose replay finishes earlier, or
-needs fewer extra slots, only earns more, so the maximum over the cases is the
-optimum of (5). Every plan is replayed through `simulate` with `FixedPlan`
-("OPT"), and the reported utility is that exact accounting.
+with K the termination's length from Z_d = 0, n_d = 0. All cases share one
+linear constraint, progress + sum_k credit_k case_k + bonus * no_switch >= L
+(no_switch: unfinished with n_d = N_max, so the termination's first slot runs
+at mu = 1). The cases relax "the job stops at T" and "exactly k": a plan of
+case k whose replay finishes earlier, or needs fewer extra slots, only earns
+more, so the maximum over the cases is the optimum of (5). Every plan is
+replayed through `simulate` with `FixedPlan` ("OPT"), and the reported utility
+is that exact accounting.
 
 Scaling (CP-SAT needs integers).
   * Progress: PROGRESS_SCALE = 10**6 units per unit of work. Each work
@@ -150,18 +153,9 @@ def plan_totals_to_counts(totals, market: SpotMarket) -> tuple[list[int], list[i
     return on_demand, spot
 
 
-def solve_offline(job: FineTuneJob, market: SpotMarket, time_limit_s: float = 10.0,
-                  workers: int = 1) -> OfflinePlan:
-    """Best plan of problem (5) over slots 1..d of `market`, replayed through `simulate`.
-
-    `workers` is CP-SAT's number of search workers (1: deterministic, and the
-    fastest on these small models).
-    """
+def build_model(job: FineTuneJob, market: SpotMarket) -> tuple[cp_model.CpModel, list[dict]]:
+    """The CP-SAT model of the module docstring and its one-hot booleans x[t][n]."""
     d = job.deadline
-    if len(market) < d:
-        raise ValueError(f"market has {len(market)} slots, the job's deadline needs {d}")
-    if not time_limit_s > 0:
-        raise ValueError(f"time_limit_s must be > 0, got {time_limit_s!r}")
     p_o = market.on_demand_price
     totals = [0, *range(job.n_min, job.n_max + 1)]
     tol = job.tolerance()
@@ -213,7 +207,23 @@ def solve_offline(job: FineTuneJob, market: SpotMarket, time_limit_s: float = 10
     bonus = _down(h + eps) - _down(job.mu1 * h + eps)
     model.add(progress + sum(c * k for c, k in zip(credits, cases)) + bonus * no_switch >= target)
     model.maximize(sum(v * c for v, c in zip(values, cases)) - sum(cost))
+    return model, x
 
+
+def solve_offline(job: FineTuneJob, market: SpotMarket, time_limit_s: float = 10.0,
+                  workers: int = 1) -> OfflinePlan:
+    """Best plan of problem (5) over slots 1..d of `market`, replayed through `simulate`.
+
+    `workers` is CP-SAT's number of search workers (1: deterministic, and the
+    fastest on these small models). Raises RuntimeError if CP-SAT finds no plan
+    within `time_limit_s`.
+    """
+    d = job.deadline
+    if len(market) < d:
+        raise ValueError(f"market has {len(market)} slots, the job's deadline needs {d}")
+    if not time_limit_s > 0:
+        raise ValueError(f"time_limit_s must be > 0, got {time_limit_s!r}")
+    model, x = build_model(job, market)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = int(workers)
