@@ -7,10 +7,10 @@ UI_PORT ?= 5000
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test smoke ui bench clean
+.PHONY: help install sweep test smoke ui bench clean reproduce-spot
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ ui: $(STAMP) ## Browse mlflow.db in the MLflow UI at 127.0.0.1 (port 5000, or UI
 
 bench: $(STAMP) ## Run the engine benchmarks (writes bench/results/engine.json)
 	$(PY) -m bench.engine_overhead $(ARGS)
+
+reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 (about an hour on 2 cores): reports/spot/*.csv + *.png
+	$(PY) -m sweep.reproduce spot $(ARGS)
 
 clean: ## Remove outputs/, multirun/ and caches (keeps .venv and mlflow.db)
 	rm -rf outputs multirun .pytest_cache .hypothesis

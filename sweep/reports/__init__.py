@@ -1,0 +1,1 @@
+"""Paper-reproduction reports: tables (CSV) and figures (PNG) built from finished sweep dirs."""

@@ -1,0 +1,265 @@
+"""Reports for the spot family's paper reproduction (papers/000_17f647b6e3bf630a.txt, Sec. VI-B).
+
+Figs. 5-8 compare OD-Only, MSU, UP, AHANP, AHAP and the offline optimum OPT across one
+swept key. As in Sec. VI-B, "AHAP" and "AHANP" are the best policy of each pool in the
+cell (the policy that online selection converges to, Sec. V); the table names it.
+Fig. 9 replays online policy selection (Alg. 2) over each noise cell's 1000 jobs for the
+full pool and for the pools with fixed hyperparameters (v = 1, sigma = 0.9); Fig. 10
+summarises the weight trajectory of its phased cell. Every function reads the sweep
+dir's `results.parquet` (and each cell's `config.yaml`) and nothing else.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from algorithms.policy_selection import exponentiated_gradient
+from algorithms.spot import family, pool
+
+GROUPS = ("OD-Only", "MSU", "UP", "AHANP", "AHAP", "OPT")
+PAPER_HEADLINE = {"OD-Only": 49.0, "MSU": 54.8, "UP": 33.4, "AHANP": 23.2}  # Sec. VI-B, d = 10
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One of Figs. 5-8 (or the trace example): its grid file and the swept key on the x axis."""
+
+    name: str
+    config: str
+    x: str
+    xlabel: str
+    title: str
+    facet: str | None = None
+
+
+COMPARISONS = (
+    Figure("fig5_deadline", "paper_000_fig5", "job.deadline", "deadline d (30-minute slots)",
+           "Fig. 5: utility against the deadline", facet="forecast.kind"),
+    Figure("fig6_reconfiguration", "paper_000_fig6", "job.mu1",
+           "effective fraction mu after a reconfiguration (0.2 = 100 Mbps, 0.9 = 800 Mbps)",
+           "Fig. 6: utility against the reconfiguration overhead"),
+    Figure("fig7_availability", "paper_000_fig7", "market.mean_availability",
+           "mean spot availability (instances, cap 16)", "Fig. 7: utility against spot availability"),
+    Figure("fig8_price", "paper_000_fig8", "market.mean_price", "mean spot price / on-demand price",
+           "Fig. 8: utility against the spot price"),
+    Figure("noise_robustness", "paper_000_noise", "noise.level", "prediction error level e (Fixed-Mag. + Uniform)",
+           "AHAP under prediction noise (Sec. VI-A noise models)"),
+    Figure("trace_v100", "paper_000_trace", "forecast.kind", "forecasts",
+           "Real trace (AWS V100, d = 10)"),
+)
+
+
+def group_of(mechanism: str) -> str:
+    return mechanism.split("(", 1)[0]
+
+
+def best_of_groups(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per cell (`keys`) and group: the member with the highest mean utility and its statistics.
+
+    Columns: keys, group, policy, n, utility_mean, utility_ci95 (Student-t half-width),
+    cost_mean, met_deadline_rate, reconfigurations_mean, pct_of_opt (mean utility / OPT's
+    mean utility x 100, when OPT ran)."""
+    from scipy import stats
+
+    by = keys + ["mechanism"]
+    agg = frame.groupby(by, sort=False).agg(
+        n=("utility", "size"), utility_mean=("utility", "mean"), utility_std=("utility", "std"),
+        cost_mean=("cost", "mean"), met_deadline_rate=("met_deadline", "mean"),
+        reconfigurations_mean=("reconfigurations", "mean"),
+    ).reset_index()
+    agg["group"] = agg["mechanism"].map(group_of)
+    agg = agg[agg["group"].isin(GROUPS)]
+    best = agg.loc[agg.groupby(keys + ["group"], sort=False)["utility_mean"].idxmax()].copy()
+    half = stats.t.ppf(0.975, np.maximum(best["n"] - 1, 1)) * best["utility_std"].fillna(0) / np.sqrt(best["n"])
+    best["utility_ci95"] = half
+    best = best.rename(columns={"mechanism": "policy"})
+    opt = best[best["group"] == "OPT"].set_index(keys)["utility_mean"] if keys else None
+    if opt is not None and len(opt):
+        best["pct_of_opt"] = 100.0 * best["utility_mean"] / best.set_index(keys).index.map(opt).to_numpy()
+    else:
+        best["pct_of_opt"] = np.nan
+    best["group"] = pd.Categorical(best["group"], GROUPS, ordered=True)
+    columns = keys + ["group", "policy", "n", "utility_mean", "utility_ci95", "cost_mean",
+                      "met_deadline_rate", "reconfigurations_mean", "pct_of_opt"]
+    best = best.sort_values(keys + ["group"])[columns].reset_index(drop=True)
+    best["group"] = best["group"].astype(str)
+    return best
+
+
+def improvement(table: pd.DataFrame, over: str, of: str = "AHAP") -> float:
+    """(U_of - U_over) / |U_over| x 100 for a table of one cell (as Sec. VI-B's percentages)."""
+    means = table.set_index("group")["utility_mean"]
+    return float(100.0 * (means[of] - means[over]) / abs(means[over]))
+
+
+def plot_comparison(table: pd.DataFrame, figure: Figure, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    facets = sorted(table[figure.facet].unique()) if figure.facet else [None]
+    fig, axes = plt.subplots(1, len(facets), figsize=(5.5 * len(facets), 4), squeeze=False, sharey=True)
+    categorical = table[figure.x].dtype == object
+    for ax, facet in zip(axes[0], facets):
+        part = table if facet is None else table[table[figure.facet] == facet]
+        for group in GROUPS:
+            rows = part[part["group"] == group].sort_values(figure.x)
+            if rows.empty:
+                continue
+            x = np.arange(len(rows)) if categorical else rows[figure.x]
+            ax.errorbar(x, rows["utility_mean"], yerr=rows["utility_ci95"], marker="o", capsize=3,
+                        label=group, linestyle="--" if group == "OPT" else "-")
+            if categorical:
+                ax.set_xticks(np.arange(len(rows)), rows[figure.x])
+        ax.set_xlabel(figure.xlabel)
+        ax.set_title(figure.title if facet is None else f"{figure.title} ({figure.facet}={facet})", fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("mean utility V(T) - cost (95% CI)")
+    axes[0][-1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def comparison_report(sweep_dir: Path, figure: Figure, out_dir: Path) -> pd.DataFrame:
+    frame = pd.read_parquet(Path(sweep_dir) / "results.parquet")
+    keys = [figure.x] + ([figure.facet] if figure.facet else [])
+    table = best_of_groups(frame, keys)
+    table.to_csv(out_dir / f"{figure.name}.csv", index=False, float_format="%.4f")
+    plot_comparison(table, figure, out_dir / f"{figure.name}.png")
+    return table
+
+
+def regret_vs_opt_min(sweep_dir: Path) -> float:
+    """The smallest OPT utility minus an online policy's utility over every job of a sweep (>= 0 if OPT is optimal)."""
+    frame = pd.read_parquet(Path(sweep_dir) / "results.parquet")
+    online = frame[frame["mechanism"] != pool.OPTIMUM]
+    return float(online["regret_vs_opt"].min())
+
+
+# Fig. 9: online policy selection under the four noise settings and with fixed hyperparameters.
+SUBPOOLS = {
+    "full pool (105 AHAP + 7 AHANP)": lambda name: group_of(name) in ("AHAP", "AHANP"),
+    "AHAP, v = 1 (35)": lambda name: group_of(name) == "AHAP" and pool.parse(name)[1]["commitment"] == 1,
+    "AHAP, sigma = 0.9 (15)": lambda name: group_of(name) == "AHAP" and pool.parse(name)[1]["threshold"] == 0.9,
+}
+
+
+def _cell_configs(sweep_dir: Path) -> dict[str, dict]:
+    configs = {}
+    for path in sorted(Path(sweep_dir).glob("*/config.yaml")):
+        config = yaml.safe_load(path.read_text())
+        configs[path.parent.name] = config
+    return configs
+
+
+def selection_runs(frame: pd.DataFrame, config: dict, horizon: int | None = None) -> dict:
+    """Alg. 2 over the cell's jobs (replicate order) for each sub-pool; `horizon` keeps the first K jobs."""
+    prepared = family.prepare(config)
+    lower, upper = family.utility_bounds(prepared)
+    table = frame.pivot(index="replicate", columns="mechanism", values="utility").sort_index()
+    if horizon is not None:
+        table = table.iloc[:horizon]
+    runs = {}
+    for label, member in SUBPOOLS.items():
+        names = [name for name in table.columns if member(name)]
+        runs[label] = (names, exponentiated_gradient(table[names].to_numpy(float), lower, upper))
+    return runs
+
+
+def fig9_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    frame = pd.read_parquet(Path(sweep_dir) / "results.parquet")
+    configs = _cell_configs(sweep_dir)
+    rows, panels = [], []
+    for index, cell in frame.groupby("cell_index", sort=True):
+        config = configs[str(index)]
+        kind = config["noise"]["kind"]
+        level = config["noise"]["level"]
+        short = selection_runs(cell, config, horizon=100)
+        runs = selection_runs(cell, config)
+        for label, (names, run) in runs.items():
+            means = run.expected_utility.mean()
+            best_mean = cell[cell["mechanism"] == names[run.best_fixed]]["utility"].mean()
+            table = cell.pivot(index="replicate", columns="mechanism", values="utility")[names]
+            policy_means = table.mean().to_numpy()
+            near = np.abs(policy_means - best_mean) <= 0.02 * abs(best_mean)
+            rows.append({
+                "noise.kind": kind, "noise.level": level, "pool": label, "policies": len(names),
+                "jobs": run.n_jobs, "best_fixed_policy": names[run.best_fixed],
+                "best_fixed_mean_utility": best_mean, "selector_mean_utility": means,
+                "average_regret_K100": float(short[label][1].regret[-1] / short[label][1].n_jobs),
+                "average_regret_K1000": float(run.regret[-1] / run.n_jobs),
+                "final_weight_best_fixed": float(run.final_weights[run.best_fixed]),
+                "final_weight_within_2pct": float(run.final_weights[near].sum()),
+                "top_policy": names[int(np.argmax(run.final_weights))],
+            })
+        panels.append((f"{kind} {level:g}", runs))
+    table = pd.DataFrame(rows)
+    table.to_csv(out_dir / "fig9_convergence.csv", index=False, float_format="%.4f")
+
+    fig, axes = plt.subplots(2, len(panels), figsize=(4.5 * len(panels), 7), squeeze=False, sharex=True)
+    for column, (title, runs) in enumerate(panels):
+        top, bottom = axes[0][column], axes[1][column]
+        for label, (names, run) in runs.items():
+            jobs = np.arange(1, run.n_jobs + 1)
+            line, = top.plot(jobs, np.cumsum(run.expected_utility) / jobs, label=f"selector, {label}")
+            leader = np.cumsum(run.expected_utility) + run.regret
+            top.plot(jobs, leader / jobs, linestyle=":", color=line.get_color())
+            bottom.plot(jobs, run.regret / jobs, color=line.get_color(), label=label)
+        top.set_title(f"Fig. 9: {title}", fontsize=9)
+        bottom.set_xlabel("jobs K")
+        for ax in (top, bottom):
+            ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("running mean utility\n(dotted: best fixed policy so far)")
+    axes[1][0].set_ylabel("average regret per job")
+    axes[0][-1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out_dir / "fig9_convergence.png", dpi=100)
+    plt.close(fig)
+    return table
+
+
+def fig10_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
+    """Per phase of the Fig. 10 cell: the policy with the most weight at the phase's end,
+    its weight, and the best fixed policy over that phase's jobs."""
+    import shutil
+
+    sweep_dir = Path(sweep_dir)
+    cell_dir = next(path.parent for path in sorted(sweep_dir.glob("*/policy_weights.parquet")))
+    config = yaml.safe_load((cell_dir / "config.yaml").read_text())
+    weights = pd.read_parquet(cell_dir / "policy_weights.parquet")
+    if "job" in weights.columns:
+        weights = weights.set_index("job")
+    frame = pd.read_parquet(sweep_dir / "results.parquet")
+    utilities = frame.pivot(index="replicate", columns="mechanism", values="utility").sort_index()
+    phases = config["noise"]["phases"]
+    rows = []
+    for i, phase in enumerate(phases):
+        start = phase["start"]
+        end = min(phases[i + 1]["start"] if i + 1 < len(phases) else len(utilities), len(utilities))
+        if start >= end:
+            break
+        row = weights.loc[end]
+        policies = [c for c in row.index if c in utilities.columns]
+        row = row[policies].astype(float)
+        best = utilities.iloc[start:end][policies].mean().idxmax()
+        rows.append({
+            "phase": i + 1, "jobs": f"{start}-{end}", "noise": f"{phase['kind']} {phase['level']:g}",
+            "top_policy_at_end": row.idxmax(), "top_policy_index": policies.index(row.idxmax()) + 1,
+            "its_weight": float(row.max()), "best_fixed_in_phase": best,
+            "best_fixed_index": policies.index(best) + 1, "weight_of_best_fixed": float(row[best]),
+        })
+    table = pd.DataFrame(rows)
+    table.to_csv(out_dir / "fig10_phases.csv", index=False, float_format="%.4f")
+    shutil.copyfile(cell_dir / "policy_weights.png", out_dir / "fig10_weights.png")
+    return table

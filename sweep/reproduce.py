@@ -1,0 +1,127 @@
+"""Run a family's paper-reproduction grids and build their reports.
+
+    python -m sweep.reproduce spot                      # every experiment, paper-sized
+    python -m sweep.reproduce spot --only fig5,fig9     # a subset
+    python -m sweep.reproduce spot --replicates 20      # a quick, smaller run
+    python -m sweep.reproduce spot --report-only        # rebuild reports from finished runs
+
+Each experiment is one `python -m sweep -m +sweep=<config>` multirun into
+`<runs>/<experiment>` (default `multirun/reproduce/spot/`), logged to MLflow like any
+sweep; a rerun resumes it (completed cells are not simulated again). The reports
+(CSV + PNG, one pair per figure, and `checks.csv`) go to `reports/spot/`.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .reports import spot
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPERIMENTS = {figure.name.split("_")[0]: figure for figure in spot.COMPARISONS}
+SELECTION = {"fig9": "paper_000_fig9", "fig10": "paper_000_fig10"}
+
+
+def _sweep(config: str, run_dir: Path, extra: list[str], multirun: bool = True) -> None:
+    command = [sys.executable, "-m", "sweep"] + (["-m"] if multirun else []) + [f"+sweep={config}"]
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    command += [f"{key}={run_dir}"] + extra
+    print("$", " ".join(command[1:]), flush=True)
+    subprocess.run(command, check=True, cwd=ROOT)
+
+
+def checks(out_dir: Path, runs: Path, tables: dict[str, pd.DataFrame], selection: pd.DataFrame | None) -> pd.DataFrame:
+    """The issue's "what must hold" list, evaluated on the reproduced numbers."""
+    rows = []
+
+    def add(name: str, value: float, holds: bool) -> None:
+        rows.append({"check": name, "value": value, "holds": bool(holds)})
+
+    if "fig5" in tables:
+        t = tables["fig5"]
+        d10 = t[(t["job.deadline"] == 10) & (t["forecast.kind"] == "oracle")]
+        for other in ("OD-Only", "MSU", "UP", "AHANP"):
+            value = spot.improvement(d10, other)
+            add(f"d=10 oracle: AHAP over {other} (%; paper {spot.PAPER_HEADLINE[other]})", value,
+                value > 0 if other != "AHANP" else True)
+    for name in ("fig5", "fig6", "fig7", "fig8", "noise", "trace"):
+        if name in tables:
+            value = spot.regret_vs_opt_min(runs / name)
+            add(f"{name}: min over jobs of OPT - online policy (>= 0: OPT never beaten)", value, value >= -1e-6)
+    if "fig6" in tables:
+        t = tables["fig6"].set_index(["job.mu1", "group"])["utility_mean"]
+        drop = {g: t[(0.9, g)] - t[(0.2, g)] for g in ("AHAP", "AHANP")}
+        add("fig6: AHAP utility drop from mu=0.9 to mu=0.2", drop["AHAP"], True)
+        add("fig6: AHANP utility drop from mu=0.9 to mu=0.2 (paper: smaller than AHAP's)", drop["AHANP"],
+            drop["AHANP"] < drop["AHAP"])
+    if "noise" in tables:
+        t = tables["noise"].set_index(["noise.level", "group"])["utility_mean"]
+        add("noise: best AHAP with oracle minus with 200% noise (>= 0)", t[(0.0, "AHAP")] - t[(2.0, "AHAP")],
+            t[(0.0, "AHAP")] >= t[(2.0, "AHAP")])
+    if selection is not None:
+        full = selection[selection["pool"].str.startswith("full")]
+        for _, row in full.iterrows():
+            label = f"{row['noise.kind']} {row['noise.level']:g}"
+            add(f"fig9 {label}: average regret K=100 minus K=1000 (> 0: falls with K)",
+                row["average_regret_K100"] - row["average_regret_K1000"],
+                row["average_regret_K100"] > row["average_regret_K1000"])
+            add(f"fig9 {label}: final weight on policies within 2% of the best fixed",
+                row["final_weight_within_2pct"], row["final_weight_within_2pct"] >= 0.5)
+    table = pd.DataFrame(rows)
+    table.to_csv(out_dir / "checks.csv", index=False, float_format="%.4f")
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sweep.reproduce", description=__doc__.split("\n\n")[0])
+    parser.add_argument("family", choices=["spot"])
+    parser.add_argument("--only", default="", help="comma-separated experiments (default: all): "
+                        + ", ".join([*EXPERIMENTS, *SELECTION]))
+    parser.add_argument("--replicates", type=int, default=None, help="override every grid's replicates")
+    parser.add_argument("--runs", type=Path, default=ROOT / "multirun" / "reproduce" / "spot")
+    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "spot")
+    parser.add_argument("--report-only", action="store_true", help="do not run sweeps, only rebuild reports")
+    parser.add_argument("overrides", nargs="*", help="extra overrides for every sweep, e.g. tracking=off")
+    args = parser.parse_intermixed_args(argv)
+
+    known = [*EXPERIMENTS, *SELECTION]
+    chosen = [name for name in args.only.split(",") if name] or known
+    unknown = [name for name in chosen if name not in known]
+    if unknown:
+        parser.error(f"--only: unknown experiment(s) {', '.join(unknown)} (known: {', '.join(known)})")
+    if args.replicates is not None and args.replicates < 1:
+        parser.error("--replicates must be >= 1")
+    extra = list(args.overrides) + ([f"replicates={args.replicates}"] if args.replicates else [])
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    tables: dict[str, pd.DataFrame] = {}
+    selection = None
+    for name in chosen:
+        run_dir = args.runs / name
+        if name in EXPERIMENTS:
+            figure = EXPERIMENTS[name]
+            if not args.report_only:
+                _sweep(figure.config, run_dir, extra)
+            tables[name] = spot.comparison_report(run_dir, figure, args.out)
+        elif name == "fig9":
+            if not args.report_only:
+                _sweep(SELECTION[name], run_dir, extra)
+            selection = spot.fig9_report(run_dir, args.out)
+        else:
+            if not args.report_only:
+                _sweep(SELECTION[name], run_dir, extra, multirun=False)
+            spot.fig10_report(run_dir, args.out)
+        print(f"report: {args.out}/{name}*", flush=True)
+    table = checks(args.out, args.runs, tables, selection)
+    with pd.option_context("display.width", 160, "display.max_colwidth", 90):
+        print(table.to_string(index=False))
+    print(f"Reports (CSV + PNG) in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
