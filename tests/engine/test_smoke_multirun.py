@@ -129,3 +129,27 @@ def test_policy_selection_outputs_of_a_small_fig9_grid(tmp_path):
         assert (cell_dir / "policy_weights.png").exists()
         series = pd.read_parquet(cell_dir / "series.parquet")
         assert len(series["selection/cumulative_regret"]) == 12
+
+
+def test_the_design_cards_grid_keys_sweep_from_the_command_line(tmp_path):
+    """Window, commitment and threshold (of the pool), the availability cap, the synthetic
+    market's means and the noise kind and level are all grid keys of one multirun."""
+    sweep_dir = tmp_path / "sweep"
+    proc = run_cli("-m", "pool.window=[1],[2]", "pool.commitment=[1]", "pool.threshold=[0.5],[0.9]",
+                   "market.capacity=4,16", "market.mean_availability=3.0", "market.mean_price=0.4",
+                   "noise.kind=fixed_heavy", "noise.level=0.5", "mechanisms=[UP,AHAP]", "replicates=3",
+                   "tracking=off", "runner.progress=false", f"hydra.sweep.dir={sweep_dir}")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    results = pd.read_parquet(sweep_dir / "results.parquet")
+    assert results["cell"].nunique() == 8
+    for column in ("pool.window", "pool.threshold", "market.capacity"):
+        assert column in results.columns, column
+    ahap = sorted(results.loc[results["mechanism"] != "UP", "mechanism"].unique())
+    assert ahap == ["AHAP(w=1,v=1,sigma=0.5)", "AHAP(w=1,v=1,sigma=0.9)",
+                    "AHAP(w=2,v=1,sigma=0.5)", "AHAP(w=2,v=1,sigma=0.9)"]
+    import yaml
+
+    for cell_dir in sorted(p for p in sweep_dir.iterdir() if p.is_dir()):
+        world = yaml.safe_load((cell_dir / "config.yaml").read_text())
+        assert world["noise"] == {"kind": "fixed_heavy", "level": 0.5, "phases": None}
+        assert world["market"]["mean_price"] == 0.4 and world["market"]["capacity"] in (4, 16)
