@@ -103,23 +103,33 @@ def plot_comparison(table: pd.DataFrame, figure: Figure, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     facets = sorted(table[figure.facet].unique()) if figure.facet else [None]
-    fig, axes = plt.subplots(1, len(facets), figsize=(5.5 * len(facets), 4), squeeze=False, sharey=True)
+    has_opt = table["pct_of_opt"].notna().any()
+    rows = 2 if has_opt else 1
+    fig, axes = plt.subplots(rows, len(facets), figsize=(5.5 * len(facets), 3.6 * rows), squeeze=False,
+                             sharey="row", sharex=True)
     categorical = table[figure.x].dtype == object
-    for ax, facet in zip(axes[0], facets):
+    for column, facet in enumerate(facets):
         part = table if facet is None else table[table[figure.facet] == facet]
         for group in GROUPS:
-            rows = part[part["group"] == group].sort_values(figure.x)
-            if rows.empty:
+            rows_ = part[part["group"] == group].sort_values(figure.x)
+            if rows_.empty:
                 continue
-            x = np.arange(len(rows)) if categorical else rows[figure.x]
-            ax.errorbar(x, rows["utility_mean"], yerr=rows["utility_ci95"], marker="o", capsize=3,
-                        label=group, linestyle="--" if group == "OPT" else "-")
+            x = np.arange(len(rows_)) if categorical else rows_[figure.x]
+            style = dict(marker="o", label=group, color=f"C{GROUPS.index(group)}",
+                         linestyle="--" if group == "OPT" else "-")
+            axes[0][column].errorbar(x, rows_["utility_mean"], yerr=rows_["utility_ci95"], capsize=3, **style)
+            if has_opt and group != "OD-Only":
+                axes[1][column].plot(x, rows_["pct_of_opt"], **style)
             if categorical:
-                ax.set_xticks(np.arange(len(rows)), rows[figure.x])
-        ax.set_xlabel(figure.xlabel)
-        ax.set_title(figure.title if facet is None else f"{figure.title} ({figure.facet}={facet})", fontsize=9)
-        ax.grid(alpha=0.3)
+                axes[-1][column].set_xticks(np.arange(len(rows_)), rows_[figure.x])
+        axes[0][column].set_title(figure.title if facet is None else f"{figure.title} ({figure.facet}={facet})",
+                                  fontsize=9)
+        axes[-1][column].set_xlabel(figure.xlabel)
+        for ax in axes[:, column]:
+            ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("mean utility V(T) - cost (95% CI)")
+    if has_opt:
+        axes[1][0].set_ylabel("% of the offline optimum's utility")
     axes[0][-1].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
