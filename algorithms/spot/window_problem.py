@@ -48,13 +48,22 @@ Pruning by bound: a label whose cost plus a lower bound on the cost of its
 remaining work (a fractional relaxation, `_CostFloor`) already rules out the tie
 set of a plan evaluated before (simple constant plans, or plans that finished)
 is dropped. Tests compare the solver with brute-force enumeration.
+
+Implementation (for speed, same results): a DP step expands every label by every
+total at once into (total x label) arrays; the dominance test sorts each total's
+candidates by (-progress, cost, tie key) and compares with running minima; the
+chosen plan is rebuilt from parent pointers. Slot costs, cost floors and
+continuation values are memoised per job (`_JobTables.memo`), since the AHAP
+policies of one world solve many windows with the same slots and end states.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
+import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -62,6 +71,9 @@ import numpy as np
 from market.finetune_job import FineTuneJob
 
 TIE_TOL = 1e-9
+_MEMO_LIMIT = 50_000  # entries of `_JobTables.memo` (slot costs, cost floors, continuation values)
+_MEMO_BATCH = 32  # more final labels than this skip the memo (one numpy call)
+_SCALAR_BATCH = 4  # up to this many continuation values in Python, more with numpy
 
 
 def cheapest_split(n: int, price: float, availability: int, on_demand_price: float) -> tuple[int, int]:
@@ -164,86 +176,114 @@ class WindowPlan:
         return tuple(o + s for o, s in zip(self.on_demand, self.spot))
 
 
-@functools.lru_cache(maxsize=256)
-def _job_tables(job: FineTuneJob) -> tuple[np.ndarray, list[float], np.ndarray]:
-    """Totals {0} U [N_min, N_max], their H(n), and work[p, i] = mu H(n_i) after p (eq. 2, 5a)."""
-    opts = np.array([0, *range(job.n_min, job.n_max + 1)], dtype=np.int64)
-    work = np.array([[job.slot_work(int(n), p) for n in opts] for p in range(job.n_max + 1)])
-    opts.setflags(write=False)
-    work.setflags(write=False)
-    return opts, [job.throughput(int(n)) for n in opts], work
+@dataclass(frozen=True)
+class _JobTables:
+    """Per-job constants of the DP: totals {0} U [N_min, N_max], their H(n), work[p][i] =
+    mu H(opts[i]) after p instances (eq. 2, 5a), and for the continuation the counts
+    m in [N_min, N_max] with H(m) and the first slot's work after each n_last.
+    `memo` keeps what solves of the same job share: per-slot costs and envelopes,
+    cost floors and continuation values (cleared beyond _MEMO_LIMIT entries)."""
+
+    opts: tuple[int, ...]
+    throughput: tuple[float, ...]
+    work: tuple[tuple[float, ...], ...]
+    work_max: float
+    counts: tuple[int, ...]
+    count_throughput: tuple[float, ...]
+    count_first: tuple[tuple[float, ...], ...]
+    first_late: tuple[float, ...]
+    tol: float
+    h_max: float
+    late_scale: float
+    work_t: np.ndarray
+    opts_np: np.ndarray
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
-def _slot_costs(opts: np.ndarray, price: float, availability: int, on_demand_price: float) -> np.ndarray:
-    """`slot_cost` of `cheapest_split` for every total in opts, same float operations."""
-    spot = np.minimum(opts, availability) if price < on_demand_price else np.zeros_like(opts)
-    return (opts - spot) * on_demand_price + spot * price
+@functools.lru_cache(maxsize=8)
+def _job_tables(job: FineTuneJob) -> _JobTables:
+    opts = (0, *range(job.n_min, job.n_max + 1))
+    work = tuple(tuple(job.slot_work(n, p) for n in opts) for p in range(job.n_max + 1))
+    counts = tuple(range(job.n_min, job.n_max + 1))
+    h = tuple(job.throughput(m) for m in counts)
+    # the first continuation slot: mu of eq. 2 from n_last, times H(m), as continuation_values
+    first = tuple(
+        tuple((job.mu1 if m > last else job.mu2 if m < last else 1.0) * hm for m, hm in zip(counts, h))
+        for last in range(job.n_max + 1)
+    )
+    h_max = job.throughput(job.n_max)
+    # the termination's first slot after m instances at d (Sec. III-E2, as _tilde_values)
+    first_late = tuple((job.mu1 if job.n_max > m else job.mu2 if job.n_max < m else 1.0) * h_max
+                       for m in counts)
+    return _JobTables(opts, tuple(job.throughput(n) for n in opts), work,
+                      max(max(row) for row in work), counts, h, first, first_late,
+                      job.tolerance(), h_max, (job.gamma - 1.0) * job.deadline,
+                      np.array(work).T.copy(), np.array(opts))
 
 
-def _segmented_prefix_min(values: np.ndarray, segment: np.ndarray, position: np.ndarray) -> np.ndarray:
-    """Running minimum of `values` within consecutive segments (inclusive of the element)."""
-    table = np.full((int(segment[-1]) + 1, int(position.max()) + 1), np.inf)
-    table[segment, position] = values
-    return np.minimum.accumulate(table, axis=1)[segment, position]
+def _tilde_value(job: FineTuneJob, progress: float, n_last: int, on_demand_price: float) -> float:
+    """Scalar `_tilde_values`, with the same float operations (bit for bit)."""
+    tol = job.tolerance()
+    if progress >= job.workload - tol:
+        return job.value
+    h = job.throughput(job.n_max)
+    remaining = job.workload - progress
+    first = (job.mu1 if job.n_max > n_last else job.mu2 if job.n_max < n_last else 1.0) * h
+    extra = 1
+    if remaining > first + tol:
+        extra += math.ceil((remaining - first - tol) / h)
+    cost = extra * job.n_max * on_demand_price
+    d = job.deadline
+    if d + extra < job.gamma * d:
+        value = job.value * (1.0 - float(extra) / ((job.gamma - 1.0) * d))
+    else:
+        value = 0.0
+    return value - cost
 
 
-def _undominated(group: np.ndarray, z: np.ndarray, c: np.ndarray, rank: np.ndarray,
-                 dz: float, dc: float) -> np.ndarray:
-    """Labels to keep: i is dropped when a label j of the same group (previous total) has
-    z_j >= z_i and c_j <= c_i and either z_j > z_i + dz, c_j < c_i - dc, or rank_j < rank_i.
-
-    The margins dz, dc are far above float rounding, so a strict advantage in progress
-    or cost survives any common suffix; below them the tie key `rank` decides.
-    The relation is transitive, so checking against all labels equals checking
-    against the survivors.
-    """
-    n = z.size
-    order = np.lexsort((rank, c, -z, group))
-    g, zs, cs, rs = group[order], z[order], c[order], rank[order].astype(float)
-    first = np.r_[True, g[1:] != g[:-1]]
-    seg = np.cumsum(first) - 1
-    seg_start = np.flatnonzero(first)[seg]
-    idx = np.arange(n)
-    pm = _segmented_prefix_min(cs, seg, idx - seg_start)
-
-    run_first = first | np.r_[True, zs[1:] != zs[:-1]]
-    run = np.cumsum(run_first) - 1
-    run_starts = np.flatnonzero(run_first)
-    run_start = run_starts[run]
-    run_end = np.r_[run_starts[1:], n][run] - 1
-    strong_c = pm[run_end] < cs - dc
-
-    span = float(zs.max() - zs.min()) + 4.0 * dz + 1.0
-    key = seg * span - zs
-    q = np.searchsorted(key, key - dz, side="left") - 1
-    has_q = q >= seg_start
-    strong_z = has_q & (pm[np.maximum(q, 0)] <= cs)
-
-    # Equal progress: sorted by cost then rank, so an earlier label of the run with a
-    # smaller rank dominates. Running minimum per run: offsets decreasing by run keep
-    # earlier runs out of it (ranks are integers below n, so this is exact).
-    shifted = rs - run * float(n + 1)
-    rank_before = np.minimum.accumulate(shifted) + run * float(n + 1)
-    rank_before = np.r_[np.inf, rank_before[:-1]]
-    rank_before[run_first] = np.inf
-    drop = strong_c | strong_z | (rank_before < rs)
-
-    # Progress larger by less than dz (float noise): compare directly.
-    lo = np.maximum(q + 1, seg_start)
-    for i in np.flatnonzero(~drop & (lo < run_start)):
-        j = slice(lo[i], run_start[i])
-        if np.any((cs[j] <= cs[i]) & (rs[j] < rs[i])):
-            drop[i] = True
-    keep = np.empty(n, dtype=bool)
-    keep[order] = ~drop
-    return keep
+def _continuation(job: FineTuneJob, tables: _JobTables, progress: float, n_last: int,
+                  slots_left: int, on_demand_price: float) -> float:
+    """Scalar `continuation_values`, with the same float operations (bit for bit):
+    the loop over m and `_tilde_value` inlined."""
+    workload, value, tol = job.workload, job.value, tables.tol
+    if progress >= workload - tol:
+        return value
+    if slots_left <= 0:
+        return _tilde_value(job, progress, n_last, on_demand_price)
+    remaining = workload - progress
+    n_max, h_max, deadline, late_scale = job.n_max, tables.h_max, job.deadline, tables.late_scale
+    hard = job.gamma * deadline
+    best = -math.inf
+    for m, h, first, first_late in zip(tables.counts, tables.count_throughput,
+                                       tables.count_first[n_last], tables.first_late):
+        if remaining > first + tol:
+            slots = 1 + math.ceil((remaining - first - tol) / h)
+            if slots <= slots_left:
+                v = value - slots * m * on_demand_price
+            else:
+                # not done by d: tilde value (eq. 9) of the progress at d after m from n_last
+                at_deadline = progress + first + (slots_left - 1) * h
+                if at_deadline >= workload - tol:
+                    v = value - slots_left * m * on_demand_price
+                else:
+                    left = workload - at_deadline
+                    extra = 1
+                    if left > first_late + tol:
+                        extra += math.ceil((left - first_late - tol) / h_max)
+                    late = value * (1.0 - float(extra) / late_scale) if deadline + extra < hard else 0.0
+                    v = late - extra * n_max * on_demand_price - slots_left * m * on_demand_price
+        else:
+            v = value - m * on_demand_price
+        if v > best:
+            best = v
+    return best
 
 
 def _envelope(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     """Segments (slope, length) of the lower convex hull of points from (0, 0), by work."""
     best: dict[float, float] = {}
     for x, y in points:
-        if x > 0 and y < best.get(x, np.inf):
+        if x > 0 and y < best.get(x, math.inf):
             best[x] = y
     hull = [(0.0, 0.0)]
     for x, y in sorted(best.items()):
@@ -279,14 +319,96 @@ class _CostFloor:
         return np.where(work <= self.work[-1], inside, beyond)
 
 
-def _select(obj: np.ndarray, cost: np.ndarray, progress: np.ndarray, total: np.ndarray,
-            plans: np.ndarray, tie: float) -> int:
-    """Index of the winner: objective within `tie` of the best, then the least cost,
-    then the most progress, then the fewest instance-slots, then the
-    lexicographically smallest sequence of totals."""
-    tied = np.flatnonzero(obj >= obj.max() - tie)
-    cols = tuple(plans[tied, j] for j in range(plans.shape[1] - 1, -1, -1))
-    return int(tied[np.lexsort(cols + (total[tied], -progress[tied], cost[tied]))[0]])
+def _undominated(valid: np.ndarray, z: np.ndarray, c: np.ndarray, key: np.ndarray,
+                 dz: float, dc: float) -> np.ndarray:
+    """Candidates to keep, as a (total x label) mask like the inputs; a row is a group
+    (same new total, hence the same previous total at the next slot).
+
+    Candidate i is dropped when another valid candidate j of its row has z_j >= z_i and
+    c_j <= c_i and either z_j > z_i + dz, c_j < c_i - dc, or key_j < key_i (the tie
+    key: fewer instance-slots, then the lexicographically smaller sequence). The
+    margins dz, dc are far above float rounding, so a strict advantage in progress or
+    cost survives any common suffix; below them the tie key decides.
+
+    Sorted by (-z, c, key) within a row, only earlier candidates can dominate a later
+    one (a later one has less progress, or equal progress and more cost or equal cost
+    and a larger key). With P_i the least cost before i: P_i < c_i - dc drops i,
+    P_i > c_i keeps it, and the rare case in between is checked directly.
+    """
+    used = valid.any(axis=0)
+    if not used.all():  # labels none of whose expansions is valid: leave them out
+        used = np.flatnonzero(used)
+        keep = np.zeros(valid.shape, dtype=bool)
+        keep[:, used] = _undominated(valid[:, used], z[:, used], c[:, used], key[:, used], dz, dc)
+        return keep
+    zt = np.where(valid, z, -np.inf)
+    ct = np.where(valid, c, np.inf)
+    order = np.lexsort((key, ct, -zt))
+    row_of = np.arange(order.shape[0])[:, None]
+    zs = zt[row_of, order]
+    cs = ct[row_of, order]
+    before = np.empty_like(cs)
+    before[:, 0] = np.inf
+    np.minimum.accumulate(cs[:, :-1], axis=1, out=before[:, 1:])
+    drop = before < cs - dc
+    unsure = ~drop & (before <= cs) & (cs < np.inf)
+    if unsure.any():
+        # q_i = how many candidates of the row have z_j > z_i + dz (a prefix of the row):
+        # one merged sort of the values -z_j and the queries -(z_i + dz) per row, the
+        # queries first among equal values (searchsorted, side="left").
+        width = zs.shape[1]
+        values = np.concatenate([-(zs + dz), -zs], axis=1)
+        is_data = np.zeros(values.shape, dtype=np.int8)
+        is_data[:, width:] = 1
+        merged = np.lexsort((is_data, values))
+        q = np.empty(values.shape, dtype=np.int64)
+        q[row_of, merged] = np.cumsum(is_data[row_of, merged], axis=1)
+        q = q[:, :width]  # queries are not data: the count is of data strictly before
+        strong_z = before[row_of, q] <= cs  # before[q] = min cost of the prefix
+        drop |= unsure & strong_z
+        # left: an earlier candidate within dz of z_i costs at most c_i; it dominates
+        # only with a smaller tie key (the previous candidate first, then all of them)
+        near = unsure & ~strong_z & (q < np.arange(width))
+        if near.any():
+            ks = key[row_of, order]
+            prev_ok = np.zeros(near.shape, dtype=bool)
+            prev_ok[:, 1:] = (cs[:, :-1] <= cs[:, 1:]) & (ks[:, :-1] < ks[:, 1:])
+            drop |= near & prev_ok
+            for row, pos in zip(*(a.tolist() for a in np.nonzero(near & ~prev_ok))):
+                lo = int(q[row, pos])
+                ci, ki = cs[row, pos], ks[row, pos]
+                if np.any((cs[row, lo:pos] <= ci) & (ks[row, lo:pos] < ki)):
+                    drop[row, pos] = True
+    keep = np.empty(drop.shape, dtype=bool)
+    keep[row_of, order] = ~drop
+    return keep & valid
+
+
+def _slot_data(tables: _JobTables, memo: dict, price: float, availability: int,
+               on_demand_price: float) -> tuple[list[float], list[tuple[float, float]]]:
+    """`slot_cost` of `cheapest_split` for every total (the float operations of
+    `_slot_costs`) and the lower convex envelope of (H(n), cost(n)), memoised per job."""
+    key = ("slot", price, availability, on_demand_price)
+    got = memo.get(key)
+    if got is None:
+        cheap_spot = price < on_demand_price
+        costs = []
+        for n in tables.opts:
+            spot = min(n, availability) if cheap_spot else 0
+            costs.append((n - spot) * on_demand_price + spot * price)
+        got = memo[key] = (costs, _envelope(list(zip(tables.throughput, costs))))
+    return got
+
+
+def _cost_floor(tables: _JobTables, memo: dict, job: FineTuneJob, later: list, later_key: tuple,
+                on_demand_price: float) -> "_CostFloor":
+    """The `_CostFloor` of the window slots `later` (their `_slot_data`), memoised per job."""
+    key = ("floor", later_key, on_demand_price)
+    got = memo.get(key)
+    if got is None:
+        tail_rate = min(n * on_demand_price / job.throughput(n) for n in range(job.n_min, job.n_max + 1))
+        got = memo[key] = _CostFloor([seg for _, segments in later for seg in segments], tail_rate)
+    return got
 
 
 def solve_window(job: FineTuneJob, t: int, progress: float, n_prev: int,
@@ -314,110 +436,137 @@ def solve_window(job: FineTuneJob, t: int, progress: float, n_prev: int,
     if job.is_complete(progress):
         return WindowPlan((0,) * length, (0,) * length, job.value)
 
+    progress = float(progress)
+    n_prev = int(n_prev)
     p_o = float(on_demand_price)
     value = job.value
     tie = TIE_TOL * max(1.0, value)
     done_at = job.workload - job.tolerance()
     slots_after = d - (t + length - 1)
-    opts, throughput, work = _job_tables(job)
-    n_opts = opts.size
-    costs = np.array([_slot_costs(opts, price[k], avail[k], p_o) for k in range(length)])
-    dz = 1e-12 * (job.workload + float(work.max()) * length + 1.0)
-    dc = 1e-12 * (float(costs.max()) * length + 1.0)
-
-    tail_rate = min(n * p_o / job.throughput(n) for n in range(job.n_min, job.n_max + 1))
-    slot_segments = [_envelope(list(zip(throughput, costs[k].tolist()))) for k in range(length)]
-    floors = [_CostFloor([seg for j in range(k + 1, length) for seg in slot_segments[j]], tail_rate)
+    tables = _job_tables(job)
+    opts, work = tables.opts, tables.work
+    n_opts = len(opts)
+    memo = tables.memo
+    if len(memo) > _MEMO_LIMIT:
+        memo.clear()
+    slots = [_slot_data(tables, memo, price[k], avail[k], p_o) for k in range(length)]
+    costs = [costs_k for costs_k, _ in slots]
+    dz = 1e-12 * (job.workload + tables.work_max * length + 1.0)
+    dc = 1e-12 * (max(max(row) for row in costs) * length + 1.0)
+    floors = [_cost_floor(tables, memo, job, slots[k + 1:], tuple(zip(price[k + 1:], avail[k + 1:])), p_o)
               for k in range(length)]
+
+    def terminal(states: list[tuple[float, int]]) -> list[float]:
+        """Continuation values of (progress, last total) states, memoised per job."""
+        missing = list({key for key in states if (key[0], key[1], slots_after, p_o) not in memo})
+        if len(missing) > _SCALAR_BATCH:
+            values = continuation_values(job, [z for z, _ in missing], [n for _, n in missing],
+                                         slots_after, p_o).tolist()
+        else:
+            values = [_continuation(job, tables, z, n, slots_after, p_o) for z, n in missing]
+        for (z, n), v in zip(missing, values):
+            memo[z, n, slots_after, p_o] = v
+        return [memo[z, n, slots_after, p_o] for z, n in states]
 
     # Lower bound on the optimum from simple plans, evaluated with the DP's arithmetic:
     # a constant total i, and the same with all usable spot where spot is cheaper.
-    usable = np.searchsorted(opts, np.minimum(avail, job.n_max), side="right") - 1
-    cheaper = np.array(price) < p_o
-    constant = np.arange(n_opts)[:, None]
-    heuristic = np.concatenate([
-        np.broadcast_to(constant, (n_opts, length)),
-        np.where(cheaper, np.maximum(constant, usable), constant)[1:],
-    ])
-    best = float(_evaluate(job, work, costs, opts, heuristic, progress, n_prev,
-                           slots_after, p_o).max())
+    usable = [bisect.bisect_right(opts, min(a, job.n_max)) - 1 for a in avail]
+    heuristic = {(i,) * length for i in range(n_opts)}
+    heuristic.update(
+        tuple(max(i, usable[k]) if price[k] < p_o else i for k in range(length))
+        for i in range(1, n_opts)
+    )
+    best = -math.inf
+    open_rows = []
+    for row in heuristic:
+        z, c, last = progress, 0.0, n_prev
+        for k, i in enumerate(row):
+            z = z + work[last][i]
+            c = c + costs[k][i]
+            last = opts[i]
+            if z >= done_at:
+                best = max(best, value - c)
+                break
+        else:
+            open_rows.append((z, last, c))
+    if open_rows:
+        ends = terminal([(z, last) for z, last, _ in open_rows])
+        best = max(best, max(v - c for v, (_, _, c) in zip(ends, open_rows)))
 
-    prev = np.array([n_prev], dtype=np.int64)
-    z = np.array([float(progress)])
+    # Labels of the DP as arrays: previous total, progress, cost, sum of totals, and the
+    # rank of the sequence of totals among the labels (lexicographic order). A step
+    # expands every label by every total at once into (total x label) matrices.
+    # parents[k][j], choices[k][j]: label j after slot k came from label parents[k][j]
+    # of the slot before with the total opts[choices[k][j]].
+    work_t, costs_np, opts_np = tables.work_t, np.array(costs), tables.opts_np
+    prev = np.array([n_prev])
+    z = np.array([progress])
     c = np.array([0.0])
     s = np.zeros(1, dtype=np.int64)
-    lex = np.zeros(1, dtype=np.int64)
-    plans = np.zeros((1, 0), dtype=np.int64)
-    out: list[tuple] = []
-
+    rank = np.zeros(1, dtype=np.int64)
+    choice = np.arange(n_opts, dtype=np.int64)[:, None]
+    parents: list[np.ndarray] = []
+    choices: list[np.ndarray] = []
+    out: list[tuple] = []  # (objective, cost, progress, sum, slot k, index, total index) arrays
     for k in range(length):
-        src = np.repeat(np.arange(prev.size), n_opts)
-        choice = np.tile(np.arange(n_opts), prev.size)
-        n2 = opts[choice]
-        z2 = z[src] + work[prev[src], choice]
-        c2 = c[src] + costs[k, choice]
-        s2 = s[src] + n2
-        lex2 = lex[src] * n_opts + choice
-        plans2 = np.concatenate([plans[src], n2[:, None]], axis=1)
-
+        z2 = z + work_t[:, prev]
+        c2 = c + costs_np[k][:, None]
+        s2 = s + opts_np[:, None]
         done = z2 >= done_at
         if done.any():
             obj = value - c2[done]
             best = max(best, float(obj.max()))
-            padded = np.zeros((int(done.sum()), length), dtype=np.int64)
-            padded[:, : k + 1] = plans2[done]
-            out.append((obj, c2[done], z2[done], s2[done], padded))
-        live = ~done
-        live[live] = value - c2[live] - floors[k](done_at - z2[live]) >= best - 2 * tie
-        n2, z2, c2, s2, lex2, plans2 = n2[live], z2[live], c2[live], s2[live], lex2[live], plans2[live]
-        if n2.size == 0:
-            z = z2
+            # a plan below best - tie is never in the final tie set (the best only grows)
+            near = obj >= best - tie
+            cols, rows = np.nonzero(done)
+            out.append((obj[near], c2[done][near], z2[done][near], s2[done][near], k, rows[near], cols[near]))
+        bound = value - c2 - floors[k](done_at - z2)
+        valid = (bound >= best - 2 * tie) & ~done
+        if not valid.any():
             break
-        order = np.argsort(lex2, kind="stable")
-        lex2 = np.empty_like(lex2)
-        lex2[order] = np.arange(order.size)
-        key_order = np.lexsort((lex2, s2))
-        rank = np.empty_like(lex2)
-        rank[key_order] = np.arange(key_order.size)
-        keep = _undominated(n2, z2, c2, rank, dz, dc)
-        prev, z, c, s, plans = n2[keep], z2[keep], c2[keep], s2[keep], plans2[keep]
-        lex = np.argsort(np.argsort(lex2[keep], kind="stable"), kind="stable")
+        # tie key: fewer instance-slots, then the lexicographically smaller sequence
+        order2 = rank * n_opts + choice
+        key = s2 * (rank.size * n_opts) + order2
+        keep = _undominated(valid, z2, c2, key, dz, dc)
+        cols, rows = np.nonzero(keep)
+        parents.append(rows)
+        choices.append(cols)
+        prev, z, c, s = opts_np[cols], z2[cols, rows], c2[cols, rows], s2[cols, rows]
+        survivors = order2[cols, rows]
+        rank = np.empty_like(survivors)
+        rank[np.argsort(survivors)] = np.arange(survivors.size)
+    else:
+        if z.size > _MEMO_BATCH:
+            obj = continuation_values(job, z, prev, slots_after, p_o) - c
+        else:
+            obj = np.array(terminal(list(zip(z.tolist(), prev.tolist())))) - c
+        out.append((obj, c, z, s, length - 1, np.arange(z.size), None))
 
-    if z.size and plans.shape[1] == length:
-        obj = continuation_values(job, z, prev, slots_after, p_o) - c
-        out.append((obj, c, z, s, plans))
-    obj, cost, prog, total, rows = (np.concatenate(part) for part in zip(*out))
-    pick = _select(obj, cost, prog, total, rows, tie)
+    def totals(k: int, index: int, total: int | None) -> tuple[int, ...]:
+        """The padded sequence of totals of label `index` after slot k (with `total`
+        chosen in slot k when the label finished there)."""
+        seq = [0] * length
+        if total is not None:
+            seq[k] = opts[total]
+            k -= 1
+        for j in range(k, -1, -1):
+            seq[j] = opts[int(choices[j][index])]
+            index = int(parents[j][index])
+        return tuple(seq)
+
+    top = max(float(part[0].max()) for part in out if part[0].size)
+    tied = []
+    for obj, cost, prog, total, k, index, col in out:
+        for i in np.flatnonzero(obj >= top - tie).tolist():
+            tied.append((float(cost[i]), -float(prog[i]), int(total[i]),
+                         totals(k, int(index[i]), None if col is None else int(col[i])), float(obj[i])))
+    pick = min(tied)
     on_demand, spot = [], []
-    for k, n in enumerate(rows[pick].tolist()):
+    for k, n in enumerate(pick[3]):
         o, sp = cheapest_split(n, price[k], avail[k], p_o)
         on_demand.append(o)
         spot.append(sp)
-    return WindowPlan(tuple(on_demand), tuple(spot), float(obj[pick]))
-
-
-def _evaluate(job: FineTuneJob, work: np.ndarray, costs: np.ndarray, opts: np.ndarray,
-              choices: np.ndarray, progress: float, n_prev: int, slots_after: int,
-              p_o: float) -> np.ndarray:
-    """Objectives of plans given as rows of indices into `opts`, with the DP's arithmetic."""
-    rows = choices.shape[0]
-    z = np.full(rows, float(progress))
-    c = np.zeros(rows)
-    prev = np.full(rows, n_prev, dtype=np.int64)
-    obj = np.full(rows, np.nan)
-    running = np.ones(rows, dtype=bool)
-    done_at = job.workload - job.tolerance()
-    for k in range(choices.shape[1]):
-        ch = choices[:, k]
-        z = np.where(running, z + work[prev, ch], z)
-        c = np.where(running, c + costs[k, ch], c)
-        prev = np.where(running, opts[ch], prev)
-        finished = running & (z >= done_at)
-        obj[finished] = job.value - c[finished]
-        running &= ~finished
-    if running.any():
-        obj[running] = continuation_values(job, z[running], prev[running], slots_after, p_o) - c[running]
-    return obj
+    return WindowPlan(tuple(on_demand), tuple(spot), pick[4])
 
 
 class WindowSolver:
