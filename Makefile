@@ -7,7 +7,7 @@ UI_PORT ?= 5000
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test smoke ui bench clean reproduce-spot
+.PHONY: help install sweep test smoke ui bench bench-fig9 clean reproduce-spot
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
@@ -34,6 +34,9 @@ ui: $(STAMP) ## Browse mlflow.db in the MLflow UI at 127.0.0.1 (port 5000, or UI
 
 bench: $(STAMP) ## Run the engine benchmarks (writes bench/results/engine.json)
 	$(PY) -m bench.engine_overhead $(ARGS)
+
+bench-fig9: $(STAMP) ## Time the Fig. 9 sweep end to end and profile it (writes bench/results/fig9.json)
+	$(PY) -m bench.fig9 $(ARGS)
 
 reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 (about an hour on 2 cores): reports/spot/*.csv + *.png
 	$(PY) -m sweep.reproduce spot $(ARGS)
