@@ -13,7 +13,9 @@
    and N (fixed start-up + seconds per replicate x 1000), else wall x 1000 / N.
 2. Profile: cProfile of `--profile-replicates` replicates of each cell in this process
    (`family.simulate_replicate`, as a worker runs them): top functions by tottime and
-   cumtime, and the share of `solve_window`.
+   cumtime, and the share of `solve_window`. Steps 2 and 3 first run one untimed replicate,
+   which loads (or, without a cache, compiles) the solver's Numba code, as each worker
+   does once.
 3. `--baseline REV`: the window solver of git revision REV against the working tree's,
    side by side in this process (the old module is loaded from `git show` and patched
    into `WindowSolver`), alternating the order each repeat: median seconds per
@@ -104,10 +106,17 @@ def _rows(stats: pstats.Stats, key: str, limit: int) -> list[dict]:
     return rows
 
 
+def warm_up(cells) -> None:
+    """One replicate of the first cell, untimed: loads (or compiles) the solver's Numba code,
+    which a worker does once per process, so that it is not counted as simulation."""
+    run_replicates(cells[:1], 1)
+
+
 def profile(cells, replicates: int, limit: int = 12) -> dict:
     """cProfile of `replicates` replicates of every cell (in-process, as a worker runs them)."""
     import algorithms.spot.window_problem as wp
 
+    warm_up(cells)
     wp._job_tables.cache_clear()
     profiler = cProfile.Profile()
     start = time.perf_counter()
@@ -116,13 +125,14 @@ def profile(cells, replicates: int, limit: int = 12) -> dict:
     stats = pstats.Stats(profiler, stream=io.StringIO())
     total = stats.total_tt
 
-    def cumulative(name: str) -> tuple[int, float]:
-        found = [(v[1], v[3]) for (f, _, n), v in stats.stats.items() if n == name and "spot" in f]
+    def cumulative(name: str, module: str) -> tuple[int, float]:
+        found = [(v[1], v[3]) for (f, _, n), v in stats.stats.items()
+                 if n == name and f.endswith(f"spot{os.sep}{module}")]
         return (sum(c for c, _ in found), sum(t for _, t in found)) if found else (0, 0.0)
 
-    solves, solve_time = cumulative("solve_window")
-    memo_calls, memo_time = cumulative("solve")
-    sims, sim_time = cumulative("simulate")
+    solves, solve_time = cumulative("solve_window", "window_problem.py")
+    memo_calls, memo_time = cumulative("solve", "window_problem.py")  # WindowSolver.solve
+    sims, sim_time = cumulative("simulate", "simulation.py")
     return {
         "replicates_per_cell": replicates,
         "wall_seconds_with_profiler": elapsed,
@@ -154,6 +164,7 @@ def compare_baseline(cells, rev: str, replicates: int, repeats: int) -> dict:
     import algorithms.spot.window_problem as wp
 
     solvers = {f"baseline {rev}": load_baseline(rev).solve_window, "working tree": wp.solve_window}
+    warm_up(cells)
     names = list(solvers)
     times: dict[str, list[float]] = {name: [] for name in names}
     identical = True

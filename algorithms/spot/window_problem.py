@@ -49,12 +49,18 @@ remaining work (a fractional relaxation, `_CostFloor`) already rules out the tie
 set of a plan evaluated before (simple constant plans, or plans that finished)
 is dropped. Tests compare the solver with brute-force enumeration.
 
-Implementation (for speed, same results): a DP step expands every label by every
-total at once into (total x label) arrays; the dominance test sorts each total's
-candidates by (-progress, cost, tie key) and compares with running minima; the
-chosen plan is rebuilt from parent pointers. Slot costs, cost floors and
-continuation values are memoised per job (`_JobTables.memo`), since the AHAP
-policies of one world solve many windows with the same slots and end states.
+Implementation (for speed, same results): everything after the set-up runs as
+compiled code (Numba, algorithms/spot/window_kernels.py, `solve`): the bound from
+the simple plans, the DP steps, the continuation values at the window's end and
+the tie rule. A DP step expands every label by every total into (total x label)
+arrays; the dominance test sorts each total's candidates by (-progress, cost, tie
+key) and compares with running minima; the chosen plan is rebuilt from parent
+pointers. The float operations are those of the NumPy version it replaced (commit
+029d32f), in the same order, so plans and objectives are the same bit for bit.
+Slot costs, cost floors and the window's packed arrays are memoised per job
+(`_JobTables.memo`), since the AHAP policies of one world solve many windows with
+the same slots. `continuation_values` is the NumPy reference of the compiled
+continuation value (tests check they agree bit for bit).
 """
 
 from __future__ import annotations
@@ -68,12 +74,11 @@ from typing import Sequence
 
 import numpy as np
 
+from algorithms.spot.window_kernels import continuation, solve
 from market.finetune_job import FineTuneJob
 
 TIE_TOL = 1e-9
-_MEMO_LIMIT = 50_000  # entries of `_JobTables.memo` (slot costs, cost floors, continuation values)
-_MEMO_BATCH = 32  # more final labels than this skip the memo (one numpy call)
-_SCALAR_BATCH = 4  # up to this many continuation values in Python, more with numpy
+_MEMO_LIMIT = 50_000  # entries of `_JobTables.memo` (slot costs, cost floors, packed window arrays)
 
 
 def cheapest_split(n: int, price: float, availability: int, on_demand_price: float) -> tuple[int, int]:
@@ -182,7 +187,7 @@ class _JobTables:
     mu H(opts[i]) after p instances (eq. 2, 5a), and for the continuation the counts
     m in [N_min, N_max] with H(m) and the first slot's work after each n_last.
     `memo` keeps what solves of the same job share: per-slot costs and envelopes,
-    cost floors and continuation values (cleared beyond _MEMO_LIMIT entries)."""
+    cost floors and the packed window arrays (cleared beyond _MEMO_LIMIT entries)."""
 
     opts: tuple[int, ...]
     throughput: tuple[float, ...]
@@ -197,6 +202,13 @@ class _JobTables:
     late_scale: float
     work_t: np.ndarray
     opts_np: np.ndarray
+    jf: np.ndarray  # for window_kernels.continuation: workload, value, tol, gamma, h_max, late_scale
+    ji: np.ndarray  # n_max, deadline
+    counts_np: np.ndarray
+    count_h_np: np.ndarray
+    count_first_np: np.ndarray
+    first_late_np: np.ndarray
+    tilde_first_np: np.ndarray  # the termination's first slot after n_last = 0..N_max
     memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -215,68 +227,28 @@ def _job_tables(job: FineTuneJob) -> _JobTables:
     # the termination's first slot after m instances at d (Sec. III-E2, as _tilde_values)
     first_late = tuple((job.mu1 if job.n_max > m else job.mu2 if job.n_max < m else 1.0) * h_max
                        for m in counts)
+    tilde_first = [(job.mu1 if job.n_max > last else job.mu2 if job.n_max < last else 1.0) * h_max
+                   for last in range(job.n_max + 1)]
+    late_scale = (job.gamma - 1.0) * job.deadline
     return _JobTables(opts, tuple(job.throughput(n) for n in opts), work,
                       max(max(row) for row in work), counts, h, first, first_late,
-                      job.tolerance(), h_max, (job.gamma - 1.0) * job.deadline,
-                      np.array(work).T.copy(), np.array(opts))
-
-
-def _tilde_value(job: FineTuneJob, progress: float, n_last: int, on_demand_price: float) -> float:
-    """Scalar `_tilde_values`, with the same float operations (bit for bit)."""
-    tol = job.tolerance()
-    if progress >= job.workload - tol:
-        return job.value
-    h = job.throughput(job.n_max)
-    remaining = job.workload - progress
-    first = (job.mu1 if job.n_max > n_last else job.mu2 if job.n_max < n_last else 1.0) * h
-    extra = 1
-    if remaining > first + tol:
-        extra += math.ceil((remaining - first - tol) / h)
-    cost = extra * job.n_max * on_demand_price
-    d = job.deadline
-    if d + extra < job.gamma * d:
-        value = job.value * (1.0 - float(extra) / ((job.gamma - 1.0) * d))
-    else:
-        value = 0.0
-    return value - cost
+                      job.tolerance(), h_max, late_scale,
+                      np.array(work).T.copy(), np.array(opts, dtype=np.int64),
+                      np.array([job.workload, job.value, job.tolerance(), job.gamma, h_max, late_scale],
+                               dtype=float),
+                      np.array([job.n_max, job.deadline], dtype=np.int64),
+                      np.array(counts, dtype=np.int64), np.array(h, dtype=float),
+                      np.array(first, dtype=float), np.array(first_late, dtype=float),
+                      np.array(tilde_first, dtype=float))
 
 
 def _continuation(job: FineTuneJob, tables: _JobTables, progress: float, n_last: int,
                   slots_left: int, on_demand_price: float) -> float:
     """Scalar `continuation_values`, with the same float operations (bit for bit):
-    the loop over m and `_tilde_value` inlined."""
-    workload, value, tol = job.workload, job.value, tables.tol
-    if progress >= workload - tol:
-        return value
-    if slots_left <= 0:
-        return _tilde_value(job, progress, n_last, on_demand_price)
-    remaining = workload - progress
-    n_max, h_max, deadline, late_scale = job.n_max, tables.h_max, job.deadline, tables.late_scale
-    hard = job.gamma * deadline
-    best = -math.inf
-    for m, h, first, first_late in zip(tables.counts, tables.count_throughput,
-                                       tables.count_first[n_last], tables.first_late):
-        if remaining > first + tol:
-            slots = 1 + math.ceil((remaining - first - tol) / h)
-            if slots <= slots_left:
-                v = value - slots * m * on_demand_price
-            else:
-                # not done by d: tilde value (eq. 9) of the progress at d after m from n_last
-                at_deadline = progress + first + (slots_left - 1) * h
-                if at_deadline >= workload - tol:
-                    v = value - slots_left * m * on_demand_price
-                else:
-                    left = workload - at_deadline
-                    extra = 1
-                    if left > first_late + tol:
-                        extra += math.ceil((left - first_late - tol) / h_max)
-                    late = value * (1.0 - float(extra) / late_scale) if deadline + extra < hard else 0.0
-                    v = late - extra * n_max * on_demand_price - slots_left * m * on_demand_price
-        else:
-            v = value - m * on_demand_price
-        if v > best:
-            best = v
-    return best
+    `window_kernels.continuation`, the one the solver uses."""
+    return float(continuation(float(progress), int(n_last), int(slots_left), float(on_demand_price),
+                              tables.jf, tables.ji, tables.counts_np, tables.count_h_np,
+                              tables.count_first_np, tables.first_late_np, tables.tilde_first_np))
 
 
 def _envelope(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -312,77 +284,6 @@ class _CostFloor:
         self.cost = np.concatenate([[0.0], np.cumsum([slope * length for slope, length in cheap])])
         self.tail_rate = tail_rate
 
-    def __call__(self, work: np.ndarray) -> np.ndarray:
-        work = np.maximum(work, 0.0)
-        inside = np.interp(work, self.work, self.cost)
-        beyond = self.cost[-1] + (work - self.work[-1]) * self.tail_rate
-        return np.where(work <= self.work[-1], inside, beyond)
-
-
-def _undominated(valid: np.ndarray, z: np.ndarray, c: np.ndarray, key: np.ndarray,
-                 dz: float, dc: float) -> np.ndarray:
-    """Candidates to keep, as a (total x label) mask like the inputs; a row is a group
-    (same new total, hence the same previous total at the next slot).
-
-    Candidate i is dropped when another valid candidate j of its row has z_j >= z_i and
-    c_j <= c_i and either z_j > z_i + dz, c_j < c_i - dc, or key_j < key_i (the tie
-    key: fewer instance-slots, then the lexicographically smaller sequence). The
-    margins dz, dc are far above float rounding, so a strict advantage in progress or
-    cost survives any common suffix; below them the tie key decides.
-
-    Sorted by (-z, c, key) within a row, only earlier candidates can dominate a later
-    one (a later one has less progress, or equal progress and more cost or equal cost
-    and a larger key). With P_i the least cost before i: P_i < c_i - dc drops i,
-    P_i > c_i keeps it, and the rare case in between is checked directly.
-    """
-    used = valid.any(axis=0)
-    if not used.all():  # labels none of whose expansions is valid: leave them out
-        used = np.flatnonzero(used)
-        keep = np.zeros(valid.shape, dtype=bool)
-        keep[:, used] = _undominated(valid[:, used], z[:, used], c[:, used], key[:, used], dz, dc)
-        return keep
-    zt = np.where(valid, z, -np.inf)
-    ct = np.where(valid, c, np.inf)
-    order = np.lexsort((key, ct, -zt))
-    row_of = np.arange(order.shape[0])[:, None]
-    zs = zt[row_of, order]
-    cs = ct[row_of, order]
-    before = np.empty_like(cs)
-    before[:, 0] = np.inf
-    np.minimum.accumulate(cs[:, :-1], axis=1, out=before[:, 1:])
-    drop = before < cs - dc
-    unsure = ~drop & (before <= cs) & (cs < np.inf)
-    if unsure.any():
-        # q_i = how many candidates of the row have z_j > z_i + dz (a prefix of the row):
-        # one merged sort of the values -z_j and the queries -(z_i + dz) per row, the
-        # queries first among equal values (searchsorted, side="left").
-        width = zs.shape[1]
-        values = np.concatenate([-(zs + dz), -zs], axis=1)
-        is_data = np.zeros(values.shape, dtype=np.int8)
-        is_data[:, width:] = 1
-        merged = np.lexsort((is_data, values))
-        q = np.empty(values.shape, dtype=np.int64)
-        q[row_of, merged] = np.cumsum(is_data[row_of, merged], axis=1)
-        q = q[:, :width]  # queries are not data: the count is of data strictly before
-        strong_z = before[row_of, q] <= cs  # before[q] = min cost of the prefix
-        drop |= unsure & strong_z
-        # left: an earlier candidate within dz of z_i costs at most c_i; it dominates
-        # only with a smaller tie key (the previous candidate first, then all of them)
-        near = unsure & ~strong_z & (q < np.arange(width))
-        if near.any():
-            ks = key[row_of, order]
-            prev_ok = np.zeros(near.shape, dtype=bool)
-            prev_ok[:, 1:] = (cs[:, :-1] <= cs[:, 1:]) & (ks[:, :-1] < ks[:, 1:])
-            drop |= near & prev_ok
-            for row, pos in zip(*(a.tolist() for a in np.nonzero(near & ~prev_ok))):
-                lo = int(q[row, pos])
-                ci, ki = cs[row, pos], ks[row, pos]
-                if np.any((cs[row, lo:pos] <= ci) & (ks[row, lo:pos] < ki)):
-                    drop[row, pos] = True
-    keep = np.empty(drop.shape, dtype=bool)
-    keep[row_of, order] = ~drop
-    return keep & valid
-
 
 def _slot_data(tables: _JobTables, memo: dict, price: float, availability: int,
                on_demand_price: float) -> tuple[list[float], list[tuple[float, float]]]:
@@ -408,6 +309,37 @@ def _cost_floor(tables: _JobTables, memo: dict, job: FineTuneJob, later: list, l
     if got is None:
         tail_rate = min(n * on_demand_price / job.throughput(n) for n in range(job.n_min, job.n_max + 1))
         got = memo[key] = _CostFloor([seg for _, segments in later for seg in segments], tail_rate)
+    return got
+
+
+def _window_arrays(job: FineTuneJob, tables: _JobTables, memo: dict, price: list[float],
+                   avail: list[int], p_o: float) -> tuple:
+    """What `window_kernels.solve` needs of the window's slots, memoised per job: the slot
+    costs (slot x total, `_slot_data`), whether spot is cheaper, the largest usable spot
+    total (an index of opts), the dominance margins dz, dc, and the cost floors of the
+    remaining slots (`_cost_floor`) as knots (slot x knot, padded), their number and tail
+    rates."""
+    key = ("arrays", tuple(price), tuple(avail), p_o)
+    got = memo.get(key)
+    if got is None:
+        length = len(price)
+        slots = [_slot_data(tables, memo, price[k], avail[k], p_o) for k in range(length)]
+        costs = [costs_k for costs_k, _ in slots]
+        dz = 1e-12 * (job.workload + tables.work_max * length + 1.0)
+        dc = 1e-12 * (max(max(row) for row in costs) * length + 1.0)
+        floors = [_cost_floor(tables, memo, job, slots[k + 1:], tuple(zip(price[k + 1:], avail[k + 1:])), p_o)
+                  for k in range(length)]
+        width = max(floor.work.size for floor in floors)
+        floor_x = np.zeros((length, width))
+        floor_y = np.zeros((length, width))
+        for k, floor in enumerate(floors):
+            floor_x[k, :floor.work.size] = floor.work
+            floor_y[k, :floor.cost.size] = floor.cost
+        usable = [bisect.bisect_right(tables.opts, min(a, job.n_max)) - 1 for a in avail]
+        got = memo[key] = (np.array(costs, dtype=float), np.array([x < p_o for x in price], dtype=bool),
+                           np.array(usable, dtype=np.int64), dz, dc, floor_x, floor_y,
+                           np.array([floor.work.size for floor in floors], dtype=np.int64),
+                           np.array([floor.tail_rate for floor in floors], dtype=float))
     return got
 
 
@@ -444,129 +376,25 @@ def solve_window(job: FineTuneJob, t: int, progress: float, n_prev: int,
     done_at = job.workload - job.tolerance()
     slots_after = d - (t + length - 1)
     tables = _job_tables(job)
-    opts, work = tables.opts, tables.work
-    n_opts = len(opts)
     memo = tables.memo
     if len(memo) > _MEMO_LIMIT:
         memo.clear()
-    slots = [_slot_data(tables, memo, price[k], avail[k], p_o) for k in range(length)]
-    costs = [costs_k for costs_k, _ in slots]
-    dz = 1e-12 * (job.workload + tables.work_max * length + 1.0)
-    dc = 1e-12 * (max(max(row) for row in costs) * length + 1.0)
-    floors = [_cost_floor(tables, memo, job, slots[k + 1:], tuple(zip(price[k + 1:], avail[k + 1:])), p_o)
-              for k in range(length)]
-
-    def terminal(states: list[tuple[float, int]]) -> list[float]:
-        """Continuation values of (progress, last total) states, memoised per job."""
-        missing = list({key for key in states if (key[0], key[1], slots_after, p_o) not in memo})
-        if len(missing) > _SCALAR_BATCH:
-            values = continuation_values(job, [z for z, _ in missing], [n for _, n in missing],
-                                         slots_after, p_o).tolist()
-        else:
-            values = [_continuation(job, tables, z, n, slots_after, p_o) for z, n in missing]
-        for (z, n), v in zip(missing, values):
-            memo[z, n, slots_after, p_o] = v
-        return [memo[z, n, slots_after, p_o] for z, n in states]
-
-    # Lower bound on the optimum from simple plans, evaluated with the DP's arithmetic:
-    # a constant total i, and the same with all usable spot where spot is cheaper.
-    usable = [bisect.bisect_right(opts, min(a, job.n_max)) - 1 for a in avail]
-    heuristic = {(i,) * length for i in range(n_opts)}
-    heuristic.update(
-        tuple(max(i, usable[k]) if price[k] < p_o else i for k in range(length))
-        for i in range(1, n_opts)
-    )
-    best = -math.inf
-    open_rows = []
-    for row in heuristic:
-        z, c, last = progress, 0.0, n_prev
-        for k, i in enumerate(row):
-            z = z + work[last][i]
-            c = c + costs[k][i]
-            last = opts[i]
-            if z >= done_at:
-                best = max(best, value - c)
-                break
-        else:
-            open_rows.append((z, last, c))
-    if open_rows:
-        ends = terminal([(z, last) for z, last, _ in open_rows])
-        best = max(best, max(v - c for v, (_, _, c) in zip(ends, open_rows)))
-
-    # Labels of the DP as arrays: previous total, progress, cost, sum of totals, and the
-    # rank of the sequence of totals among the labels (lexicographic order). A step
-    # expands every label by every total at once into (total x label) matrices.
-    # parents[k][j], choices[k][j]: label j after slot k came from label parents[k][j]
-    # of the slot before with the total opts[choices[k][j]].
-    work_t, costs_np, opts_np = tables.work_t, np.array(costs), tables.opts_np
-    prev = np.array([n_prev])
-    z = np.array([progress])
-    c = np.array([0.0])
-    s = np.zeros(1, dtype=np.int64)
-    rank = np.zeros(1, dtype=np.int64)
-    choice = np.arange(n_opts, dtype=np.int64)[:, None]
-    parents: list[np.ndarray] = []
-    choices: list[np.ndarray] = []
-    out: list[tuple] = []  # (objective, cost, progress, sum, slot k, index, total index) arrays
-    for k in range(length):
-        z2 = z + work_t[:, prev]
-        c2 = c + costs_np[k][:, None]
-        s2 = s + opts_np[:, None]
-        done = z2 >= done_at
-        if done.any():
-            obj = value - c2[done]
-            best = max(best, float(obj.max()))
-            # a plan below best - tie is never in the final tie set (the best only grows)
-            near = obj >= best - tie
-            cols, rows = np.nonzero(done)
-            out.append((obj[near], c2[done][near], z2[done][near], s2[done][near], k, rows[near], cols[near]))
-        bound = value - c2 - floors[k](done_at - z2)
-        valid = (bound >= best - 2 * tie) & ~done
-        if not valid.any():
-            break
-        # tie key: fewer instance-slots, then the lexicographically smaller sequence
-        order2 = rank * n_opts + choice
-        key = s2 * (rank.size * n_opts) + order2
-        keep = _undominated(valid, z2, c2, key, dz, dc)
-        cols, rows = np.nonzero(keep)
-        parents.append(rows)
-        choices.append(cols)
-        prev, z, c, s = opts_np[cols], z2[cols, rows], c2[cols, rows], s2[cols, rows]
-        survivors = order2[cols, rows]
-        rank = np.empty_like(survivors)
-        rank[np.argsort(survivors)] = np.arange(survivors.size)
-    else:
-        if z.size > _MEMO_BATCH:
-            obj = continuation_values(job, z, prev, slots_after, p_o) - c
-        else:
-            obj = np.array(terminal(list(zip(z.tolist(), prev.tolist())))) - c
-        out.append((obj, c, z, s, length - 1, np.arange(z.size), None))
-
-    def totals(k: int, index: int, total: int | None) -> tuple[int, ...]:
-        """The padded sequence of totals of label `index` after slot k (with `total`
-        chosen in slot k when the label finished there)."""
-        seq = [0] * length
-        if total is not None:
-            seq[k] = opts[total]
-            k -= 1
-        for j in range(k, -1, -1):
-            seq[j] = opts[int(choices[j][index])]
-            index = int(parents[j][index])
-        return tuple(seq)
-
-    top = max(float(part[0].max()) for part in out if part[0].size)
-    tied = []
-    for obj, cost, prog, total, k, index, col in out:
-        for i in np.flatnonzero(obj >= top - tie).tolist():
-            tied.append((float(cost[i]), -float(prog[i]), int(total[i]),
-                         totals(k, int(index[i]), None if col is None else int(col[i])), float(obj[i])))
-    pick = min(tied)
+    costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails = _window_arrays(
+        job, tables, memo, price, avail, p_o)
+    # Compiled (window_kernels.solve): the bound from simple plans, the DP steps, the
+    # continuation values at the window's end and the tie rule.
+    seq, objective = solve(tables.work_t, costs, tables.opts_np, cheap, usable, n_prev, progress,
+                           float(value), float(done_at), tie, dz, dc, floor_x, floor_y, floor_n, tails,
+                           slots_after, p_o, tables.jf, tables.ji, tables.counts_np, tables.count_h_np,
+                           tables.count_first_np, tables.first_late_np, tables.tilde_first_np)
+    if seq.size == 0:
+        raise ValueError("no plan: the DP found no candidate")
     on_demand, spot = [], []
-    for k, n in enumerate(pick[3]):
+    for k, n in enumerate(seq.tolist()):
         o, sp = cheapest_split(n, price[k], avail[k], p_o)
         on_demand.append(o)
         spot.append(sp)
-    return WindowPlan(tuple(on_demand), tuple(spot), pick[4])
+    return WindowPlan(tuple(on_demand), tuple(spot), float(objective))
 
 
 class WindowSolver:

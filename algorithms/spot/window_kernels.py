@@ -1,0 +1,468 @@
+"""The label-setting DP of problem (10), compiled with Numba (algorithms/spot/window_problem.py).
+
+`dp_steps` runs the DP steps of `window_problem.solve_window` over the window's
+slots: expansion of every label by every total, the jobs that finish, the
+cost-floor bound, the dominance pruning and the ranks of the survivors. The
+float operations are those of the NumPy formulation it replaced, in the same
+order (sums, differences, NumPy's `interp` for the cost floor), and every
+decision is the same comparison, so plans and objectives are bit for bit the
+same (tests/spot/test_spot_window_kernels.py, and the brute-force tests of the
+solver). No fast-math: LLVM does not contract a * b + c without it.
+
+Compiled on first use and cached on disk (`cache=True`, in __pycache__ next to
+this file; Numba falls back to a user cache directory if that is not writable).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _interp(x, xp, fp, n):
+    """np.interp(x, xp[:n], fp[:n]) for one x, with NumPy's operations (arr_interp in
+    numpy/_core/src/multiarray/compiled_base.c): below/above the ends the end values,
+    at a knot its value, else slope * (x - xp[j]) + fp[j]."""
+    if n == 1:
+        return fp[0]
+    if x < xp[0]:
+        return fp[0]
+    if x > xp[n - 1]:
+        return fp[n - 1]
+    lo, hi = 0, n
+    while lo < hi:  # j = the last knot <= x
+        mid = lo + ((hi - lo) >> 1)
+        if x >= xp[mid]:
+            lo = mid + 1
+        else:
+            hi = mid
+    j = lo - 1
+    if j == n - 1:
+        return fp[j]
+    if xp[j] == x:
+        return fp[j]
+    slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+    r = slope * (x - xp[j]) + fp[j]
+    if np.isnan(r):
+        r = slope * (x - xp[j + 1]) + fp[j + 1]
+        if np.isnan(r) and fp[j] == fp[j + 1]:
+            r = fp[j]
+    return r
+
+
+@njit(cache=True)
+def cost_floor(work, xp, fp, n, tail_rate):
+    """`_CostFloor.__call__` for one amount of work (xp, fp its knots, n of them)."""
+    if work < 0.0:  # np.maximum(work, 0.0); the sign of a zero does not matter below
+        work = 0.0
+    if work <= xp[n - 1]:
+        return _interp(work, xp, fp, n)
+    return fp[n - 1] + (work - xp[n - 1]) * tail_rate
+
+
+@njit(cache=True)
+def _before(z, c, key, a, b):
+    """Candidate a sorts before b: more progress, then less cost, then a smaller tie key."""
+    if z[a] != z[b]:
+        return z[a] > z[b]
+    if c[a] != c[b]:
+        return c[a] < c[b]
+    return key[a] < key[b]
+
+
+@njit(cache=True)
+def _sort(idx, z, c, key):
+    """Sort the candidate indices idx by (-z, c, key) (a total order: keys are distinct)."""
+    m = idx.size
+    buf = np.empty_like(idx)
+    width = 1
+    src, dst = idx, buf
+    while width < m:
+        for lo in range(0, m, 2 * width):
+            mid = min(lo + width, m)
+            hi = min(lo + 2 * width, m)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(z, c, key, src[j], src[i]):
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        width *= 2
+    return src
+
+
+@njit(cache=True)
+def _undominated_row(cand, z, c, key, dz, dc, keep):
+    """Dominance within one group (same new total) of candidates `cand` (indices into
+    z, c, key; all valid): sets keep[i] for those kept. Candidate i is dropped when
+    another one j has z_j >= z_i and c_j <= c_i and either z_j > z_i + dz,
+    c_j < c_i - dc, or key_j < key_i. Sorted by (-z, c, key) only earlier candidates
+    can dominate: with P the least cost before i, P < c_i - dc drops i, P > c_i keeps
+    it, and in between q = the candidates with z_j > z_i + dz (a prefix) decide, then
+    the earlier ones within dz of z_i by the tie key."""
+    order = _sort(cand, z, c, key)
+    m = order.size
+    cs = np.empty(m)
+    prefix = np.empty(m + 1)  # prefix[p] = least cost of order[:p]
+    prefix[0] = np.inf
+    for p in range(m):
+        cs[p] = c[order[p]]
+        prefix[p + 1] = min(prefix[p], cs[p])
+    for p in range(m):
+        i = order[p]
+        cp = cs[p]
+        before = prefix[p]
+        drop = before < cp - dc
+        if not drop and before <= cp and cp < np.inf:
+            threshold = z[i] + dz
+            lo, hi = 0, p  # q = how many of order[:p] have z > z_i + dz (a prefix)
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if z[order[mid]] > threshold:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            q = lo
+            if prefix[q] <= cp:
+                drop = True
+            elif q < p:
+                ki = key[i]
+                if cs[p - 1] <= cp and key[order[p - 1]] < ki:
+                    drop = True
+                else:
+                    for r in range(q, p):
+                        if cs[r] <= cp and key[order[r]] < ki:
+                            drop = True
+                            break
+        keep[i] = not drop
+
+
+@njit(cache=True)
+def _grow_f(buf, need):
+    """buf with room for `need` rows (doubling), contents kept."""
+    if need <= buf.shape[0]:
+        return buf
+    out = np.empty((max(need, 2 * buf.shape[0]), buf.shape[1]))
+    out[:buf.shape[0]] = buf
+    return out
+
+
+@njit(cache=True)
+def _grow_i(buf, need):
+    """buf with room for `need` rows (doubling), contents kept."""
+    if need <= buf.shape[0]:
+        return buf
+    out = np.empty((max(need, 2 * buf.shape[0]), buf.shape[1]), dtype=np.int64)
+    out[:buf.shape[0]] = buf
+    return out
+
+
+@njit(cache=True)
+def dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
+             floor_x, floor_y, floor_n, tails):
+    """The DP steps of `solve_window` over the slots k = 0..len(costs)-1.
+
+    Labels: previous total, progress z, cost c, sum of totals s, rank of the sequence.
+    Returns (best, finished, fin_idx, links, offsets, complete, z, c, s, prev):
+    `finished[:n]` rows are (objective, cost, progress, sum) of the plans that finished
+    within the tie tolerance of the best so far, fin_idx rows (slot k, label, total
+    index); label j after slot k came from label links[offsets[k] + j, 0] of the slot
+    before with the total opts[links[offsets[k] + j, 1]]; `complete` says the DP reached
+    the window's end, with its labels (z, c, s, prev).
+    """
+    length, n_opts = costs.shape
+    prev = np.empty(1, dtype=np.int64)
+    prev[0] = n_prev
+    z = np.empty(1)
+    z[0] = progress
+    c = np.zeros(1)
+    s = np.zeros(1, dtype=np.int64)
+    rank = np.zeros(1, dtype=np.int64)
+    finished = np.empty((16, 4))
+    fin_idx = np.empty((16, 3), dtype=np.int64)
+    n_fin = 0
+    links = np.empty((64, 2), dtype=np.int64)
+    offsets = np.zeros(length + 1, dtype=np.int64)
+    steps = 0
+    complete = True
+    for k in range(length):
+        labels = z.size
+        z2 = np.empty((n_opts, labels))
+        c2 = np.empty((n_opts, labels))
+        s2 = np.empty((n_opts, labels), dtype=np.int64)
+        done = np.empty((n_opts, labels), dtype=np.bool_)
+        n_done = 0
+        top = -np.inf
+        for i in range(n_opts):
+            for l in range(labels):
+                zz = z[l] + work_t[i, prev[l]]
+                cc = c[l] + costs[k, i]
+                z2[i, l] = zz
+                c2[i, l] = cc
+                s2[i, l] = s[l] + opts[i]
+                d = zz >= done_at
+                done[i, l] = d
+                if d:
+                    n_done += 1
+                    o = value - cc
+                    if o > top:
+                        top = o
+        if n_done:
+            if top > best:
+                best = top
+            # a plan below best - tie is never in the final tie set (the best only grows)
+            limit = best - tie
+            finished = _grow_f(finished, n_fin + n_done)
+            fin_idx = _grow_i(fin_idx, n_fin + n_done)
+            for i in range(n_opts):
+                for l in range(labels):
+                    if done[i, l]:
+                        o = value - c2[i, l]
+                        if o >= limit:
+                            finished[n_fin, 0] = o
+                            finished[n_fin, 1] = c2[i, l]
+                            finished[n_fin, 2] = z2[i, l]
+                            finished[n_fin, 3] = s2[i, l]
+                            fin_idx[n_fin, 0] = k
+                            fin_idx[n_fin, 1] = l
+                            fin_idx[n_fin, 2] = i
+                            n_fin += 1
+        xp, fp, nk, tail = floor_x[k], floor_y[k], floor_n[k], tails[k]
+        threshold = best - 2 * tie
+        valid = np.zeros((n_opts, labels), dtype=np.bool_)
+        any_valid = False
+        for i in range(n_opts):
+            for l in range(labels):
+                if not done[i, l]:
+                    bound = value - c2[i, l] - cost_floor(done_at - z2[i, l], xp, fp, nk, tail)
+                    if bound >= threshold:
+                        valid[i, l] = True
+                        any_valid = True
+        if not any_valid:
+            complete = False
+            break
+        # tie key: fewer instance-slots, then the lexicographically smaller sequence
+        keep = np.zeros((n_opts, labels), dtype=np.bool_)
+        zrow = np.empty(labels)
+        crow = np.empty(labels)
+        krow = np.empty(labels, dtype=np.int64)
+        cand = np.empty(labels, dtype=np.int64)
+        scale = labels * n_opts
+        n_keep = 0
+        for i in range(n_opts):
+            m = 0
+            for l in range(labels):
+                zrow[l] = z2[i, l]
+                crow[l] = c2[i, l]
+                krow[l] = s2[i, l] * scale + (rank[l] * n_opts + i)
+                if valid[i, l]:
+                    cand[m] = l
+                    m += 1
+            if m:
+                _undominated_row(cand[:m].copy(), zrow, crow, krow, dz, dc, keep[i])
+                for l in range(labels):
+                    if keep[i, l]:
+                        n_keep += 1
+        start = offsets[k]
+        links = _grow_i(links, start + n_keep)
+        # the survivors' ranks: their sequences' order, rank * n_opts + total (distinct)
+        position = np.full(scale, -1, dtype=np.int64)
+        new_prev = np.empty(n_keep, dtype=np.int64)
+        new_z = np.empty(n_keep)
+        new_c = np.empty(n_keep)
+        new_s = np.empty(n_keep, dtype=np.int64)
+        r = 0
+        for i in range(n_opts):
+            for l in range(labels):
+                if keep[i, l]:
+                    links[start + r, 0] = l
+                    links[start + r, 1] = i
+                    position[rank[l] * n_opts + i] = r
+                    new_prev[r] = opts[i]
+                    new_z[r] = z2[i, l]
+                    new_c[r] = c2[i, l]
+                    new_s[r] = s2[i, l]
+                    r += 1
+        offsets[k + 1] = start + n_keep
+        steps = k + 1
+        rank = np.empty(n_keep, dtype=np.int64)
+        r = 0
+        for v in range(scale):
+            if position[v] >= 0:
+                rank[position[v]] = r
+                r += 1
+        prev, z, c, s = new_prev, new_z, new_c, new_s
+    return (best, finished[:n_fin], fin_idx[:n_fin], links[:offsets[steps]], offsets[:steps + 1],
+            complete, z, c, s, prev)
+
+
+@njit(cache=True)
+def continuation(progress, n_last, slots_left, p_o, jf, ji, counts, count_h, count_first, first_late,
+                 tilde_first):
+    """`window_problem.continuation_values` for one state, with its float operations.
+
+    jf = (workload, value, tol, gamma, h_max, late_scale), ji = (n_max, deadline);
+    counts, count_h: m in [N_min, N_max] and H(m); count_first[n_last][j], first_late[j]:
+    the first continuation slot's work after n_last and the termination's after
+    counts[j]; tilde_first[n_last]: the termination's first slot after n_last (eq. 9).
+    """
+    workload, value, tol, gamma, h_max, late_scale = jf[0], jf[1], jf[2], jf[3], jf[4], jf[5]
+    n_max, deadline = ji[0], ji[1]
+    if progress >= workload - tol:
+        return value
+    hard = gamma * deadline
+    if slots_left <= 0:  # FineTuneJob.tilde_value (eq. 9), as window_problem._tilde_value
+        remaining = workload - progress
+        first = tilde_first[n_last]
+        extra = 1
+        if remaining > first + tol:
+            extra += math.ceil((remaining - first - tol) / h_max)
+        cost = extra * n_max * p_o
+        if deadline + extra < hard:
+            late = value * (1.0 - float(extra) / ((gamma - 1.0) * deadline))
+        else:
+            late = 0.0
+        return late - cost
+    remaining = workload - progress
+    best = -np.inf
+    for j in range(counts.size):
+        m, h, first, flate = counts[j], count_h[j], count_first[n_last, j], first_late[j]
+        if remaining > first + tol:
+            slots = 1 + math.ceil((remaining - first - tol) / h)
+            if slots <= slots_left:
+                v = value - slots * m * p_o
+            else:
+                # not done by d: tilde value (eq. 9) of the progress at d after m from n_last
+                at_deadline = progress + first + (slots_left - 1) * h
+                if at_deadline >= workload - tol:
+                    v = value - slots_left * m * p_o
+                else:
+                    left = workload - at_deadline
+                    extra = 1
+                    if left > flate + tol:
+                        extra += math.ceil((left - flate - tol) / h_max)
+                    late = value * (1.0 - float(extra) / late_scale) if deadline + extra < hard else 0.0
+                    v = late - extra * n_max * p_o - slots_left * m * p_o
+        else:
+            v = value - m * p_o
+        if v > best:
+            best = v
+    return best
+
+
+@njit(cache=True)
+def _plan_before(cost, prog, total, seq, obj, a, b):
+    """Candidate a wins the tie over b: less cost, more progress, fewer instance-slots,
+    the lexicographically smaller sequence of totals, then the smaller objective
+    (Python's order of the tuples (cost, -progress, sum, totals, objective))."""
+    if cost[a] != cost[b]:
+        return cost[a] < cost[b]
+    if prog[a] != prog[b]:
+        return prog[a] > prog[b]
+    if total[a] != total[b]:
+        return total[a] < total[b]
+    for k in range(seq.shape[1]):
+        if seq[a, k] != seq[b, k]:
+            return seq[a, k] < seq[b, k]
+    return obj[a] < obj[b]
+
+
+@njit(cache=True)
+def solve(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, tie, dz, dc,
+          floor_x, floor_y, floor_n, tails, slots_after, p_o, jf, ji, counts, count_h, count_first,
+          first_late, tilde_first):
+    """`window_problem.solve_window` after its set-up: returns (totals, objective) of the
+    plan chosen by the tie rule, or an empty sequence if there is no candidate.
+
+    First a lower bound on the optimum from simple plans: a constant total i, and the
+    same with all usable spot (usable[k], an index of opts) where spot is cheaper
+    (cheap[k]); then the DP (`dp_steps`), the continuation values of the labels at the
+    window's end, and the tie rule among the plans within `tie` of the best.
+    """
+    length, n_opts = costs.shape
+    best = -np.inf
+    for variant in range(2):
+        for i in range(variant, n_opts):
+            z, c, last = progress, 0.0, n_prev
+            finished = False
+            for k in range(length):
+                j = i
+                if variant == 1 and cheap[k]:
+                    j = max(i, usable[k])
+                z = z + work_t[j, last]
+                c = c + costs[k, j]
+                last = opts[j]
+                if z >= done_at:
+                    v = value - c
+                    if v > best:
+                        best = v
+                    finished = True
+                    break
+            if not finished:
+                v = continuation(z, last, slots_after, p_o, jf, ji, counts, count_h, count_first,
+                                 first_late, tilde_first) - c
+                if v > best:
+                    best = v
+    (best, finished_rows, fin_idx, links, offsets, complete,
+     z, c, s, prev) = dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
+                               floor_x, floor_y, floor_n, tails)
+    n_fin = finished_rows.shape[0]
+    n_end = z.size if complete else 0
+    n = n_fin + n_end
+    obj = np.empty(n)
+    cost = np.empty(n)
+    prog = np.empty(n)
+    total = np.empty(n, dtype=np.int64)
+    for r in range(n_fin):
+        obj[r] = finished_rows[r, 0]
+        cost[r] = finished_rows[r, 1]
+        prog[r] = finished_rows[r, 2]
+        total[r] = np.int64(finished_rows[r, 3])
+    for l in range(n_end):
+        obj[n_fin + l] = continuation(z[l], prev[l], slots_after, p_o, jf, ji, counts, count_h, count_first,
+                                      first_late, tilde_first) - c[l]
+        cost[n_fin + l] = c[l]
+        prog[n_fin + l] = z[l]
+        total[n_fin + l] = s[l]
+    if n == 0:
+        return np.empty(0, dtype=np.int64), np.nan
+    top = -np.inf
+    for r in range(n):
+        if obj[r] > top:
+            top = obj[r]
+    limit = top - tie
+    seq = np.zeros((n, length), dtype=np.int64)
+    pick = -1
+    for r in range(n):
+        if not obj[r] >= limit:
+            continue
+        # the padded sequence of totals: label `index` after slot k (with the total
+        # opts[col] in slot k when it finished there)
+        if r < n_fin:
+            k, index = fin_idx[r, 0], fin_idx[r, 1]
+            seq[r, k] = opts[fin_idx[r, 2]]
+            k -= 1
+        else:
+            k, index = length - 1, r - n_fin
+        for j in range(k, -1, -1):
+            at = offsets[j] + index
+            seq[r, j] = opts[links[at, 1]]
+            index = links[at, 0]
+        if pick < 0 or _plan_before(cost, prog, total, seq, obj, r, pick):
+            pick = r
+    return seq[pick].copy(), obj[pick]
