@@ -38,7 +38,7 @@ bench: $(STAMP) ## Run the engine benchmarks (writes bench/results/engine.json)
 bench-fig9: $(STAMP) ## Time the Fig. 9 sweep end to end and profile it (writes bench/results/fig9.json)
 	$(PY) -m bench.fig9 $(ARGS)
 
-reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 (about an hour on 2 cores): reports/spot/*.csv + *.png
+reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 into reports/spot/ (long: see docs/reproduction/spot.md)
 	$(PY) -m sweep.reproduce spot $(ARGS)
 
 clean: ## Remove outputs/, multirun/ and caches (keeps .venv and mlflow.db)
