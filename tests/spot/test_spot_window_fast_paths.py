@@ -3,35 +3,15 @@ same numbers as the reference ones: the scalar continuation value equals
 `continuation_values` bit for bit, and the per-job memo does not change a plan."""
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 
 from algorithms.spot import window_problem as wp
 from market.finetune_job import FineTuneJob
-
-PROPS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@st.composite
-def states(draw):
-    n_min = draw(st.integers(1, 4))
-    n_max = draw(st.integers(n_min, 16))
-    alpha = draw(st.floats(0.25, 2.0))
-    beta = draw(st.floats(-0.2, 1.0))
-    if alpha * n_min + beta <= 0:
-        beta = 0.0
-    job = FineTuneJob(workload=draw(st.floats(1.0, 200.0)), deadline=draw(st.integers(1, 12)),
-                      n_min=n_min, n_max=n_max, alpha=alpha, beta=beta,
-                      mu1=draw(st.floats(0.3, 1.0)), mu2=draw(st.floats(0.3, 1.0)),
-                      value=draw(st.floats(1.0, 500.0)), gamma=draw(st.floats(1.1, 4.0)))
-    z = draw(st.lists(st.floats(0.0, 1.2), min_size=1, max_size=20))
-    n_last = draw(st.sampled_from([0, *range(n_min, n_max + 1)]))
-    return job, [x * job.workload for x in z], n_last, draw(st.integers(0, job.deadline)), \
-        draw(st.sampled_from([1.0, 0.5, 2.0]))
+from tests.spot.test_spot_window_problem import PROPS, continuation_cases
 
 
 @PROPS
-@given(states())
+@given(continuation_cases())
 def test_scalar_continuation_is_bit_identical(case):
     job, z, n_last, slots_left, p_o = case
     tables = wp._job_tables(job)
