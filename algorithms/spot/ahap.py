@@ -96,14 +96,13 @@ class AHAP(SpotPolicy):
         job = state.job
         p_o = state.on_demand_price
         length = window_length(job, t, self.window)
-        forecast = self.market_info.forecast
-        prices = [float(p) for p in forecast.price[t - 1, :length]]
-        avails = [max(0, int(a)) for a in forecast.availability[t - 1, :length]]
+        prices, avails = self.solver.forecast_row(self.market_info.forecast, t, length)
         prices[0], avails[0] = state.price, state.availability  # observed p_{t|t}
         expected = job.workload / job.deadline * (t + self.window)
         if state.progress >= expected - job.tolerance():
+            limit = self.threshold * p_o
             spot = tuple(
-                min(a, job.n_max) if p <= self.threshold * p_o and a >= job.n_min else 0
+                min(a, job.n_max) if p <= limit and a >= job.n_min else 0
                 for p, a in zip(prices, avails)
             )
             return (0,) * length, spot
@@ -112,11 +111,18 @@ class AHAP(SpotPolicy):
 
     def decide(self, t: int, state: SlotState) -> tuple[int, int]:
         job = state.job
-        self._plans[t] = self.plan(t, state)
-        made = [t - k for k in range(self.commitment) if t - k in self._plans]
-        count = len(made)
-        total_sum = sum(self._plans[m][0][t - m] + self._plans[m][1][t - m] for m in made)
-        spot_sum = sum(self._plans[m][1][t - m] for m in made)
+        plans = self._plans
+        plans[t] = self.plan(t, state)
+        # Lines 14-15: the plans for slot t made at t, t-1, ..., t-v+1 (those that exist).
+        count = total_sum = spot_sum = 0
+        for k in range(self.commitment):
+            made = plans.get(t - k)
+            if made is None:
+                continue
+            spot_k = made[1][k]
+            total_sum += made[0][k] + spot_k
+            spot_sum += spot_k
+            count += 1
         total = _round_half_up(total_sum, count)
         spot = min(_round_half_up(spot_sum, count), total)
         on_demand = total - spot

@@ -240,6 +240,9 @@ def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Ge
     world = draw_market(prepared, rng)
     job = draw_job(prepared, rng)
     forecast = make_forecast(prepared, world, job, replicate, rng) if prepared.predictive else None
+    if forecast is not None:  # read-only, so that WindowSolver.forecast_row may share its rows
+        forecast.price.setflags(write=False)
+        forecast.availability.setflags(write=False)
     job_market = world.window(prepared.forecast.history, job.deadline + prepared.forecast.horizon)
     solver = WindowSolver()
     rows = []

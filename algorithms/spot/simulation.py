@@ -171,8 +171,9 @@ def simulate(
                 f"{policy.name}: slot {t}: decide must return (n_on_demand, n_spot), "
                 f"got {decision!r}"
             ) from None
-        n_o = _as_count(raw_o, "n_on_demand", policy, t)
-        n_s = _as_count(raw_s, "n_spot", policy, t)
+        # Plain non-negative ints (what the policies return) skip the checks' slow path.
+        n_o = raw_o if type(raw_o) is int and raw_o >= 0 else _as_count(raw_o, "n_on_demand", policy, t)
+        n_s = raw_s if type(raw_s) is int and raw_s >= 0 else _as_count(raw_s, "n_spot", policy, t)
         if n_s > avail:
             raise PolicyError(
                 f"{policy.name}: slot {t}: n_spot {n_s} exceeds availability {avail} (5b)"

@@ -403,7 +403,9 @@ class WindowSolver:
     The key is (job, t, n_prev, progress rounded to 1e-9, the window's prices and
     availabilities up to d, p^o); the problem is solved at the rounded progress so
     that a cached answer does not depend on which policy asked first. When the
-    memo holds `maxsize` entries the least recently used one is dropped.
+    memo holds `maxsize` entries the least recently used one is dropped. Jobs enter
+    the key as a small integer token (equal jobs share one), so that the job's
+    dataclass hash is not recomputed for every look-up.
     """
 
     def __init__(self, maxsize: int = 100_000):
@@ -413,18 +415,46 @@ class WindowSolver:
         self.hits = 0
         self.misses = 0
         self._memo: OrderedDict = OrderedDict()
+        self._job_tokens: dict = {}
+        self._last_job = self._last_token = None
+        self._forecast = self._forecast_rows = None
 
     def __len__(self) -> int:
         return len(self._memo)
+
+    def forecast_row(self, forecast, t: int, length: int) -> tuple[list[float], list[int]]:
+        """The first `length` entries of the forecast made at slot t (row t-1, Alg. 1
+        line 3) as new lists: prices as floats, availabilities as ints >= 0.
+
+        A forecast whose arrays are both read-only (as `family.simulate_replicate`
+        makes them) is converted to lists once and shared by the policies of one
+        world (the last such forecast is kept); a writable one is read anew each time.
+        """
+        price, availability = forecast.price, forecast.availability
+        if price.flags.writeable or availability.flags.writeable:
+            return ([float(p) for p in price[t - 1, :length]],
+                    [max(0, int(a)) for a in availability[t - 1, :length]])
+        if forecast is not self._forecast:
+            self._forecast_rows = ([[float(p) for p in row] for row in price],
+                                   [[max(0, int(a)) for a in row] for row in availability])
+            self._forecast = forecast
+        prices, avails = self._forecast_rows
+        return prices[t - 1][:length], avails[t - 1][:length]
+
+    def _job_token(self, job: FineTuneJob) -> int:
+        if job is not self._last_job:
+            self._last_token = self._job_tokens.setdefault(job, len(self._job_tokens))
+            self._last_job = job
+        return self._last_token
 
     def solve(self, job: FineTuneJob, t: int, progress: float, n_prev: int,
               prices: Sequence[float], availabilities: Sequence[int],
               on_demand_price: float) -> WindowPlan:
         length = min(len(prices), job.deadline - t + 1)
         z = round(float(progress), 9)
-        key = (job, t, int(n_prev), z,
-               tuple(float(p) for p in prices[:length]),
-               tuple(int(a) for a in availabilities[:length]),
+        key = (self._job_token(job), t, int(n_prev), z,
+               tuple(map(float, prices[:length])),
+               tuple(map(int, availabilities[:length])),
                float(on_demand_price))
         plan = self._memo.get(key)
         if plan is not None:
