@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -280,8 +281,10 @@ class _CostFloor:
 
     def __init__(self, segments: list[tuple[float, float]], tail_rate: float):
         cheap = sorted(seg for seg in segments if seg[0] < tail_rate)
-        self.work = np.concatenate([[0.0], np.cumsum([length for _, length in cheap])])
-        self.cost = np.concatenate([[0.0], np.cumsum([slope * length for slope, length in cheap])])
+        # Running sums from 0, added in order as np.cumsum does.
+        self.work = np.array(list(itertools.accumulate((length for _, length in cheap), initial=0.0)))
+        self.cost = np.array(list(itertools.accumulate((slope * length for slope, length in cheap),
+                                                       initial=0.0)))
         self.tail_rate = tail_rate
 
 
@@ -307,7 +310,11 @@ def _cost_floor(tables: _JobTables, memo: dict, job: FineTuneJob, later: list, l
     key = ("floor", later_key, on_demand_price)
     got = memo.get(key)
     if got is None:
-        tail_rate = min(n * on_demand_price / job.throughput(n) for n in range(job.n_min, job.n_max + 1))
+        tail_key = ("tail", on_demand_price)
+        tail_rate = memo.get(tail_key)
+        if tail_rate is None:
+            tail_rate = memo[tail_key] = min(n * on_demand_price / job.throughput(n)
+                                             for n in range(job.n_min, job.n_max + 1))
         got = memo[key] = _CostFloor([seg for _, segments in later for seg in segments], tail_rate)
     return got
 
