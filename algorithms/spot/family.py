@@ -19,6 +19,7 @@ Online policy selection (Alg. 2) runs over a cell's jobs in `cell_outputs`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import numbers
 import os
 from collections.abc import Mapping, Sequence
@@ -223,8 +224,15 @@ def make_forecast(prepared: PreparedSpot, world: SpotMarket, job: FineTuneJob, r
                        availability_scale=availability_scale, price_scale=price_scale)
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(name: str) -> tuple[str, dict]:
+    """`pool_names.parse`, once per name (every replicate builds the same policies);
+    callers must not change the returned dict."""
+    return pool_names.parse(name)
+
+
 def make_policy(name: str, solver: WindowSolver) -> SpotPolicy:
-    kind, params = pool_names.parse(name)
+    kind, params = _parsed(name)
     if kind == "AHAP":
         return AHAP(solver=solver, **params)
     if kind == "AHANP":

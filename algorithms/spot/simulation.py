@@ -158,6 +158,7 @@ def simulate(
     od_cost = 0.0
     reconfigurations = 0
     completion = 0
+    done_at = job.workload - job.tolerance()  # job.is_complete(progress): progress >= done_at
     for t in range(1, d + 1):
         price = price_list[t - 1]
         avail = avail_list[t - 1]
@@ -192,7 +193,7 @@ def simulate(
         n_od[t - 1] = n_o
         n_sp[t - 1] = n_s
         n_prev = n
-        if job.is_complete(progress):
+        if progress >= done_at:
             completion = t
             break
 
