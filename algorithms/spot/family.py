@@ -30,6 +30,7 @@ import numpy as np
 from algorithms.spot import pool as pool_names
 from algorithms.spot.ahanp import AHANP
 from algorithms.spot.ahap import AHAP
+from algorithms.spot.ahap_batch import AHAPPool
 from algorithms.spot.msu import MaximalSpotUtilization
 from algorithms.spot.od_only import OnDemandOnly
 from algorithms.spot.offline_optimum import FixedPlan, solve_offline
@@ -231,7 +232,7 @@ def _parsed(name: str) -> tuple[str, dict]:
     return pool_names.parse(name)
 
 
-def make_policy(name: str, solver: WindowSolver) -> SpotPolicy:
+def make_policy(name: str, solver: WindowSolver | None = None) -> SpotPolicy:
     kind, params = _parsed(name)
     if kind == "AHAP":
         return AHAP(solver=solver, **params)
@@ -240,27 +241,44 @@ def make_policy(name: str, solver: WindowSolver) -> SpotPolicy:
     return BASELINES[kind]()
 
 
+@functools.lru_cache(maxsize=32)
+def _ahap_pool(mechanisms: tuple[str, ...]) -> tuple[AHAPPool, tuple[int, ...]]:
+    """The AHAP policies among `mechanisms` as one `AHAPPool` and their positions."""
+    where = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHAP")
+    params = [_parsed(mechanisms[i])[1] for i in where]
+    return AHAPPool([(p["window"], p["commitment"], p["threshold"]) for p in params]), where
+
+
 def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Generator) -> list[dict]:
     """Draw one world from rng and run every mechanism on it; one row per mechanism.
 
-    Rows carry `regret_vs_opt` (the offline optimum's utility minus the row's) when OPT
-    is among the mechanisms."""
+    The AHAP policies run together (`ahap_batch.AHAPPool`, the compiled fast path, the
+    same outcomes bit for bit as `simulate` with `AHAP`); the others one by one through
+    `simulate`. Rows carry `regret_vs_opt` (the offline optimum's utility minus the
+    row's) when OPT is among the mechanisms."""
     world = draw_market(prepared, rng)
     job = draw_job(prepared, rng)
     forecast = make_forecast(prepared, world, job, replicate, rng) if prepared.predictive else None
-    if forecast is not None:  # read-only, so that WindowSolver.forecast_row may share its rows
+    if forecast is not None:  # read-only: nothing below may change what every mechanism reads
         forecast.price.setflags(write=False)
         forecast.availability.setflags(write=False)
     job_market = world.window(prepared.forecast.history, job.deadline + prepared.forecast.horizon)
-    solver = WindowSolver()
-    rows = []
-    for name in prepared.mechanisms:
+    pool, where = _ahap_pool(prepared.mechanisms)
+    rows: list = [None] * len(prepared.mechanisms)
+    if where:
+        result = pool.run(job, job_market, forecast)
+        for q, i in enumerate(where):
+            rows[i] = result.record(q, prepared.mechanisms[i])
+    solver = None
+    for i, name in enumerate(prepared.mechanisms):
+        if rows[i] is not None:
+            continue
         if name == pool_names.OPTIMUM:
             plan = solve_offline(job, job_market.window(0, job.deadline))
             outcome = simulate(job, job_market, FixedPlan(plan.n_on_demand, plan.n_spot))
         else:
             outcome = simulate(job, job_market, make_policy(name, solver), forecast)
-        rows.append(outcome.record(name))
+        rows[i] = outcome.record(name)
     if pool_names.OPTIMUM in prepared.mechanisms:
         best = next(row["utility"] for row in rows if row["mechanism"] == pool_names.OPTIMUM)
         for row in rows:

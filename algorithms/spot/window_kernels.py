@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _interp(x, xp, fp, n):
     """np.interp(x, xp[:n], fp[:n]) for one x, with NumPy's operations (arr_interp in
     numpy/_core/src/multiarray/compiled_base.c): below/above the ends the end values,
@@ -53,7 +53,7 @@ def _interp(x, xp, fp, n):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def cost_floor(work, xp, fp, n, tail_rate):
     """`_CostFloor.__call__` for one amount of work (xp, fp its knots, n of them)."""
     if work < 0.0:  # np.maximum(work, 0.0); the sign of a zero does not matter below
@@ -63,7 +63,7 @@ def cost_floor(work, xp, fp, n, tail_rate):
     return fp[n - 1] + (work - xp[n - 1]) * tail_rate
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _before(z, c, key, a, b):
     """Candidate a sorts before b: more progress, then less cost, then a smaller tie key."""
     if z[a] != z[b]:
@@ -466,3 +466,139 @@ def solve(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, 
         if pick < 0 or _plan_before(cost, prog, total, seq, obj, r, pick):
             pick = r
     return seq[pick].copy(), obj[pick]
+
+
+# --- the window's set-up (window_problem._window_arrays), compiled for the AHAP pool ------
+
+
+@njit(cache=True)
+def slot_costs(opts, price, availability, p_o, out):
+    """window_problem._slot_data's costs: `slot_cost` of `cheapest_split` for every total
+    opts[i] in one slot, into out[i] (the same float operations)."""
+    cheap = price < p_o
+    for i in range(opts.size):
+        n = opts[i]
+        spot = min(n, availability) if cheap else 0
+        out[i] = (n - spot) * p_o + spot * price
+
+
+@njit(cache=True)
+def envelope(xs, ys, slope, length):
+    """window_problem._envelope of the points (xs[i], ys[i]): the segments (slope, length) of
+    the lower convex hull from (0, 0), by work, into slope[:m], length[:m]; returns m.
+    Points with x <= 0 are ignored; of equal x the least y counts (the first if equal)."""
+    n = xs.size
+    bx = np.empty(n)
+    by = np.empty(n)
+    m = 0
+    for i in range(n):
+        x, y = xs[i], ys[i]
+        if x > 0:
+            j = 0
+            while j < m and bx[j] != x:
+                j += 1
+            if j == m:
+                bx[m] = x
+                by[m] = y
+                m += 1
+            elif y < by[j]:
+                by[j] = y
+    for i in range(1, m):  # sorted by x (distinct)
+        x, y = bx[i], by[i]
+        j = i - 1
+        while j >= 0 and bx[j] > x:
+            bx[j + 1] = bx[j]
+            by[j + 1] = by[j]
+            j -= 1
+        bx[j + 1] = x
+        by[j + 1] = y
+    hx = np.empty(m + 1)
+    hy = np.empty(m + 1)
+    hx[0] = 0.0
+    hy[0] = 0.0
+    h = 1
+    for i in range(m):
+        x, y = bx[i], by[i]
+        while h >= 2:
+            x0, y0, x1, y1 = hx[h - 2], hy[h - 2], hx[h - 1], hy[h - 1]
+            if (y1 - y0) * (x - x0) >= (y - y0) * (x1 - x0):
+                h -= 1
+            else:
+                break
+        hx[h] = x
+        hy[h] = y
+        h += 1
+    for i in range(h - 1):
+        slope[i] = (hy[i + 1] - hy[i]) / (hx[i + 1] - hx[i])
+        length[i] = hx[i + 1] - hx[i]
+    return h - 1
+
+
+@njit(cache=True)
+def window_arrays(price, avail, p_o, opts, throughput, n_max, workload, work_max, tail_rate):
+    """window_problem._window_arrays for one window (price[k], avail[k] of its slots, the
+    first one observed): (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails),
+    the same arrays bit for bit. tail_rate is _cost_floor's min_n n p^o / H(n)."""
+    length = price.size
+    n_opts = opts.size
+    costs = np.empty((length, n_opts))
+    seg_s = np.empty((length, n_opts))
+    seg_l = np.empty((length, n_opts))
+    seg_n = np.empty(length, dtype=np.int64)
+    for k in range(length):
+        slot_costs(opts, price[k], avail[k], p_o, costs[k])
+        seg_n[k] = envelope(throughput, costs[k], seg_s[k], seg_l[k])
+    dz = 1e-12 * (workload + work_max * length + 1.0)
+    top = -np.inf
+    for k in range(length):
+        row = -np.inf
+        for i in range(n_opts):
+            if costs[k, i] > row:
+                row = costs[k, i]
+        if row > top:
+            top = row
+    dc = 1e-12 * (top * length + 1.0)
+    # the cost floor of window slot k: the cheap segments of slots k+1.., sorted, summed
+    width = 1
+    cs = np.empty(length * n_opts)
+    cl = np.empty(length * n_opts)
+    floor_n = np.empty(length, dtype=np.int64)
+    fx = np.zeros((length, length * n_opts + 1))
+    fy = np.zeros((length, length * n_opts + 1))
+    for k in range(length):
+        m = 0
+        for j in range(k + 1, length):
+            for g in range(seg_n[j]):
+                if seg_s[j, g] < tail_rate:
+                    s, l = seg_s[j, g], seg_l[j, g]
+                    q = m  # insertion by (slope, length), as sorted() orders the tuples
+                    while q > 0 and (cs[q - 1] > s or (cs[q - 1] == s and cl[q - 1] > l)):
+                        cs[q] = cs[q - 1]
+                        cl[q] = cl[q - 1]
+                        q -= 1
+                    cs[q] = s
+                    cl[q] = l
+                    m += 1
+        w = 0.0
+        c = 0.0
+        for q in range(m):
+            w = w + cl[q]
+            c = c + cs[q] * cl[q]
+            fx[k, q + 1] = w
+            fy[k, q + 1] = c
+        floor_n[k] = m + 1
+        if m + 1 > width:
+            width = m + 1
+    cheap = np.empty(length, dtype=np.bool_)
+    usable = np.empty(length, dtype=np.int64)
+    tails = np.empty(length)
+    for k in range(length):
+        cheap[k] = price[k] < p_o
+        a = min(avail[k], n_max)
+        u = 0  # bisect_right(opts, a) - 1: the last total <= a
+        for i in range(n_opts):
+            if opts[i] <= a:
+                u = i
+        usable[k] = u
+        tails[k] = tail_rate
+    return (costs, cheap, usable, dz, dc, fx[:, :width].copy(), fy[:, :width].copy(), floor_n, tails)

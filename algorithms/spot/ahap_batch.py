@@ -1,0 +1,391 @@
+"""AHAP (paper 000_17f647b6e3bf630a.txt, Sec. IV-A, Alg. 1) for a whole pool of
+(omega, v, sigma) policies on one world, compiled: the fast path of
+`family.simulate_replicate`.
+
+The reference is `algorithms/spot/ahap.py` (`AHAP.plan` / `AHAP.decide`) run by
+`simulation.simulate` (the accounting of Sec. III: eq. 2, 3, 5a, the termination
+configuration of Sec. III-E2 and V(T) of eq. 4), one policy at a time, with the
+window problem (10) memoised by a shared `WindowSolver`. `AHAPPool.run` does the
+same for every policy of the pool in one compiled call (Numba, `_run_pool`):
+
+- the policies advance slot by slot together; at slot t every policy that is
+  behind (Alg. 1 line 12) needs problem (10) for its state (n_{t-1}, Z_{t-1}
+  rounded to 1e-9 as `WindowSolver.solve` rounds it) and its window t..t+len-1;
+  the window's forecasts (row t-1 of the forecast, the first slot observed) depend
+  only on t and len, so within the slot a problem is identified by (len, n_{t-1},
+  rounded Z_{t-1}) and solved once (`window_kernels.window_arrays` for the set-up,
+  `window_kernels.solve` for the DP) -- the same sharing as the solver's memo;
+- the ahead plan (lines 6-11), the commitment averaging and rounding (lines 14-16,
+  22, see ahap.py) and the accounting are `AHAP.decide` and `simulate` line by line.
+
+Every float operation is the reference's, in the same order (no fast-math), so the
+outcomes are the same bit for bit (tests/spot/test_spot_ahap_batch.py compares
+them with `simulate` + `AHAP` on many worlds). Z_{t-1} is rounded to 9 decimals
+exactly as Python's `round(x, 9)` (correctly rounded, halves to even; `round9`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from numba import njit
+
+from algorithms.spot.simulation import PolicyError, SpotOutcome
+from algorithms.spot.window_kernels import solve, window_arrays
+from algorithms.spot.window_problem import _job_tables
+from market.finetune_job import FineTuneJob
+from market.spot_market import SpotMarket
+
+_SPLIT = 134217729.0  # 2**27 + 1, Veltkamp's splitting constant
+
+
+@njit(cache=True)
+def _two_product(a, b):
+    """(p, e) with p = fl(a * b) and a * b = p + e exactly (Dekker, no FMA needed)."""
+    p = a * b
+    t = _SPLIT * a
+    ah = t - (t - a)
+    al = a - ah
+    t = _SPLIT * b
+    bh = t - (t - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+@njit(cache=True)
+def round9(x):
+    """Python's round(x, 9): the double nearest to x rounded to 9 decimals (the decimal
+    rounding exact, halves to even). For |x| < 2**23 by x * 1e9 = p + e exactly, rint of
+    p and a correction at halves; larger x (ulp > 1e-9) round to themselves."""
+    if not abs(x) < 8388608.0:  # 2**23, also inf and nan
+        return x
+    p, e = _two_product(x, 1e9)
+    r = np.rint(p)  # halves to even
+    d = p - r  # exact
+    if d == 0.5:
+        if e > 0.0:
+            r += 1.0
+    elif d == -0.5:
+        if e < 0.0:
+            r -= 1.0
+    return r / 1e9
+
+
+@njit(cache=True)
+def _throughput(n, alpha, beta):
+    """FineTuneJob.throughput (eq. 1)."""
+    return alpha * n + beta if n >= 1 else 0.0
+
+
+@njit(cache=True)
+def _slot_work(n, n_prev, alpha, beta, mu1, mu2):
+    """FineTuneJob.slot_work: mu_t H(n_t) (eq. 2, 5a)."""
+    if n > n_prev:
+        mu = mu1
+    elif n < n_prev:
+        mu = mu2
+    else:
+        mu = 1.0
+    return mu * _throughput(n, alpha, beta)
+
+
+@njit(cache=True)
+def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, p_o,
+              workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value, gamma,
+              tail_rate, work_max, opts, throughput, work_t, jf, ji, counts, count_h, count_first,
+              first_late, tilde_first):
+    """Every policy of the pool on one world (see the module docstring). Returns
+    (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress_at_deadline,
+    reconfigurations, termination_slots, error): error[p] is 0, or 1 if problem (10) had
+    no plan, 2 / 3 if a decision broke (5b) / (5c-5d) (never, kept as simulate's checks)."""
+    n_pol = windows.size
+    d = deadline
+    tol = 1e-9 * max(1.0, workload)
+    done_at = workload - tol
+    tie = 1e-9 * max(1.0, value)  # window_problem.TIE_TOL * max(1, v)
+    widest = 1
+    for q in range(n_pol):
+        widest = max(widest, windows[q] + 1)
+    progress = np.zeros(n_pol)
+    n_prev = np.zeros(n_pol, dtype=np.int64)
+    running = np.ones(n_pol, dtype=np.bool_)
+    spot_cost = np.zeros(n_pol)
+    od_cost = np.zeros(n_pol)
+    reconf = np.zeros(n_pol, dtype=np.int64)
+    completion = np.zeros(n_pol, dtype=np.int64)
+    error = np.zeros(n_pol, dtype=np.int64)
+    n_od = np.zeros((n_pol, d), dtype=np.int64)
+    n_sp = np.zeros((n_pol, d), dtype=np.int64)
+    # plans[q, t, k]: the plan policy q made at slot t (1-based) for slot t + k
+    plan_od = np.zeros((n_pol, d + 1, widest), dtype=np.int64)
+    plan_sp = np.zeros((n_pol, d + 1, widest), dtype=np.int64)
+    # problems (10) solved in the current slot: (len, n_{t-1}, rounded Z_{t-1}) -> plan
+    sol_len = np.empty(n_pol, dtype=np.int64)
+    sol_prev = np.empty(n_pol, dtype=np.int64)
+    sol_z = np.empty(n_pol)
+    sol_od = np.empty((n_pol, widest), dtype=np.int64)
+    sol_sp = np.empty((n_pol, widest), dtype=np.int64)
+    w_price = np.empty(widest)
+    w_avail = np.empty(widest, dtype=np.int64)
+    for t in range(1, d + 1):
+        obs_price = price[t - 1]
+        obs_avail = avail[t - 1]
+        n_sol = 0
+        for q in range(n_pol):
+            if not running[q]:
+                continue
+            z_prev = progress[q]
+            last = n_prev[q]
+            length = min(windows[q], d - t) + 1  # window_length
+            # AHAP.plan (Alg. 1 lines 3-13)
+            expected = workload / d * (t + windows[q])
+            if z_prev >= expected - tol:
+                limit = thresholds[q] * p_o
+                for k in range(length):
+                    if k == 0:
+                        p, a = obs_price, obs_avail
+                    else:
+                        p, a = f_price[t - 1, k], f_avail[t - 1, k]
+                    plan_od[q, t, k] = 0
+                    plan_sp[q, t, k] = min(a, n_max) if p <= limit and a >= n_min else 0
+            else:
+                z = round9(z_prev)
+                found = -1
+                for r in range(n_sol):
+                    if sol_len[r] == length and sol_prev[r] == last and sol_z[r] == z:
+                        found = r
+                        break
+                if found < 0:
+                    found = n_sol
+                    n_sol += 1
+                    sol_len[found] = length
+                    sol_prev[found] = last
+                    sol_z[found] = z
+                    for k in range(length):
+                        if k == 0:
+                            w_price[k] = obs_price
+                            w_avail[k] = obs_avail
+                        else:
+                            w_price[k] = f_price[t - 1, k]
+                            w_avail[k] = f_avail[t - 1, k]
+                    if z >= done_at:  # solve_window: a complete job plans nothing
+                        for k in range(length):
+                            sol_od[found, k] = 0
+                            sol_sp[found, k] = 0
+                    else:
+                        (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n,
+                         tails) = window_arrays(w_price[:length], w_avail[:length], p_o, opts, throughput,
+                                                n_max, workload, work_max, tail_rate)
+                        seq, _ = solve(work_t, costs, opts, cheap, usable, last, z, value, done_at, tie,
+                                       dz, dc, floor_x, floor_y, floor_n, tails, d - (t + length - 1), p_o,
+                                       jf, ji, counts, count_h, count_first, first_late, tilde_first)
+                        if seq.size == 0:
+                            error[q] = 1
+                            running[q] = False
+                            continue
+                        for k in range(length):  # cheapest_split
+                            n = seq[k]
+                            if w_price[k] < p_o:
+                                s = min(w_avail[k], n)
+                                sol_od[found, k] = n - s
+                                sol_sp[found, k] = s
+                            else:
+                                sol_od[found, k] = n
+                                sol_sp[found, k] = 0
+                for k in range(length):
+                    plan_od[q, t, k] = sol_od[found, k]
+                    plan_sp[q, t, k] = sol_sp[found, k]
+            # AHAP.decide (lines 14-16, 22): the plans for slot t made at t, ..., t-v+1
+            count = 0
+            total_sum = 0
+            spot_sum = 0
+            for k in range(commitments[q]):
+                if t - k < 1:
+                    break
+                spot_k = plan_sp[q, t - k, k]
+                total_sum += plan_od[q, t - k, k] + spot_k
+                spot_sum += spot_k
+                count += 1
+            total = (2 * total_sum + count) // (2 * count)
+            spot = min((2 * spot_sum + count) // (2 * count), total)
+            on_demand = total - spot
+            spot = min(spot, obs_avail)
+            n = on_demand + spot
+            if n == 0:
+                on_demand = 0
+                spot = 0
+            elif n < n_min:
+                on_demand += n_min - n
+            elif n > n_max:
+                cut = min(on_demand, n - n_max)
+                on_demand -= cut
+                spot -= n - n_max - cut
+            # simulate: checks (5b)-(5e) and the accounting of the slot
+            if spot > obs_avail:
+                error[q] = 2
+                running[q] = False
+                continue
+            n = on_demand + spot
+            if n != 0 and not (n_min <= n and n <= n_max):
+                error[q] = 3
+                running[q] = False
+                continue
+            if n != last:
+                reconf[q] += 1
+            progress[q] = z_prev + _slot_work(n, last, alpha, beta, mu1, mu2)
+            od_cost[q] += on_demand * p_o
+            spot_cost[q] += spot * obs_price
+            n_od[q, t - 1] = on_demand
+            n_sp[q, t - 1] = spot
+            n_prev[q] = n
+            if progress[q] >= done_at:
+                completion[q] = t
+                running[q] = False
+    utility = np.empty(n_pol)
+    cost = np.empty(n_pol)
+    extra_slots = np.zeros(n_pol, dtype=np.int64)
+    h = _throughput(n_max, alpha, beta)
+    for q in range(n_pol):
+        if error[q]:
+            continue
+        if completion[q] == 0:  # FineTuneJob.termination (Sec. III-E2)
+            remaining = workload - progress[q]
+            first = _slot_work(n_max, n_prev[q], alpha, beta, mu1, mu2)
+            extra = 1
+            if remaining > first + tol:
+                extra += np.int64(math.ceil((remaining - first - tol) / h))
+            od_cost[q] += extra * n_max * p_o
+            extra_slots[q] = extra
+            completion[q] = d + extra
+            if n_prev[q] != n_max:
+                reconf[q] += 1
+        cost[q] = od_cost[q] + spot_cost[q]
+        done = completion[q]  # FineTuneJob.value_at (eq. 4)
+        if done <= d:
+            v = value
+        elif done < gamma * d:
+            v = value * (1.0 - (done - d) / ((gamma - 1.0) * d))
+        else:
+            v = 0.0
+        utility[q] = v - cost[q]
+    return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots,
+            error)
+
+
+@dataclass(frozen=True)
+class PoolResult:
+    """The outcomes of `AHAPPool.run`, one entry per policy (arrays as `_run_pool` returns
+    them); `outcomes()` and `records()` turn them into `SpotOutcome`s and result rows."""
+
+    deadline: int
+    n_od: np.ndarray
+    n_sp: np.ndarray
+    utility: list
+    cost: list
+    spot_cost: list
+    od_cost: list
+    completion: list
+    progress: list
+    reconfigurations: list
+    termination_slots: list
+
+    def outcomes(self) -> list[SpotOutcome]:
+        out = []
+        for q in range(len(self.utility)):
+            n_od = self.n_od[q].copy()
+            n_sp = self.n_sp[q].copy()
+            n_od.setflags(write=False)
+            n_sp.setflags(write=False)
+            out.append(SpotOutcome(
+                utility=self.utility[q], cost=self.cost[q], spot_cost=self.spot_cost[q],
+                on_demand_cost=self.od_cost[q], completion_time=self.completion[q],
+                progress_at_deadline=self.progress[q], met_deadline=self.completion[q] <= self.deadline,
+                reconfigurations=self.reconfigurations[q], termination_slots=self.termination_slots[q],
+                n_on_demand=n_od, n_spot=n_sp))
+        return out
+
+    def record(self, q: int, mechanism: str) -> dict:
+        """`SpotOutcome.record` of policy q, without building the outcome."""
+        return {
+            "mechanism": mechanism,
+            "utility": self.utility[q],
+            "cost": self.cost[q],
+            "completion_time": self.completion[q],
+            "spot_cost": self.spot_cost[q],
+            "on_demand_cost": self.od_cost[q],
+            "progress_at_deadline": self.progress[q],
+            "met_deadline": self.completion[q] <= self.deadline,
+            "reconfigurations": self.reconfigurations[q],
+        }
+
+
+class AHAPPool:
+    """AHAP(omega, v, sigma) for each of `params` ((window, commitment, threshold)
+    triples, validated as `AHAP` does), run together on one world by `run`."""
+
+    def __init__(self, params: Sequence[tuple[int, int, float]]):
+        from algorithms.spot.ahap import AHAP  # the reference's validation and names
+
+        policies = [AHAP(w, v, s) for w, v, s in params]
+        self.names = [p.name for p in policies]
+        self.windows = np.array([p.window for p in policies], dtype=np.int64)
+        self.commitments = np.array([p.commitment for p in policies], dtype=np.int64)
+        self.thresholds = np.array([p.threshold for p in policies], dtype=float)
+        for a in (self.windows, self.commitments, self.thresholds):
+            a.setflags(write=False)
+
+    def __len__(self) -> int:
+        return self.windows.size
+
+    def run(self, job: FineTuneJob, market: SpotMarket, forecast) -> PoolResult:
+        """What `simulate(job, market, AHAP(...), forecast)` returns for every policy, with
+        the same checks (ValueError) and the same results bit for bit."""
+        d = job.deadline
+        if len(market) < d:
+            raise ValueError(f"market has {len(market)} slots, the job's deadline needs {d}")
+        if len(self) == 0:
+            empty = np.zeros((0, d), dtype=np.int64)
+            return PoolResult(d, empty, empty, [], [], [], [], [], [], [], [])
+        for q, name in enumerate(self.names):  # AHAP.reset
+            if forecast is None:
+                raise ValueError(f"{name} needs forecasts: pass forecast= to simulate")
+            need = min(int(self.windows[q]), d - 1)
+            if forecast.max_horizon < need:
+                raise ValueError(f"{name}: the forecast's max_horizon is {forecast.max_horizon}, "
+                                 f"the window needs {need}")
+            if forecast.rows < d:
+                raise ValueError(f"{name}: the forecast has {forecast.rows} rows, the job's deadline "
+                                 f"needs {d}")
+        # the forecast as WindowSolver.forecast_row reads it: floats, ints clipped at 0
+        f_price = np.asarray(forecast.price, dtype=np.float64)
+        f_avail = np.maximum(np.asarray(forecast.availability).astype(np.int64), 0)
+        tables = _job_tables(job)
+        p_o = float(market.on_demand_price)
+        tail_rate = min(n * p_o / job.throughput(n) for n in range(job.n_min, job.n_max + 1))
+        (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra,
+         error) = _run_pool(
+            self.windows, self.commitments, self.thresholds,
+            np.asarray(market.price[:d], dtype=np.float64), np.asarray(market.availability[:d], dtype=np.int64),
+            f_price, f_avail, p_o, float(job.workload), int(d), int(job.n_min), int(job.n_max),
+            float(job.alpha), float(job.beta), float(job.mu1), float(job.mu2), float(job.value),
+            float(job.gamma), float(tail_rate), float(tables.work_max), tables.opts_np,
+            np.array(tables.throughput, dtype=float), tables.work_t, tables.jf, tables.ji,
+            tables.counts_np, tables.count_h_np, tables.count_first_np, tables.first_late_np,
+            tables.tilde_first_np)
+        bad = np.flatnonzero(error)
+        if bad.size:
+            q = int(bad[0])
+            what = {1: "no plan: the DP found no candidate",
+                    2: "a decision exceeds the availability (5b)",
+                    3: "a decision breaks [N_min, N_max] (5c-5d)"}[int(error[q])]
+            if error[q] == 1:
+                raise ValueError(what)
+            raise PolicyError(f"{self.names[q]}: {what}")
+        return PoolResult(d, n_od, n_sp, utility.tolist(), cost.tolist(), spot_cost.tolist(),
+                          od_cost.tolist(), completion.tolist(), progress.tolist(), reconf.tolist(),
+                          extra.tolist())
