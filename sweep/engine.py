@@ -15,9 +15,19 @@ from tqdm import tqdm
 
 from . import cell_outputs
 from .cells import Cell
-from .results import cell_frame, load_complete_cell, read_meta, summarize, write_cell, write_sweep
+from .results import (
+    cell_frame,
+    cell_tables,
+    load_complete_cell,
+    read_meta,
+    side_table_names,
+    summarize,
+    write_cell,
+    write_sweep,
+)
 from .schema import RunnerConfig, TrackingConfig
 from .tracking import make_tracker, metric_key
+from .worker import TABLES_KEY
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +95,8 @@ def run_cells(
     try:
         if todo:
             workers, sim_seconds = _simulate(todo, cell_dirs, frames, runner, tracker, total_sims)
-        results = write_sweep(out_dir, cells, frames)
+        results = write_sweep(out_dir, cells, frames, cell_dirs)
+        tables = side_table_names(cell_dirs[cell.index] for cell in cells if cell.index in frames)
         status = "FINISHED"
     except KeyboardInterrupt:
         status = "KILLED"
@@ -100,7 +111,7 @@ def run_cells(
                 metrics[metric_key("utility_mean", str(mechanism))] = float(value)
         tracker.finish(out_dir, status, metrics)
     if announce:
-        _announce(out_dir, cells, len(todo), results, total_sims, elapsed, sim_seconds, workers, tracker)
+        _announce(out_dir, cells, len(todo), results, total_sims, elapsed, sim_seconds, workers, tracker, tables)
     return results
 
 
@@ -120,6 +131,7 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims) -> int:
     workers = max(1, min(workers, len(chunks)))
     payload_refs = {cell.index: ray.put(cell.payload()) for cell in todo}
     parts: dict[int, list] = {cell.index: [] for cell in todo}
+    table_parts: dict[int, list] = {cell.index: [] for cell in todo}
     remaining = {cell.index: 0 for cell in todo}
     for chunk in chunks:
         remaining[chunk.cell] += 1
@@ -128,14 +140,23 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims) -> int:
 
     def on_done(chunk, columns) -> None:
         nonlocal done_cells
+        side = columns.pop(TABLES_KEY, None)  # the family's side tables: never results columns
+        if side:
+            table_parts[chunk.cell].append(side)
         parts[chunk.cell].append(columns)
         remaining[chunk.cell] -= 1
         bar.update(chunk.simulations)
         if remaining[chunk.cell] == 0:
             cell = by_index[chunk.cell]
             frame = cell_frame(cell, parts.pop(chunk.cell))
-            extra = cell_outputs.write(cell_dirs[cell.index], cell_outputs.compute(cell, frame))
-            write_cell(cell_dirs[cell.index], cell, frame, {"metrics": extra} if extra else None)
+            tables = cell_tables(cell, table_parts.pop(chunk.cell))
+            outputs = cell_outputs.compute(cell, frame)
+            clash = sorted(set(tables) & set(outputs.get("tables", {})))
+            if clash:
+                raise ValueError(f"cell {cell.name}: side table(s) {', '.join(clash)} have the name of a table of the "
+                                 f"family's cell_outputs (both would be <name>.parquet in {cell_dirs[cell.index]})")
+            extra = cell_outputs.write(cell_dirs[cell.index], outputs)
+            write_cell(cell_dirs[cell.index], cell, frame, {"metrics": extra} if extra else None, tables)
             frames[cell.index] = frame
             if tracker.enabled:
                 tracker.log_cell(cell, cell_dirs[cell.index], summarize(frame, [cell]))
@@ -149,7 +170,7 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims) -> int:
     return workers, time.perf_counter() - pool_started
 
 
-def _announce(out_dir, cells, simulated_cells, results, total_sims, elapsed, sim_seconds, workers, tracker) -> None:
+def _announce(out_dir, cells, simulated_cells, results, total_sims, elapsed, sim_seconds, workers, tracker, tables=()) -> None:
     skipped = len(cells) - simulated_cells
     rate = (
         f" ({total_sims / sim_seconds:,.0f} simulations/s on {workers} workers once Ray was up)"
@@ -164,6 +185,7 @@ def _announce(out_dir, cells, simulated_cells, results, total_sims, elapsed, sim
         f"  mean utility over all cells{more}: " + ", ".join(f"{name} {value:.2f}" for name, value in shown.items()),
         f"  results (one row per simulation): {out_dir / 'results.parquet'}",
         f"  summary (per cell and mechanism): {out_dir / 'summary.csv'}",
+        *(f"  {name} (the family's side table, all cells): {out_dir / f'{name}.parquet'}" for name in tables),
         f"  {tracker.describe()}",
     ]
     print("\n".join(lines), flush=True)

@@ -1,20 +1,24 @@
 """Results on disk, the source of truth (docs/architecture.md, "Results").
 
-Per cell: ``cell.parquet`` (one row per simulation), ``config.yaml`` and, written last,
+Per cell: ``cell.parquet`` (one row per simulation), the family's side tables
+(``<name>.parquet``, e.g. one row per task), ``config.yaml`` and, written last,
 ``cell.json`` with the config hash, which marks the cell complete for resume. Per
-sweep: ``results.parquet`` (all cells) and ``summary.csv`` (one row per cell and
-mechanism: mean, std and 95% CI of utility and cost, and the cell's overrides).
+sweep: ``results.parquet`` (all cells), ``summary.csv`` (one row per cell and
+mechanism: mean, std and 95% CI of utility and cost, and the cell's overrides) and
+one ``<name>.parquet`` per side table (all cells).
 Every file is written to a temporary name and renamed, so a reader never sees half a file.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import yaml
 from scipy import stats
 
@@ -27,6 +31,10 @@ RESULTS = "results.parquet"
 SUMMARY = "summary.csv"
 SUMMARY_METRICS = ("utility", "cost")
 ID_COLUMNS = ("cell", "cell_index", "replicate", "mechanism")
+# Side tables (docs/architecture.md, "Family interface"): ``<name>.parquet`` per cell and per
+# sweep. The names of the engine's own files (``series`` is cell_outputs.SERIES_FILE) are taken.
+RESERVED_TABLE_NAMES = ("cell", "results", "summary", "series")
+_TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def atomic_write(path: Path, write) -> None:
@@ -57,7 +65,83 @@ def cell_frame(cell: Cell, chunks: Iterable[dict[str, list]]) -> pd.DataFrame:
     return frame
 
 
-def write_cell(cell_dir: Path, cell: Cell, frame: pd.DataFrame, extra_meta: dict | None = None) -> None:
+def check_table_name(name: Any, taken: Iterable[str] = ()) -> None:
+    """Raise ValueError unless ``name`` can be a side table's file name ``<name>.parquet``."""
+    if not isinstance(name, str) or not _TABLE_NAME.match(name):
+        raise ValueError(
+            f"side table name {name!r} is not a safe identifier (letters, digits and '_', not starting with a digit)"
+        )
+    taken = tuple(taken)
+    if name in RESERVED_TABLE_NAMES or name in taken:
+        reserved = ", ".join(sorted(set(RESERVED_TABLE_NAMES) | set(taken)))
+        raise ValueError(f"side table name '{name}' collides with another file of the results ({reserved})")
+
+
+def concat_columns(pieces: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Concatenate pieces of one table given as column -> 1-D array (a column missing from a piece is null there)."""
+    names = list(dict.fromkeys(name for piece in pieces for name in piece))
+    lengths = [len(next(iter(piece.values()))) if piece else 0 for piece in pieces]
+    out: dict[str, np.ndarray] = {}
+    for name in names:
+        present = [np.asarray(piece[name]) for piece in pieces if name in piece]
+        numeric = all(a.dtype.kind in "iuf" for a in present)
+        arrays = [
+            np.asarray(piece[name]) if name in piece
+            else np.full(length, np.nan if numeric else None, dtype=float if numeric else object)
+            for piece, length in zip(pieces, lengths)
+        ]
+        out[name] = _concat(arrays)
+    return out
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    if len(arrays) == 1:
+        return arrays[0]
+    kinds = {a.dtype.kind for a in arrays}
+    if len(kinds) > 1 and not kinds <= set("iuf"):  # e.g. numbers and strings: keep each value as it is
+        arrays = [a.astype(object) for a in arrays]
+    return np.concatenate(arrays)
+
+
+def cell_tables(cell: Cell, parts: Iterable[dict[str, dict[str, Any]] | None]) -> dict[str, pd.DataFrame]:
+    """One cell's side tables from its chunks' parts (table -> column -> array, with ``replicate`` and
+    ``mechanism``), each in canonical order: replicate, then mechanism order, then the table's own row
+    order, whatever the completion order; with leading columns ``cell`` and ``cell_index``."""
+    pieces: dict[str, list[dict[str, Any]]] = {}
+    for part in parts:
+        for name, columns in (part or {}).items():
+            pieces.setdefault(name, []).append(columns)
+    order = {name: i for i, name in enumerate(cell.mechanisms)}
+    tables: dict[str, pd.DataFrame] = {}
+    for name in sorted(pieces):
+        check_table_name(name)
+        frame = pd.DataFrame(concat_columns(pieces[name]))
+        replicate = frame["replicate"].to_numpy(dtype=np.int64)
+        mechanism = frame["mechanism"].map(order).fillna(len(order)).to_numpy(dtype=np.int64)
+        rank = np.argsort(replicate * (len(order) + 1) + mechanism, kind="stable")
+        frame = frame.iloc[rank].reset_index(drop=True)
+        frame.insert(0, "cell", cell.name)
+        frame.insert(1, "cell_index", cell.index)
+        tables[name] = frame
+    return tables
+
+
+def table_path(directory: Path, name: str) -> Path:
+    check_table_name(name)
+    return Path(directory) / f"{name}.parquet"
+
+
+def write_cell(
+    cell_dir: Path,
+    cell: Cell,
+    frame: pd.DataFrame,
+    extra_meta: dict | None = None,
+    tables: dict[str, pd.DataFrame] | None = None,
+) -> None:
+    """Write the cell's files; ``cell.json``, which marks the cell complete, last."""
+    tables = tables or {}
+    for name, table in tables.items():
+        atomic_write(table_path(cell_dir, name), lambda tmp, t=table: t.to_parquet(tmp, index=False))
     atomic_write(cell_dir / CELL_TABLE, lambda tmp: frame.to_parquet(tmp, index=False))
     atomic_write_text(cell_dir / CELL_CONFIG, yaml.safe_dump(cell.world, sort_keys=False))
     meta = {
@@ -67,6 +151,7 @@ def write_cell(cell_dir: Path, cell: Cell, frame: pd.DataFrame, extra_meta: dict
         "config_hash": cell.config_hash,
         "world_hash": cell.world_hash,
         "rows": len(frame),
+        **({"tables": {name: len(table) for name, table in tables.items()}} if tables else {}),
         **(extra_meta or {}),
     }
     atomic_write_text(cell_dir / CELL_META, json.dumps(meta, indent=2, default=str))
@@ -96,8 +181,28 @@ def load_complete_cell(cell_dir: Path, cell: Cell) -> pd.DataFrame | None:
         return None
     if len(frame) != meta.get("rows"):
         return None
+    for name, rows in (meta.get("tables") or {}).items():
+        try:
+            if pq.ParquetFile(table_path(cell_dir, name)).metadata.num_rows != rows:
+                return None
+        except (OSError, ValueError):
+            return None
     frame["cell_index"] = cell.index
     return frame
+
+
+def side_table_names(cell_dirs: Iterable[Path]) -> list[str]:
+    """The side tables of the complete cells in ``cell_dirs``, as their ``cell.json`` lists them."""
+    names: dict[str, None] = {}
+    for cell_dir in cell_dirs:
+        names.update(dict.fromkeys((read_meta(cell_dir) or {}).get("tables") or {}))
+    return sorted(names)
+
+
+def read_cell_table(cell_dir: Path, cell: Cell, name: str) -> pd.DataFrame:
+    table = pd.read_parquet(table_path(cell_dir, name))
+    table["cell_index"] = cell.index
+    return table
 
 
 def with_params(frame: pd.DataFrame, cell: Cell) -> pd.DataFrame:
@@ -131,11 +236,27 @@ def summarize(frame: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write_sweep(out_dir: Path, cells: list[Cell], frames: dict[int, pd.DataFrame]) -> pd.DataFrame:
-    """Write results.parquet and summary.csv for the cells in ``frames``; return all rows."""
-    ordered = [with_params(frames[cell.index], cell) for cell in sorted(cells, key=lambda c: c.index) if cell.index in frames]
+def write_sweep(
+    out_dir: Path, cells: list[Cell], frames: dict[int, pd.DataFrame], cell_dirs: dict[int, Path] | None = None
+) -> pd.DataFrame:
+    """Write results.parquet, summary.csv and the side tables for the cells in ``frames``; return all rows.
+
+    Side tables are read back from the cell dirs (``out_dir / cell.subdir`` unless ``cell_dirs``
+    says otherwise), so cells loaded on resume contribute theirs too.
+    """
+    done = [cell for cell in sorted(cells, key=lambda c: c.index) if cell.index in frames]
+    ordered = [with_params(frames[cell.index], cell) for cell in done]
     results = pd.concat(ordered, ignore_index=True) if ordered else pd.DataFrame(columns=list(ID_COLUMNS))
     atomic_write(Path(out_dir) / RESULTS, lambda tmp: results.to_parquet(tmp, index=False))
     summary = summarize(results, cells) if len(results) else pd.DataFrame()
     atomic_write(Path(out_dir) / SUMMARY, lambda tmp: summary.to_csv(tmp, index=False))
+    dirs = {cell.index: Path(cell_dirs[cell.index]) if cell_dirs else Path(out_dir) / cell.subdir for cell in done}
+    for name in side_table_names(dirs.values()):
+        parts = [
+            with_params(read_cell_table(dirs[cell.index], cell, name), cell)
+            for cell in done
+            if name in ((read_meta(dirs[cell.index]) or {}).get("tables") or {})
+        ]
+        table = pd.concat(parts, ignore_index=True)
+        atomic_write(table_path(out_dir, name), lambda tmp, t=table: t.to_parquet(tmp, index=False))
     return results

@@ -2,6 +2,10 @@
 
 Plain Python so that the same code runs in a Ray actor, in a plain loop (benchmarks)
 and in tests. It caches each cell's prepared world (a loaded trace, ...) by config hash.
+
+A row may carry ``"tables"``: the family's side tables for that replicate and mechanism
+(docs/architecture.md, "Family interface"). They are taken out of the row and returned
+under ``TABLES_KEY``: table name -> column -> 1-D array, led by ``replicate`` and ``mechanism``.
 """
 from __future__ import annotations
 
@@ -9,13 +13,19 @@ import os
 from collections import OrderedDict
 from typing import Any
 
+import numpy as np
+
 from .families import load_family
+from .results import check_table_name, concat_columns
 from .seeding import replicate_rng
 
 # Test hook for the "worker killed mid-sweep" test: the first worker process that
 # finds this path absent creates it and dies, as a crashed or preempted node would.
 FAULT_ENV = "SWEEP_FAULT_KILL_ONCE"
 _CACHE_SIZE = 32
+ROW_TABLES = "tables"  # the key of a row that holds its side tables
+TABLES_KEY = "_tables"  # the key of a chunk's result that holds them (never a results column)
+_TABLE_LEADING = ("replicate", "mechanism")
 
 
 class SimulationWorker:
@@ -33,22 +43,70 @@ class SimulationWorker:
             self._prepared.popitem(last=False)
         return prepared
 
-    def run_chunk(self, payload: dict, rep_start: int, rep_stop: int) -> dict[str, list]:
-        """Simulate replicates [rep_start, rep_stop) of a cell; one row per replicate and mechanism, as columns."""
+    def run_chunk(self, payload: dict, rep_start: int, rep_stop: int) -> dict[str, Any]:
+        """Simulate replicates [rep_start, rep_stop) of a cell; one row per replicate and mechanism, as columns.
+
+        Side tables, if the family returns any, come under ``TABLES_KEY``.
+        """
         _maybe_die()
         family = load_family(payload["family"])
         prepared = self._prepare(family, payload)
-        columns: dict[str, list] = {"replicate": []}
+        columns: dict[str, Any] = {"replicate": []}
+        tables: dict[str, list[dict[str, np.ndarray]]] = {}
         for replicate in range(rep_start, rep_stop):
             rows = family.simulate_replicate(prepared, replicate, replicate_rng(payload["world_hash"], replicate))
             for row in rows:
                 columns["replicate"].append(replicate)
                 for key, value in row.items():
-                    columns.setdefault(key, []).append(value)
+                    if key != ROW_TABLES:
+                        columns.setdefault(key, []).append(value)
+                side = row.get(ROW_TABLES)
+                if side is not None:
+                    _add_tables(tables, side, replicate, row.get("mechanism"), payload["family"])
+        if tables:
+            columns[TABLES_KEY] = {name: concat_columns(pieces) for name, pieces in tables.items()}
         return columns
 
     def pid(self) -> int:
         return os.getpid()
+
+
+def _add_tables(tables: dict, side: Any, replicate: int, mechanism: Any, family: str) -> None:
+    """Check one row's side tables and append them, led by ``replicate`` and ``mechanism``."""
+    where = f"family '{family}', replicate {replicate}, mechanism {mechanism!r}"
+    if not isinstance(side, dict):
+        raise ValueError(f"{where}: a row's 'tables' must be a dict name -> {{column: 1-D array}}, got {type(side).__name__}")
+    for name, table in side.items():
+        try:
+            check_table_name(name)
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
+        if not isinstance(table, dict):
+            raise ValueError(f"{where}: side table '{name}' must be a dict column -> 1-D array, got {type(table).__name__}")
+        piece: dict[str, np.ndarray] = {}
+        length = None
+        for column, values in table.items():
+            if column in _TABLE_LEADING or column in ("cell", "cell_index") or not isinstance(column, str):
+                raise ValueError(f"{where}: side table '{name}' has a column named {column!r}, which the engine adds or cannot store")
+            try:
+                array = np.asarray(values)
+            except ValueError as err:  # ragged nested lists
+                raise ValueError(f"{where}: column '{column}' of side table '{name}' is not a 1-D array: {err}") from None
+            if array.ndim != 1:
+                raise ValueError(f"{where}: column '{column}' of side table '{name}' must be 1-D, got shape {array.shape}")
+            if length is None:
+                length = len(array)
+            elif len(array) != length:
+                raise ValueError(
+                    f"{where}: the columns of side table '{name}' differ in length ({length} and {len(array)} for '{column}')"
+                )
+            piece[column] = array
+        length = length or 0
+        tables.setdefault(name, []).append({
+            "replicate": np.full(length, replicate, dtype=np.int64),
+            "mechanism": np.full(length, mechanism, dtype=object),
+            **piece,
+        })
 
 
 def _maybe_die() -> None:
