@@ -11,6 +11,7 @@ from types import ModuleType
 
 FAMILY_MODULES = {
     "spot": "algorithms.spot.family",
+    "auction": "algorithms.auction.family",
 }
 
 

@@ -1,0 +1,239 @@
+"""The `auction` family as the sweep engine sees it (paper 001_16667b406bf23ec3.txt).
+
+Config keys (conf/family/auction.yaml, docs/auction-model.md):
+  cluster:    market/gpu_cluster.py ClusterParams;
+  tasks:      market/lora_tasks.py TaskParams (tasks.trace_path is read once per cell);
+  vendors:    market/labor_vendors.py VendorParams;
+  pdftsp:     alpha, beta (lemma2, lemma2_tight or a number), price_scale, payment,
+              schedule_space (algorithms/auction/pdftsp.py, PdftspParams below);
+  titan:      time_limit (CP-SAT deterministic time per slot: algorithms/auction/titan.py);
+  mechanisms: names among pdFTSP, Titan, EFT, NTM, OPT (OPT: small worlds only), and pdFTSP
+              variants `pdFTSP(key=value,...)` whose keys override the `pdftsp` section, e.g.
+              `pdFTSP(beta=lemma2_tight,price_scale=0.1,schedule_space=fitting)`.
+Other top-level keys (the spot family's `market`, seed, replicates) are ignored here.
+
+One replicate is one day: it draws the world (tasks, then vendors' offers) from rng, then
+runs every mechanism on that same world (common random numbers); mechanisms that
+randomise (NTM's and Titan's vendors) get their own streams spawned from rng after the
+world, one per mechanism in list order. Each row's `utility` is the social welfare
+(eq. 3) and `cost` the operating plus vendor cost; its `tables` entry holds one row per
+task for tasks.parquet.
+"""
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from algorithms.auction.eft import EFT
+from algorithms.auction.ntm import NTM
+from algorithms.auction.pdftsp import PAYMENTS, SCHEDULE_SPACES, PdFTSP
+from market.gpu_cluster import ClusterParams
+from market.labor_vendors import VendorParams
+from market.lora_instance import LoraInstance, draw_instance
+from market.lora_tasks import TaskParams
+
+NAME = "auction"
+MECHANISMS = ("pdFTSP", "Titan", "EFT", "NTM", "OPT")
+OPT_MAX_NODES = 8
+OPT_MAX_EXPECTED_TASKS = 60
+MAX_REPLICATES_PER_CHUNK = 1  # a replicate is a day of auctions (seconds): one per Ray call
+TIMING_COLUMNS = ("decision_ms_per_task",)  # measured, not simulated: they differ run to run
+
+
+PDFTSP_KEYS = ("alpha", "beta", "price_scale", "payment", "schedule_space")
+BOUNDS = ("lemma2", "lemma2_tight")
+
+
+def _pdftsp_settings(d: Mapping, where: str) -> dict:
+    """Check a pdFTSP setting mapping (the `pdftsp` section or a name's parameters)."""
+    unknown = sorted(str(k) for k in d if k not in PDFTSP_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} (known: {', '.join(PDFTSP_KEYS)})")
+    for key in ("alpha", "beta"):
+        raw = d.get(key, "lemma2")
+        ok = raw in BOUNDS if isinstance(raw, str) else (
+            isinstance(raw, numbers.Real) and not isinstance(raw, bool) and np.isfinite(raw) and raw > 0)
+        if not ok or (key == "alpha" and raw == "lemma2_tight"):
+            allowed = "'lemma2' or a number > 0" if key == "alpha" else "'lemma2', 'lemma2_tight' or a number > 0"
+            raise ValueError(f"{where}.{key} must be {allowed}, got {raw!r}")
+    scale = d.get("price_scale", 1.0)
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"{where}.price_scale must be a number > 0, got {scale!r}")
+    if d.get("payment", "critical") not in PAYMENTS:
+        raise ValueError(f"{where}.payment must be one of {', '.join(PAYMENTS)}, got {d.get('payment')!r}")
+    if d.get("schedule_space", "paper") not in SCHEDULE_SPACES:
+        raise ValueError(f"{where}.schedule_space must be one of {', '.join(SCHEDULE_SPACES)}, "
+                         f"got {d.get('schedule_space')!r}")
+    return dict(d)
+
+
+@dataclass(frozen=True)
+class PdftspParams:
+    """pdFTSP's settings: alpha and beta of Lemma 2 (`lemma2`: max b_i / M_i and max b_i / r_i
+    from the workload's bounds; beta `lemma2_tight`: max b_i / (r_i n_i), n_i the fewest
+    slots task i can run in, which Lemma 2's proof allows since sum_t r_kt(il) >= r_i n_i; or
+    numbers), both multiplied by `price_scale` (the unit of bbar in eq. 7-8: docs/auction-model.md)."""
+
+    alpha: float
+    beta: float
+    payment: str = "critical"
+    schedule_space: str = "paper"
+
+    @classmethod
+    def from_dict(cls, d: Mapping | None, tasks: TaskParams, cluster: ClusterParams,
+                  where: str = "pdftsp") -> PdftspParams:
+        d = _pdftsp_settings(dict(d or {}), where)
+        fastest = max(t.task_rate for t in cluster.build(1).types)
+        bounds = {"lemma2": {"alpha": tasks.value_density_bound, "beta": tasks.value_per_memory_bound},
+                  "lemma2_tight": {"beta": tasks.value_per_memory_slot_bound(fastest)}}
+        values = {}
+        for key in ("alpha", "beta"):
+            raw = d.get(key, "lemma2")
+            values[key] = bounds[raw][key] if isinstance(raw, str) else float(raw)
+        scale = float(d.get("price_scale", 1.0))
+        return cls(values["alpha"] * scale, values["beta"] * scale, d.get("payment", "critical"),
+                   d.get("schedule_space", "paper"))
+
+
+def parse_variant(name: str) -> dict | None:
+    """`pdFTSP(key=value,...)` -> its settings (strings, or numbers where they parse); None
+    for a plain name."""
+    if not (name.startswith("pdFTSP(") and name.endswith(")")):
+        return None
+    settings = {}
+    body = name[len("pdFTSP("):-1]
+    for part in filter(None, (p.strip() for p in body.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise ValueError(f"mechanisms: {name!r}: expected key=value, got {part!r}")
+        try:
+            settings[key.strip()] = float(value)
+        except ValueError:
+            settings[key.strip()] = value.strip()
+    return _pdftsp_settings(settings, f"mechanisms: {name}")
+
+
+@dataclass(frozen=True)
+class PreparedAuction:
+    cluster: ClusterParams
+    tasks: TaskParams
+    vendors: VendorParams
+    pdftsp: dict[str, PdftspParams]   # by mechanism name (pdFTSP and its variants)
+    titan_time_limit: float
+    mechanisms: tuple[str, ...]
+    trace: np.ndarray | None
+
+
+def _mechanisms(config: Mapping) -> tuple[str, ...]:
+    names = config.get("mechanisms")
+    if isinstance(names, str) or not isinstance(names, Sequence) or not names:
+        raise ValueError(f"mechanisms: must be a non-empty list of names, got {names!r}")
+    for name in names:
+        if name not in MECHANISMS and parse_variant(str(name)) is None:
+            raise ValueError(f"mechanisms: unknown mechanism {name!r} for family auction "
+                             f"(known: {', '.join(MECHANISMS)}, or pdFTSP(key=value,...))")
+    if len(set(names)) != len(names):
+        raise ValueError(f"mechanisms: listed twice in {list(names)}")
+    return tuple(names)
+
+
+def _titan_time_limit(config: Mapping) -> float:
+    section = dict(config.get("titan") or {})
+    unknown = sorted(set(section) - {"time_limit"})
+    if unknown:
+        raise ValueError(f"titan: unknown key(s) {', '.join(map(repr, unknown))} (known: time_limit)")
+    limit = section.get("time_limit", 2.0)
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not limit > 0:
+        raise ValueError(f"titan.time_limit must be a number > 0 (CP-SAT deterministic time), got {limit!r}")
+    return float(limit)
+
+
+def prepare(config: dict) -> PreparedAuction:
+    if not isinstance(config, Mapping):
+        raise ValueError(f"config must be a mapping, got {type(config).__name__}")
+    cluster = ClusterParams.from_dict(config.get("cluster"))
+    tasks = TaskParams.from_dict(config.get("tasks"))
+    vendors = VendorParams.from_dict(config.get("vendors"))
+    section = _pdftsp_settings(dict(config.get("pdftsp") or {}), "pdftsp")
+    mechanisms = _mechanisms(config)
+    pdftsp = {name: PdftspParams.from_dict({**section, **(parse_variant(name) or {})}, tasks, cluster,
+                                           "pdftsp" if name == "pdFTSP" else f"mechanisms: {name}")
+              for name in mechanisms if name == "pdFTSP" or parse_variant(name) is not None}
+    if "OPT" in mechanisms and (cluster.nodes > OPT_MAX_NODES
+                                or tasks.mean_arrivals * tasks.slots > OPT_MAX_EXPECTED_TASKS):
+        raise ValueError(
+            f"mechanisms: OPT solves problem (4) exactly and needs a small world: cluster.nodes <= "
+            f"{OPT_MAX_NODES} and tasks.load * tasks.slots <= {OPT_MAX_EXPECTED_TASKS} "
+            f"(got {cluster.nodes} nodes, {tasks.mean_arrivals * tasks.slots:g} expected tasks)")
+    trace = tasks.load_trace()
+    if trace is not None and len(trace) < tasks.slots:
+        raise ValueError(f"tasks.trace_path: {tasks.trace_path}: {len(trace)} slots, a day needs {tasks.slots}")
+    if trace is not None and tasks.trace_start is not None and tasks.trace_start + tasks.slots > len(trace):
+        raise ValueError(f"tasks.trace_start ({tasks.trace_start}) + tasks.slots ({tasks.slots}) exceeds "
+                         f"the {len(trace)} slots of {tasks.trace_path}")
+    return PreparedAuction(cluster, tasks, vendors, pdftsp, _titan_time_limit(config), mechanisms, trace)
+
+
+def check_inputs(config: dict) -> None:
+    """Validate a config; errors name the key, or the arrival trace's file and line."""
+    prepare(config)
+
+
+def mechanism_names(config: dict) -> list[str]:
+    return list(_mechanisms(config))
+
+
+def make_mechanism(name: str, prepared: PreparedAuction):
+    if name in prepared.pdftsp:
+        p = prepared.pdftsp[name]
+        return PdFTSP(p.alpha, p.beta, payment=p.payment, schedule_space=p.schedule_space)
+    if name == "EFT":
+        return EFT()
+    if name == "NTM":
+        return NTM()
+    if name == "Titan":
+        from algorithms.auction.titan import Titan
+
+        return Titan(time_limit=prepared.titan_time_limit)
+    raise ValueError(f"no online mechanism named {name!r}")
+
+
+def draw_world(prepared: PreparedAuction, rng: np.random.Generator) -> LoraInstance:
+    return draw_instance(prepared.cluster, prepared.tasks, prepared.vendors, rng, prepared.trace)
+
+
+def simulate_replicate(prepared: PreparedAuction, replicate: int, rng: np.random.Generator) -> list[dict]:
+    instance = draw_world(prepared, rng)
+    streams = rng.spawn(len(prepared.mechanisms))
+    rows = []
+    for name, stream in zip(prepared.mechanisms, streams):
+        if name == "OPT":
+            from algorithms.auction.offline_optimum import solve_offline
+
+            outcome = solve_offline(instance)
+        else:
+            mechanism = make_mechanism(name, prepared)
+            outcome = mechanism.run(instance, stream)
+        metrics = outcome.metrics()
+        if name == "Titan":
+            metrics["titan_limited_slots"] = mechanism.last_stats.limited_slots
+            metrics["titan_slots"] = mechanism.last_stats.slots
+        table = outcome.task_table()
+        admitted = table["admitted"]
+        turnaround = (table["finish_slot"] - table["arrival"] + 1)[admitted]
+        rows.append({
+            "mechanism": name,
+            "utility": metrics["welfare"],
+            "cost": metrics["operating_cost"] + metrics["vendor_cost"],
+            "completion_time": float(turnaround.mean()) if len(turnaround) else float("nan"),
+            **metrics,
+            "tables": {"tasks": table},
+        })
+    if "OPT" in prepared.mechanisms:
+        best = next(row["utility"] for row in rows if row["mechanism"] == "OPT")
+        for row in rows:
+            row["opt_ratio"] = best / row["utility"] if row["utility"] > 0 else float("inf")
+    return rows

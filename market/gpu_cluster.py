@@ -1,0 +1,146 @@
+"""The GPU cluster of the `auction` family (paper 001_16667b406bf23ec3.txt, Sec. 2.1, 5.1).
+
+K compute nodes, each of one type, run LoRA fine-tuning tasks that share one copy of
+the base model (size r_b GB) per node. Node k has a compute capacity C_kp (samples
+per slot, for all the tasks it runs together) and a memory capacity C_km (GB); a task
+running on a node of type k processes s_ik samples per slot (eq. 4e-4g).
+
+Units (docs/auction-model.md): computation in thousands of samples ("ksamples"),
+memory in GB, money in US cents, one slot = 10 minutes. The paper measured its
+capacities by fine-tuning GPT-2 with LoRA on an A100 (80 GB) and an A40 (48 GB) but
+does not print them; the values below are this project's documented calibration:
+a single LoRA task reaches a quarter of a node's sample throughput, so compute lets
+four tasks share a node, and memory binds first on the A40 for large tasks.
+
+Operating cost (eq. 2, e_ikt): node k costs `cost_per_slot` cents per slot at the
+reference tariff, scaled by a daily time-of-use profile; a task pays its share
+s_ik / C_kp of its node's cost in the slots it runs there.
+"""
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from market.config_fields import reject_unknown_keys
+
+SLOTS_PER_DAY = 144  # 10-minute slots (Sec. 5.1)
+
+
+@dataclass(frozen=True)
+class NodeType:
+    """One GPU type: compute capacity C_kp and per-task rate s_ik in ksamples per slot,
+    memory C_km in GB, operating cost in cents per slot at the reference tariff."""
+
+    name: str
+    compute: float
+    task_rate: float
+    memory: float
+    cost_per_slot: float
+
+
+NODE_TYPES: dict[str, NodeType] = {
+    # GPT-2 + LoRA, 10-minute slots: 40 samples/s per node, 10 per task alone (docs/auction-model.md).
+    "A100-80GB": NodeType("A100-80GB", compute=24.0, task_rate=6.0, memory=80.0, cost_per_slot=40.0),
+    "A40-48GB": NodeType("A40-48GB", compute=12.0, task_rate=3.0, memory=48.0, cost_per_slot=20.0),
+}
+MIXED = "mixed"  # half A100, half A40 (the first ceil(K/2) nodes are A100s)
+
+# Time-of-use tariff by hour of day (multiplier of a node's cost): off-peak 23:00-07:00,
+# peak 17:00-21:00, shoulder otherwise (docs/auction-model.md).
+TARIFF_BY_HOUR = np.array([0.6] * 7 + [1.0] * 10 + [1.5] * 4 + [1.0] * 2 + [0.6], dtype=float)
+
+
+def tariff(slots: int, start_hour: float = 0.0) -> np.ndarray:
+    """The time-of-use multiplier of slots 0..slots-1 (slot t starts at start_hour + t/6 h)."""
+    hours = (start_hour + np.arange(slots) / 6.0) % 24.0
+    return TARIFF_BY_HOUR[np.floor(hours).astype(int)]
+
+
+@dataclass(frozen=True)
+class ClusterParams:
+    """Config section `cluster` (conf/family/auction.yaml)."""
+
+    nodes: int = 100
+    node_type: str = "A100-80GB"
+    base_model_gb: float = 0.5  # r_b: GPT-2 (124M parameters, fp32)
+    start_hour: float = 0.0
+
+    @classmethod
+    def from_dict(cls, d: Mapping | None) -> ClusterParams:
+        d = dict(d or {})
+        reject_unknown_keys(cls, d, "cluster")
+        params = cls(**d)
+        params.validate()
+        return params
+
+    def validate(self) -> None:
+        if isinstance(self.nodes, bool) or not isinstance(self.nodes, numbers.Integral) or self.nodes < 1:
+            raise ValueError(f"cluster.nodes must be a positive integer, got {self.nodes!r}")
+        if self.node_type not in NODE_TYPES and self.node_type != MIXED:
+            known = ", ".join([*NODE_TYPES, MIXED])
+            raise ValueError(f"cluster.node_type must be one of {known}, got {self.node_type!r}")
+        r_b = self.base_model_gb
+        if isinstance(r_b, bool) or not isinstance(r_b, numbers.Real) or not 0 <= r_b < min(
+                t.memory for t in NODE_TYPES.values()):
+            raise ValueError(f"cluster.base_model_gb must be in [0, 48), got {r_b!r}")
+        h = self.start_hour
+        if isinstance(h, bool) or not isinstance(h, numbers.Real) or not 0 <= h < 24:
+            raise ValueError(f"cluster.start_hour must be in [0, 24), got {h!r}")
+
+    def build(self, horizon: int) -> Cluster:
+        if self.node_type == MIXED:
+            half = (self.nodes + 1) // 2
+            types = [NODE_TYPES["A100-80GB"]] * half + [NODE_TYPES["A40-48GB"]] * (self.nodes - half)
+        else:
+            types = [NODE_TYPES[self.node_type]] * self.nodes
+        return Cluster.of(types, float(self.base_model_gb), horizon, float(self.start_hour))
+
+
+@dataclass(frozen=True, eq=False)
+class Cluster:
+    """K nodes over `horizon` slots (0-based slot indices 0..horizon-1).
+
+    `node_type[k]` indexes `types`; `compute[k]` = C_kp, `memory[k]` = C_km,
+    `task_rate[k]` = s_ik (the same for every task on a node type), `node_cost[k, t]`
+    = the node's operating cost in slot t; e_ikt = task_rate[k] / compute[k] * node_cost[k, t].
+    """
+
+    types: tuple[NodeType, ...]
+    node_type: np.ndarray
+    compute: np.ndarray
+    memory: np.ndarray
+    task_rate: np.ndarray
+    base_model_gb: float
+    node_cost: np.ndarray
+
+    @classmethod
+    def of(cls, nodes: list[NodeType], base_model_gb: float, horizon: int, start_hour: float = 0.0) -> Cluster:
+        types = tuple(dict.fromkeys(nodes))
+        index = {t: i for i, t in enumerate(types)}
+        node_type = np.array([index[t] for t in nodes], dtype=np.int64)
+        cost = np.array([t.cost_per_slot for t in nodes], dtype=float)[:, None] * tariff(horizon, start_hour)[None, :]
+        arrays = dict(
+            node_type=node_type,
+            compute=np.array([t.compute for t in nodes], dtype=float),
+            memory=np.array([t.memory for t in nodes], dtype=float),
+            task_rate=np.array([t.task_rate for t in nodes], dtype=float),
+            node_cost=cost,
+        )
+        for a in arrays.values():
+            a.setflags(write=False)
+        return cls(types=types, base_model_gb=base_model_gb, **arrays)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.node_type)
+
+    @property
+    def horizon(self) -> int:
+        return self.node_cost.shape[1]
+
+    def task_cost(self) -> np.ndarray:
+        """e_ikt for any task (it depends on the node and slot only): K x horizon cents."""
+        return self.node_cost * (self.task_rate / self.compute)[:, None]

@@ -1,0 +1,67 @@
+"""Labor vendors that pre-process a task's dataset (paper 001_16667b406bf23ec3.txt,
+Sec. 2.1, "Data Pre-Processing"): vendor n charges q_in and takes h_in slots for task i.
+
+The paper gives no numbers. This project's documented model (docs/auction-model.md):
+each replicate draws N vendors, vendor n with a rate (cents per ksample of the task's
+dataset, U[rate]) and a base delay (slots for a 12.5-ksample dataset, an integer in
+U{delay}); for task i with a dataset of D_i ksamples,
+  q_in = rate_n * D_i * U[1 - jitter, 1 + jitter],
+  h_in = max(1, round(delay_n * D_i / 12.5 * U[1 - jitter, 1 + jitter])).
+Rates and delays are drawn independently, so more vendors mean more choice (Fig. 5).
+"""
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from market.config_fields import reject_unknown_keys
+
+REFERENCE_DATASET = 12.5  # ksamples: the mean of U[5, 20]
+
+
+def _range(value, key: str, low: float, integer: bool = False) -> tuple:
+    if (not isinstance(value, (list, tuple)) or len(value) != 2
+            or any(isinstance(x, bool) or not isinstance(x, numbers.Real) for x in value)):
+        raise ValueError(f"{key} must be a pair [low, high] of numbers, got {value!r}")
+    a, b = value
+    if integer and not all(float(x).is_integer() for x in value):
+        raise ValueError(f"{key} must hold integers, got {value!r}")
+    if not low <= a <= b:
+        raise ValueError(f"{key} must satisfy {low:g} <= low <= high, got {value!r}")
+    return (int(a), int(b)) if integer else (float(a), float(b))
+
+
+@dataclass(frozen=True)
+class VendorParams:
+    """Config section `vendors`."""
+
+    count: int = 5
+    rate: tuple = (1.0, 4.0)
+    delay: tuple = (1, 6)
+    jitter: float = 0.2
+
+    @classmethod
+    def from_dict(cls, d: Mapping | None) -> VendorParams:
+        d = dict(d or {})
+        reject_unknown_keys(cls, d, "vendors")
+        count = d.get("count", cls.count)
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+            raise ValueError(f"vendors.count must be a positive integer, got {count!r}")
+        jitter = d.get("jitter", cls.jitter)
+        if isinstance(jitter, bool) or not isinstance(jitter, numbers.Real) or not 0 <= jitter < 1:
+            raise ValueError(f"vendors.jitter must be in [0, 1), got {jitter!r}")
+        return cls(int(count), _range(d.get("rate", cls.rate), "vendors.rate", 0.0),
+                   _range(d.get("delay", cls.delay), "vendors.delay", 0, integer=True), float(jitter))
+
+    def draw(self, datasets: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """(q, h): I x N prices (cents) and delays (slots) for datasets of `datasets` ksamples."""
+        rate = rng.uniform(*self.rate, size=self.count)
+        delay = rng.integers(self.delay[0], self.delay[1] + 1, size=self.count)
+        size = len(datasets)
+        j = self.jitter
+        q = rate[None, :] * datasets[:, None] * rng.uniform(1 - j, 1 + j, size=(size, self.count))
+        h = delay[None, :] * datasets[:, None] / REFERENCE_DATASET * rng.uniform(1 - j, 1 + j, size=(size, self.count))
+        return q, np.maximum(1, np.floor(h + 0.5)).astype(np.int64)

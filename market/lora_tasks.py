@@ -1,0 +1,154 @@
+"""LoRA fine-tuning tasks of the `auction` family (paper 001_16667b406bf23ec3.txt,
+Sec. 2.1 and 5.1): task i = {a_i, d_i, D_i, r_i, M_i, f_i, b_i}.
+
+Generator (docs/auction-model.md; the paper's Sec. 5.1 where it says, this project's
+documented choice where it does not):
+- arrivals per 10-minute slot over a `slots`-slot day: Poisson with mean 30 / 50 / 80
+  (light / medium / high, Sec. 5.1) or a number, or a real trace's counts scaled to that
+  mean (market/arrival_trace.py);
+- dataset D_i ~ U[5, 20] ksamples, epochs ~ U{1..5} (Sec. 5.1); M_i = D_i * epochs;
+- memory r_i ~ U{4..24} GB (adapter, optimiser state and activations of the task's batch);
+- f_i ~ Bernoulli(preprocess_share);
+- deadline: a task could finish in ceil(M_i / 6) slots on an A100 alone; the user allows
+  slack ~ U[deadline_slack] times that, plus `preprocess_allowance` slots if f_i = 1:
+  d_i = a_i + f_i * allowance + ceil(slack * M_i / 6) - 1 (the last slot it may run in);
+- bid = true value b_i = M_i * U[value_per_ksample] cents (value tied to task size).
+Slots are 0-based here: the day's arrivals fall in slots 0..slots-1, and a task that
+arrives in slot a_i may run from slot a_i on (it arrives at the slot's start, 4c).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from market.arrival_trace import load_arrival_trace, scaled_window
+from market.config_fields import reject_unknown_keys
+from market.gpu_cluster import NODE_TYPES, SLOTS_PER_DAY
+from market.labor_vendors import _range
+
+LOADS = {"light": 30.0, "medium": 50.0, "high": 80.0}
+REFERENCE_RATE = NODE_TYPES["A100-80GB"].task_rate
+
+
+@dataclass(frozen=True)
+class TaskParams:
+    """Config section `tasks`."""
+
+    load: object = "medium"
+    arrivals: str = "poisson"
+    trace_path: str | None = None
+    trace_start: int | None = None
+    slots: int = SLOTS_PER_DAY
+    samples: tuple = (5.0, 20.0)
+    epochs: tuple = (1, 5)
+    memory_gb: tuple = (4, 24)
+    preprocess_share: float = 0.5
+    preprocess_allowance: int = 3
+    deadline_slack: tuple = (1.5, 3.0)
+    value_per_ksample: tuple = (1.0, 6.0)
+
+    @classmethod
+    def from_dict(cls, d: Mapping | None) -> TaskParams:
+        d = dict(d or {})
+        reject_unknown_keys(cls, d, "tasks")
+        load = d.get("load", cls.load)
+        if not (load in LOADS or (isinstance(load, numbers.Real) and not isinstance(load, bool)
+                                  and math.isfinite(load) and load > 0)):
+            raise ValueError(f"tasks.load must be light, medium, high or a mean > 0 per slot, got {load!r}")
+        arrivals = d.get("arrivals", cls.arrivals)
+        if arrivals not in ("poisson", "trace"):
+            raise ValueError(f"tasks.arrivals must be 'poisson' or 'trace', got {arrivals!r}")
+        path = d.get("trace_path")
+        if arrivals == "trace" and not (isinstance(path, (str, os.PathLike)) and str(path)):
+            raise ValueError(f"tasks.trace_path must be a file path when tasks.arrivals=trace, got {path!r}")
+        start = d.get("trace_start")
+        if start is not None and (isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0):
+            raise ValueError(f"tasks.trace_start must be null or an integer >= 0, got {start!r}")
+        slots = d.get("slots", cls.slots)
+        if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or slots < 1:
+            raise ValueError(f"tasks.slots must be a positive integer, got {slots!r}")
+        share = d.get("preprocess_share", cls.preprocess_share)
+        if isinstance(share, bool) or not isinstance(share, numbers.Real) or not 0 <= share <= 1:
+            raise ValueError(f"tasks.preprocess_share must be in [0, 1], got {share!r}")
+        allowance = d.get("preprocess_allowance", cls.preprocess_allowance)
+        if isinstance(allowance, bool) or not isinstance(allowance, numbers.Integral) or allowance < 0:
+            raise ValueError(f"tasks.preprocess_allowance must be an integer >= 0, got {allowance!r}")
+        samples = _range(d.get("samples", cls.samples), "tasks.samples", 0.0)
+        if samples[0] <= 0:
+            raise ValueError(f"tasks.samples must be > 0, got {list(samples)}")
+        value = _range(d.get("value_per_ksample", cls.value_per_ksample), "tasks.value_per_ksample", 0.0)
+        if value[1] <= 0:
+            raise ValueError(f"tasks.value_per_ksample must allow a positive value, got {list(value)}")
+        return cls(
+            load=load, arrivals=arrivals, trace_path=None if path is None else os.fspath(path),
+            trace_start=None if start is None else int(start), slots=int(slots), samples=samples,
+            epochs=_range(d.get("epochs", cls.epochs), "tasks.epochs", 1, integer=True),
+            memory_gb=_range(d.get("memory_gb", cls.memory_gb), "tasks.memory_gb", 1, integer=True),
+            preprocess_share=float(share), preprocess_allowance=int(allowance),
+            deadline_slack=_range(d.get("deadline_slack", cls.deadline_slack), "tasks.deadline_slack", 1.0),
+            value_per_ksample=value,
+        )
+
+    @property
+    def mean_arrivals(self) -> float:
+        return LOADS[self.load] if isinstance(self.load, str) else float(self.load)
+
+    @property
+    def value_density_bound(self) -> float:
+        """The largest b_i / M_i the generator can draw (alpha of Lemma 2)."""
+        return self.value_per_ksample[1]
+
+    @property
+    def value_per_memory_bound(self) -> float:
+        """The largest b_i / r_i the generator can draw (beta of Lemma 2)."""
+        return self.value_per_ksample[1] * self.samples[1] * self.epochs[1] / self.memory_gb[0]
+
+    def value_per_memory_slot_bound(self, fastest_rate: float) -> float:
+        """The largest b_i / (r_i * n_i) the generator can draw, n_i = ceil(M_i / fastest_rate)
+        the fewest slots task i can run in: b_i / (r_i n_i) <= value * fastest_rate / r_min."""
+        return self.value_per_ksample[1] * fastest_rate / self.memory_gb[0]
+
+    def load_trace(self) -> np.ndarray | None:
+        return load_arrival_trace(self.trace_path) if self.arrivals == "trace" else None
+
+
+@dataclass(frozen=True, eq=False)
+class LoraTasks:
+    """Tasks in arrival order (the order the online mechanisms see them); 0-based slots."""
+
+    arrival: np.ndarray      # a_i
+    deadline: np.ndarray     # d_i, the last slot the task may run in
+    dataset: np.ndarray      # D_i, ksamples
+    work: np.ndarray         # M_i = D_i * epochs, ksamples
+    memory: np.ndarray       # r_i, GB
+    preprocess: np.ndarray   # f_i
+    bid: np.ndarray          # b_i (= true value v_i unless a report says otherwise), cents
+
+    def __len__(self) -> int:
+        return len(self.arrival)
+
+
+def arrival_counts(params: TaskParams, rng: np.random.Generator, trace: np.ndarray | None = None) -> np.ndarray:
+    if params.arrivals == "trace":
+        return scaled_window(trace, params.slots, params.mean_arrivals, rng, params.trace_start)
+    return rng.poisson(params.mean_arrivals, size=params.slots)
+
+
+def draw_tasks(params: TaskParams, rng: np.random.Generator, trace: np.ndarray | None = None) -> LoraTasks:
+    counts = arrival_counts(params, rng, trace)
+    arrival = np.repeat(np.arange(params.slots, dtype=np.int64), counts)
+    n = len(arrival)
+    dataset = rng.uniform(*params.samples, size=n)
+    epochs = rng.integers(params.epochs[0], params.epochs[1] + 1, size=n)
+    work = dataset * epochs
+    memory = rng.integers(params.memory_gb[0], params.memory_gb[1] + 1, size=n).astype(float)
+    preprocess = rng.random(n) < params.preprocess_share
+    slack = rng.uniform(*params.deadline_slack, size=n)
+    deadline = arrival + preprocess * params.preprocess_allowance + np.ceil(slack * work / REFERENCE_RATE).astype(np.int64) - 1
+    bid = work * rng.uniform(*params.value_per_ksample, size=n)
+    return LoraTasks(arrival, deadline.astype(np.int64), dataset, work, memory, preprocess, bid)
