@@ -33,13 +33,19 @@ log = logging.getLogger(__name__)
 
 
 def make_chunks(cells: Sequence[Cell], chunk_size: int):
-    """Cut each cell into chunks of whole replicates of about ``chunk_size`` simulations."""
+    """Cut each cell into chunks of whole replicates of about ``chunk_size`` simulations, and
+    of at most the family's ``MAX_REPLICATES_PER_CHUNK`` replicates when it sets one (a family
+    whose replicate takes seconds, such as a day of auctions, spreads one per call)."""
+    from .families import load_family
     from .task_queue import Chunk
 
     chunks = []
     for cell in cells:
         per_replicate = max(len(cell.mechanisms), 1)
         step = max(1, chunk_size // per_replicate)
+        cap = getattr(load_family(cell.family), "MAX_REPLICATES_PER_CHUNK", None)
+        if cap:
+            step = min(step, cap)
         for start in range(0, cell.replicates, step):
             stop = min(start + step, cell.replicates)
             chunks.append(Chunk(cell.index, start, stop, (stop - start) * per_replicate))

@@ -53,13 +53,19 @@ class SimulationWorker:
         prepared = self._prepare(family, payload)
         columns: dict[str, Any] = {"replicate": []}
         tables: dict[str, list[dict[str, np.ndarray]]] = {}
+        count = 0
         for replicate in range(rep_start, rep_stop):
             rows = family.simulate_replicate(prepared, replicate, replicate_rng(payload["world_hash"], replicate))
             for row in rows:
                 columns["replicate"].append(replicate)
                 for key, value in row.items():
                     if key != ROW_TABLES:
-                        columns.setdefault(key, []).append(value)
+                        # a key only some mechanisms report is None (null) in the other rows
+                        columns.setdefault(key, [None] * count).append(value)
+                count += 1
+                for column in columns.values():
+                    if len(column) < count:
+                        column.append(None)
                 side = row.get(ROW_TABLES)
                 if side is not None:
                     _add_tables(tables, side, replicate, row.get("mechanism"), payload["family"])

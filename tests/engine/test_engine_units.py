@@ -47,6 +47,25 @@ def test_chunks_cover_every_replicate_once():
     assert max(c.rep_stop - c.rep_start for c in chunks) == 3
 
 
+def test_a_family_may_cap_replicates_per_chunk():
+    world = {"family": {"name": "auction"}, "mechanisms": ["pdFTSP", "EFT"], "replicates": 5}
+    chunks = make_chunks([Cell(index=0, name="a", params={}, subdir="0", world=world)], chunk_size=200)
+    assert [(c.rep_start, c.rep_stop, c.simulations) for c in chunks] == [(r, r + 1, 2) for r in range(5)]
+
+
+def test_a_key_only_some_rows_report_is_null_elsewhere(monkeypatch):
+    from sweep import families
+    from sweep.worker import SimulationWorker
+
+    monkeypatch.setitem(families.FAMILY_MODULES, "ragged", "tests.engine.ragged_family")
+    world = {"family": {"name": "ragged"}, "mechanisms": ["A", "B"], "replicates": 3}
+    cell = Cell(index=0, name="r", params={}, subdir="0", world=world, config_hash=stable_hash(world),
+                world_hash=stable_hash(world))
+    columns = SimulationWorker().run_chunk(cell.payload(), 0, 3)
+    assert columns["extra"] == [None, 0, None, 1, None, 2]
+    assert all(len(values) == 6 for values in columns.values())
+
+
 def test_summary_matches_a_t_interval_computed_by_hand():
     values = np.array([1.0, 2.0, 4.0, 7.0])
     frame = pd.DataFrame({"cell_index": 0, "mechanism": "UP", "utility": values, "cost": values * 2,
