@@ -7,7 +7,7 @@ UI_PORT ?= 5000
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test smoke ui bench bench-fig9 clean reproduce-spot
+.PHONY: help install sweep test smoke ui bench bench-fig9 clean reproduce-spot reproduce-auction
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ bench-fig9: $(STAMP) ## Time the Fig. 9 sweep end to end and profile it (writes 
 
 reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 into reports/spot/ (long: see docs/reproduction/spot.md)
 	$(PY) -m sweep.reproduce spot $(ARGS)
+
+reproduce-auction: $(STAMP) ## Reproduce paper 001's Figs. 4-13 into reports/auction/ (long: see docs/reproduction/auction.md)
+	$(PY) -m sweep.reproduce auction $(ARGS)
 
 clean: ## Remove outputs/, multirun/ and caches (keeps .venv and mlflow.db)
 	rm -rf outputs multirun .pytest_cache .hypothesis

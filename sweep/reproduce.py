@@ -1,6 +1,7 @@
 """Run a family's paper-reproduction grids and build their reports.
 
     python -m sweep.reproduce spot                      # every experiment, paper-sized
+    python -m sweep.reproduce auction                   # paper 001: Figs. 4-13
     python -m sweep.reproduce spot --only fig5,fig9     # a subset
     python -m sweep.reproduce spot --replicates 20      # a quick, smaller run
     python -m sweep.reproduce spot --report-only        # rebuild reports from finished runs
@@ -8,7 +9,7 @@
 Each experiment is one `python -m sweep -m +sweep=<config>` multirun into
 `<runs>/<experiment>` (default `multirun/reproduce/spot/`), logged to MLflow like any
 sweep; a rerun resumes it (completed cells are not simulated again). The reports
-(CSV + PNG, one pair per figure, and `checks.csv`) go to `reports/spot/`.
+(CSV + PNG, one pair per figure, and `checks.csv`) go to `reports/<family>/`.
 """
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .reports import spot
+from .reports import auction, spot
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPERIMENTS = {figure.name.split("_")[0]: figure for figure in spot.COMPARISONS}
 SELECTION = {"fig9": "paper_000_fig9", "fig10": "paper_000_fig10"}
+AUCTION = {figure.name.split("_")[0]: figure for figure in auction.COMPARISONS}
+AUCTION_DERIVED = ("fig10", "fig11", "fig13")  # computed in-process or from other experiments' runs
 
 
 def _sweep(config: str, run_dir: Path, extra: list[str], multirun: bool = True) -> None:
@@ -77,17 +80,100 @@ def checks(out_dir: Path, runs: Path, tables: dict[str, pd.DataFrame], selection
     return table
 
 
+def auction_checks(out_dir: Path, tables: dict[str, pd.DataFrame], derived: dict) -> pd.DataFrame:
+    """The auction issue's "what must hold" list and the paper's headline claims, on the reproduced numbers."""
+    rows = []
+
+    def add(name: str, value: float, holds: bool) -> None:
+        rows.append({"check": name, "value": value, "holds": bool(holds)})
+
+    for name, x, value, paper in (("fig8", "tasks.load", "high", auction.PAPER_HIGH_LOAD),
+                                  ("fig4", "cluster.nodes", 50, auction.PAPER_50_NODES)):
+        if name not in tables:
+            continue
+        for mechanism in (auction.PDFTSP, auction.CALIBRATED):
+            for base, claim in paper.items():
+                gain = auction.improvement(tables[name], x, value, mechanism, base)
+                add(f"{name} {x}={value}: {auction.SHORT[mechanism]} over {base} (%; paper +{claim})", gain, gain > 0)
+    if "fig12" in tables:
+        t = tables["fig12"]
+        online = t[t["mechanism"] != "OPT"]
+        add("fig12: smallest OPT / online welfare over all worlds (>= 1: OPT never beaten)",
+            float(online["opt_ratio_min"].min()), bool(online["opt_ratio_min"].min() >= 1 - 1e-9))
+        for mechanism in (auction.PDFTSP, auction.CALIBRATED):
+            worst = float(online[online["mechanism"] == mechanism]["opt_ratio_max"].max())
+            add(f"fig12: largest OPT / {auction.SHORT[mechanism]} over all worlds (paper: <= 3)", worst, worst <= 3)
+    if "fig11" in derived:
+        worst = float(derived["fig11"]["max_payment_over_bid_all"].iloc[0])
+        add("fig11: largest payment / bid of an admitted pdFTSP task (<= 1: individually rational)", worst, worst <= 1 + 1e-12)
+    if "fig10" in derived:
+        gap = auction.truthful_gap(derived["fig10"])
+        add("fig10: largest gain from misreporting, critical payment (0: truthful)", float(gap["critical"]),
+            gap["critical"] <= 1e-9)
+        add("fig10: largest gain from misreporting, eq. 14 as printed (> 0 shows the gap, reading 3)",
+            float(gap["eq14"]), True)
+    table = pd.DataFrame(rows)
+    table.to_csv(out_dir / "checks.csv", index=False, float_format="%.4f")
+    return table
+
+
+def run_auction(args, chosen: list[str], extra: list[str]) -> pd.DataFrame:
+    tables: dict[str, pd.DataFrame] = {}
+    derived: dict[str, pd.DataFrame] = {}
+    for name in chosen:
+        if name in AUCTION:
+            figure = AUCTION[name]
+            run_dir = args.runs / name
+            if not args.report_only:
+                _sweep(figure.config, run_dir, extra)
+            tables[name] = auction.comparison_report(run_dir, figure, args.out)
+        elif name == "fig10":
+            derived[name] = auction.truthfulness_report(args.out)
+        elif name == "fig11":
+            if (args.runs / "fig8" / "tasks.parquet").exists():
+                derived[name] = auction.payments_report(args.runs / "fig8", args.out)
+            else:
+                print("fig11: needs the fig8 run's tasks.parquet; run fig8 first", flush=True)
+        elif name == "fig13":
+            for source in ("fig4", "fig8"):
+                if source not in tables and (args.runs / source / "results.parquet").exists():
+                    tables[source] = auction.summary(args.runs / source, AUCTION[source].x)
+            auction.decision_time_report({AUCTION[k].name: v for k, v in tables.items() if k in ("fig4", "fig8")},
+                                         args.out)
+        print(f"report: {args.out}/{name}*", flush=True)
+    return auction_checks(args.out, tables, derived)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sweep.reproduce", description=__doc__.split("\n\n")[0])
-    parser.add_argument("family", choices=["spot"])
-    parser.add_argument("--only", default="", help="comma-separated experiments (default: all): "
-                        + ", ".join([*EXPERIMENTS, *SELECTION]))
+    parser.add_argument("family", choices=["spot", "auction"])
+    parser.add_argument("--only", default="", help="comma-separated experiments (default: all): spot: "
+                        + ", ".join([*EXPERIMENTS, *SELECTION]) + "; auction: "
+                        + ", ".join([*AUCTION, *AUCTION_DERIVED]))
     parser.add_argument("--replicates", type=int, default=None, help="override every grid's replicates")
-    parser.add_argument("--runs", type=Path, default=ROOT / "multirun" / "reproduce" / "spot")
-    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "spot")
+    parser.add_argument("--runs", type=Path, default=None, help="default: multirun/reproduce/<family>")
+    parser.add_argument("--out", type=Path, default=None, help="default: reports/<family>")
     parser.add_argument("--report-only", action="store_true", help="do not run sweeps, only rebuild reports")
     parser.add_argument("overrides", nargs="*", help="extra overrides for every sweep, e.g. tracking=off")
     args = parser.parse_intermixed_args(argv)
+    args.runs = args.runs or ROOT / "multirun" / "reproduce" / args.family
+    args.out = args.out or ROOT / "reports" / args.family
+
+    if args.family == "auction":
+        known = [*AUCTION, *AUCTION_DERIVED]
+        chosen = [name for name in args.only.split(",") if name] or known
+        unknown = [name for name in chosen if name not in known]
+        if unknown:
+            parser.error(f"--only: unknown experiment(s) {', '.join(unknown)} (known: {', '.join(known)})")
+        if args.replicates is not None and args.replicates < 1:
+            parser.error("--replicates must be >= 1")
+        extra = list(args.overrides) + ([f"replicates={args.replicates}"] if args.replicates else [])
+        args.out.mkdir(parents=True, exist_ok=True)
+        table = run_auction(args, chosen, extra)
+        with pd.option_context("display.width", 160, "display.max_colwidth", 100):
+            print(table.to_string(index=False))
+        print(f"Reports (CSV + PNG) in {args.out}")
+        return 0
 
     known = [*EXPERIMENTS, *SELECTION]
     chosen = [name for name in args.only.split(",") if name] or known

@@ -138,5 +138,23 @@ def test_every_grid_file_composes_and_validates(grid):
     from sweep.cells import make_cell
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=[f"+sweep={grid}", "tracking=off"])
-    assert make_cell(cfg, [], 0, "0").replicates >= 1
+        cfg = compose("config", overrides=[f"+sweep={grid}", "tracking=off"], return_hydra_config=True)
+        # the grid's first cell: the first value of every swept key (family=auction included)
+        params = cfg.hydra.sweeper.params or {}
+        first = [f"{key}={_first_value(str(value))}" for key, value in params.items()]
+        cfg = compose("config", overrides=[f"+sweep={grid}", "tracking=off", *first])
+    assert make_cell(cfg, first, 0, "0").replicates >= 1
+    assert cfg.family.name == ("auction" if grid.startswith("paper_001") else "spot")
+
+
+def _first_value(sweep: str) -> str:
+    """`a,b,c` -> `a`; `choice([1,2],[3,4])` -> `[1,2]`."""
+    if sweep.startswith("choice("):
+        inner = sweep[len("choice("):-1]
+        depth = 0
+        for i, ch in enumerate(inner):
+            depth += ch in "[(" and 1 or (-1 if ch in "])" else 0)
+            if ch == "," and depth == 0:
+                return inner[:i]
+        return inner
+    return sweep.split(",")[0]
