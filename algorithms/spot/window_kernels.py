@@ -173,9 +173,11 @@ def _grow_i(buf, need):
 
 
 @njit(cache=True)
-def dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
-             floor_x, floor_y, floor_n, tails):
-    """The DP steps of `solve_window` over the slots k = 0..len(costs)-1.
+def dp_steps_reference(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
+                       floor_x, floor_y, floor_n, tails):
+    """The DP steps of `solve_window` over the slots k = 0..len(costs)-1, as first compiled
+    (commit 6f5e221); `dp_steps` is the faster equivalent the solver uses, this one is kept
+    as its reference in the tests (`solve_reference`).
 
     Labels: previous total, progress z, cost c, sum of totals s, rank of the sequence.
     Returns (best, finished, fin_idx, links, offsets, complete, z, c, s, prev):
@@ -311,6 +313,374 @@ def dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, d
             complete, z, c, s, prev)
 
 
+@njit(cache=True, inline='always')
+def _first(za, zb, ca, cb, sa, sb, la, lb):
+    """(za, ca, sa, la) before (zb, cb, sb, lb): more progress, then less cost, then fewer
+    instance-slots, then the smaller rank (the tie key's order). Scalars only (no array
+    reference counting in the sorting loops)."""
+    if za != zb:
+        return za > zb
+    if ca != cb:
+        return ca < cb
+    if sa != sb:
+        return sa < sb
+    return la < lb
+
+
+@njit(cache=True)
+def _merge(src, lo, mid, hi, dst, z, c, s, lab):
+    """Merge the sorted runs src[lo:mid] and src[mid:hi] into dst[lo:hi] by _first
+    (entries x of z, c, s; lab[x] the label's rank)."""
+    i, j, o = lo, mid, lo
+    while i < mid and j < hi:
+        a, b = src[i], src[j]
+        if _first(z[b], z[a], c[b], c[a], s[b], s[a], lab[b], lab[a]):
+            dst[o] = b
+            j += 1
+        else:
+            dst[o] = a
+            i += 1
+        o += 1
+    while i < mid:
+        dst[o] = src[i]
+        i += 1
+        o += 1
+    while j < hi:
+        dst[o] = src[j]
+        j += 1
+        o += 1
+
+
+@njit(cache=True)
+def _insertion(a, m, z, c, s, lab):
+    """Insertion sort of a[:m] by _first: linear on nearly sorted input."""
+    for p in range(1, m):
+        v = a[p]
+        q = p - 1
+        while q >= 0:
+            w = a[q]
+            if not _first(z[v], z[w], c[v], c[w], s[v], s[w], lab[v], lab[w]):
+                break
+            a[q + 1] = a[q]
+            q -= 1
+        a[q + 1] = v
+
+
+@njit(cache=True)
+def _merge_runs(a, bounds, n_runs, buf, z, c, s, lab):
+    """Sort a[:bounds[n_runs]] made of the sorted runs a[bounds[r]:bounds[r + 1]] by merging
+    them pairwise; returns the array holding the result (a or buf)."""
+    src, dst = a, buf
+    runs = n_runs
+    b = bounds.copy()
+    while runs > 1:
+        out = 0
+        r = 0
+        while r < runs:
+            if r + 1 < runs:
+                _merge(src, b[r], b[r + 1], b[r + 2], dst, z, c, s, lab)
+                b[out] = b[r]
+                r += 2
+            else:
+                for x in range(b[r], b[r + 1]):
+                    dst[x] = src[x]
+                b[out] = b[r]
+                r += 1
+            out += 1
+        b[out] = b[runs]
+        runs = out
+        src, dst = dst, src
+    return src
+
+
+@njit(cache=True)
+def _grow1f(buf, need):
+    """buf with room for `need` entries, contents kept."""
+    if need <= buf.size:
+        return buf
+    out = np.empty(max(need, 2 * buf.size))
+    out[:buf.size] = buf
+    return out
+
+
+@njit(cache=True)
+def _grow1i(buf, need):
+    """buf with room for `need` entries, contents kept."""
+    if need <= buf.size:
+        return buf
+    out = np.empty(max(need, 2 * buf.size), dtype=np.int64)
+    out[:buf.size] = buf
+    return out
+
+
+@njit(cache=True)
+def dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
+             floor_x, floor_y, floor_n, tails):
+    """The DP steps of `solve_window` over the slots k = 0..len(costs)-1: the labels,
+    finished plans and floats of `dp_steps_reference`, faster.
+
+    Labels: previous total, progress z, cost c, sum of totals s; they are stored in the
+    order of their sequences of totals (label index = rank, the tie key's second part),
+    and `zorder` lists them sorted by (-z, c, s, rank). A total's candidates taken in
+    zorder come in three runs by the previous total (below, equal to or above the new
+    one: one work increment per run, one cost increment), each sorted except where a
+    float addition makes two values equal; merging the runs and an insertion sort give
+    the dominance test its order in about linear time instead of a sort per total. The
+    cost floor is written out in the candidate loop with its slopes computed once (no
+    array arguments: Numba would count references per candidate), candidates are
+    computed once more rather than stored for every (total, label), and buffers are
+    reused across steps. Returns what `dp_steps_reference` returns, label j after slot k
+    being the j-th in sequence order.
+    """
+    length, n_opts = costs.shape
+    floor_s = np.zeros(floor_x.shape)
+    for k in range(length):
+        for j in range(floor_n[k] - 1):
+            floor_s[k, j] = (floor_y[k, j + 1] - floor_y[k, j]) / (floor_x[k, j + 1] - floor_x[k, j])
+    prev = np.empty(1, dtype=np.int64)
+    z = np.empty(1)
+    c = np.empty(1)
+    s = np.empty(1, dtype=np.int64)
+    zorder = np.zeros(1, dtype=np.int64)
+    prev[0] = n_prev
+    z[0] = progress
+    c[0] = 0.0
+    s[0] = 0
+    n_lab = 1
+    # the valid candidates of one total (compact), and the kept ones of all totals
+    vz = np.empty(64)
+    vc = np.empty(64)
+    vs = np.empty(64, dtype=np.int64)
+    vl = np.empty(64, dtype=np.int64)
+    ia = np.empty(64, dtype=np.int64)
+    ib = np.empty(64, dtype=np.int64)
+    ic = np.empty(64, dtype=np.int64)
+    prefix = np.empty(65)
+    kz = np.empty(64)
+    kc = np.empty(64)
+    ks = np.empty(64, dtype=np.int64)
+    kl = np.empty(64, dtype=np.int64)
+    ki = np.empty(64, dtype=np.int64)
+    bounds = np.zeros(n_opts + 1, dtype=np.int64)
+    finished = np.empty((16, 4))
+    fin_idx = np.empty((16, 3), dtype=np.int64)
+    n_fin = 0
+    links = np.empty((64, 2), dtype=np.int64)
+    offsets = np.zeros(length + 1, dtype=np.int64)
+    steps = 0
+    complete = True
+    for k in range(length):
+        L = n_lab
+        n_done = 0
+        top = -np.inf
+        for i in range(n_opts):
+            cost_i = costs[k, i]
+            for l in range(L):
+                if z[l] + work_t[i, prev[l]] >= done_at:
+                    n_done += 1
+                    o = value - (c[l] + cost_i)
+                    if o > top:
+                        top = o
+        if n_done:
+            if top > best:
+                best = top
+            # a plan below best - tie is never in the final tie set (the best only grows)
+            limit = best - tie
+            finished = _grow_f(finished, n_fin + n_done)
+            fin_idx = _grow_i(fin_idx, n_fin + n_done)
+            for i in range(n_opts):
+                cost_i = costs[k, i]
+                for l in range(L):
+                    zz = z[l] + work_t[i, prev[l]]
+                    if zz >= done_at:
+                        cc = c[l] + cost_i
+                        o = value - cc
+                        if o >= limit:
+                            finished[n_fin, 0] = o
+                            finished[n_fin, 1] = cc
+                            finished[n_fin, 2] = zz
+                            finished[n_fin, 3] = s[l] + opts[i]
+                            fin_idx[n_fin, 0] = k
+                            fin_idx[n_fin, 1] = l
+                            fin_idx[n_fin, 2] = i
+                            n_fin += 1
+        xp, fp, sl, nk, tail = floor_x[k], floor_y[k], floor_s[k], floor_n[k], tails[k]
+        xlast = xp[nk - 1]
+        flast = fp[nk - 1]
+        threshold = best - 2 * tie
+        if L > vz.size:
+            size = max(L, 2 * vz.size)
+            vz = np.empty(size)
+            vc = np.empty(size)
+            vs = np.empty(size, dtype=np.int64)
+            vl = np.empty(size, dtype=np.int64)
+            ia = np.empty(size, dtype=np.int64)
+            ib = np.empty(size, dtype=np.int64)
+            ic = np.empty(size, dtype=np.int64)
+            prefix = np.empty(size + 1)
+        n_keep = 0
+        n_valid = 0
+        for i in range(n_opts):
+            bounds[i] = n_keep
+            cost_i = costs[k, i]
+            opt_i = opts[i]
+            w_i = work_t[i]
+            # the valid candidates in zorder, as three runs by the previous total: below,
+            # equal to, above opt_i (one work increment per run)
+            m0 = m1 = m2 = 0
+            m = 0
+            for p in range(L):
+                l = zorder[p]
+                pl = prev[l]
+                zz = z[l] + w_i[pl]
+                if zz >= done_at:
+                    continue
+                cc = c[l] + cost_i
+                # the cost floor of the work left (cost_floor written out: no array
+                # arguments, so no reference counting per candidate)
+                work = done_at - zz
+                if work < 0.0:
+                    work = 0.0
+                if work > xlast:
+                    floor = flast + (work - xlast) * tail
+                elif nk == 1 or work < xp[0]:
+                    floor = fp[0]
+                else:
+                    j = 0
+                    while j + 1 < nk and xp[j + 1] <= work:
+                        j += 1
+                    if j == nk - 1 or xp[j] == work:
+                        floor = fp[j]
+                    else:
+                        slope = sl[j]
+                        floor = slope * (work - xp[j]) + fp[j]
+                        if np.isnan(floor):
+                            floor = slope * (work - xp[j + 1]) + fp[j + 1]
+                            if np.isnan(floor) and fp[j] == fp[j + 1]:
+                                floor = fp[j]
+                if value - cc - floor >= threshold:
+                    vz[m] = zz
+                    vc[m] = cc
+                    vs[m] = s[l] + opt_i
+                    vl[m] = l
+                    if pl < opt_i:
+                        ia[m0] = m
+                        m0 += 1
+                    elif pl == opt_i:
+                        ib[m1] = m
+                        m1 += 1
+                    else:
+                        ic[m2] = m
+                        m2 += 1
+                    m += 1
+            if m == 0:
+                continue
+            n_valid += m
+            # merge the three runs (each sorted but where a float addition made two values
+            # equal), then an insertion sort makes the order exact: (-z, c, s, rank)
+            for p in range(m1):
+                ia[m0 + p] = ib[p]
+            for p in range(m2):
+                ia[m0 + m1 + p] = ic[p]
+            order = ia
+            if m0 and m1:
+                _merge(ia, 0, m0, m0 + m1, ib, vz, vc, vs, vl)
+                for p in range(m0 + m1, m):
+                    ib[p] = ia[p]
+                order = ib
+            if m2 and (m0 + m1):
+                # the third run was copied into ia, so ic is free
+                _merge(order, 0, m0 + m1, m, ic, vz, vc, vs, vl)
+                order = ic
+            _insertion(order, m, vz, vc, vs, vl)
+            # dominance (as _undominated_row): P = the least cost before, q = how many
+            # have z > z_i + dz, then the tie key among the earlier ones within dz
+            prefix[0] = np.inf
+            for p in range(m):
+                prefix[p + 1] = min(prefix[p], vc[order[p]])
+            if n_keep + m > kz.size:
+                size = max(n_keep + m, 2 * kz.size)
+                kz = _grow1f(kz, size)
+                kc = _grow1f(kc, size)
+                ks = _grow1i(ks, size)
+                kl = _grow1i(kl, size)
+                ki = _grow1i(ki, size)
+            for p in range(m):
+                e = order[p]
+                cp = vc[e]
+                before = prefix[p]
+                drop = before < cp - dc
+                if not drop and before <= cp and cp < np.inf:
+                    thr = vz[e] + dz
+                    lo, hi = 0, p
+                    while lo < hi:
+                        mid = (lo + hi) >> 1
+                        if vz[order[mid]] > thr:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    q = lo
+                    if prefix[q] <= cp:
+                        drop = True
+                    elif q < p:
+                        se = vs[e]
+                        le = vl[e]
+                        for r in range(q, p):
+                            f = order[r]
+                            if vc[f] <= cp:
+                                sf = vs[f]
+                                if sf < se or (sf == se and vl[f] < le):
+                                    drop = True
+                                    break
+                if not drop:
+                    kz[n_keep] = vz[e]
+                    kc[n_keep] = cp
+                    ks[n_keep] = vs[e]
+                    kl[n_keep] = vl[e]
+                    ki[n_keep] = i
+                    n_keep += 1
+        bounds[n_opts] = n_keep
+        if n_valid == 0:
+            complete = False
+            break
+        # the new labels in the order of their sequences: by (old rank, total), a counting
+        # sort by the old label (the kept entries come by increasing total)
+        count = np.zeros(L + 1, dtype=np.int64)
+        for e in range(n_keep):
+            count[kl[e] + 1] += 1
+        for l in range(L):
+            count[l + 1] += count[l]
+        start = offsets[k]
+        links = _grow_i(links, start + n_keep)
+        new_prev = np.empty(n_keep, dtype=np.int64)
+        new_z = np.empty(n_keep)
+        new_c = np.empty(n_keep)
+        new_s = np.empty(n_keep, dtype=np.int64)
+        runs = np.empty(n_keep, dtype=np.int64)
+        for e in range(n_keep):
+            l = kl[e]
+            r = count[l]
+            count[l] = r + 1
+            links[start + r, 0] = l
+            links[start + r, 1] = ki[e]
+            new_prev[r] = opts[ki[e]]
+            new_z[r] = kz[e]
+            new_c[r] = kc[e]
+            new_s[r] = ks[e]
+            runs[e] = r
+        # the new zorder: the totals' sorted survivors merged (within a total the new rank
+        # grows with the old one, so each run is sorted by (-z, c, s, new rank) too)
+        lab_new = np.arange(n_keep)
+        zorder = _merge_runs(runs, bounds, n_opts, np.empty(n_keep, dtype=np.int64), new_z, new_c, new_s,
+                             lab_new)
+        offsets[k + 1] = start + n_keep
+        steps = k + 1
+        prev, z, c, s = new_prev, new_z, new_c, new_s
+        n_lab = n_keep
+    return (best, finished[:n_fin], fin_idx[:n_fin], links[:offsets[steps]], offsets[:steps + 1],
+            complete, z[:n_lab], c[:n_lab], s[:n_lab], prev[:n_lab])
+
+
 @njit(cache=True)
 def continuation(progress, n_last, slots_left, p_o, jf, ji, counts, count_h, count_first, first_late,
                  tilde_first):
@@ -383,17 +753,10 @@ def _plan_before(cost, prog, total, seq, obj, a, b):
 
 
 @njit(cache=True)
-def solve(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, tie, dz, dc,
-          floor_x, floor_y, floor_n, tails, slots_after, p_o, jf, ji, counts, count_h, count_first,
-          first_late, tilde_first):
-    """`window_problem.solve_window` after its set-up: returns (totals, objective) of the
-    plan chosen by the tie rule, or an empty sequence if there is no candidate.
-
-    First a lower bound on the optimum from simple plans: a constant total i, and the
-    same with all usable spot (usable[k], an index of opts) where spot is cheaper
-    (cheap[k]); then the DP (`dp_steps`), the continuation values of the labels at the
-    window's end, and the tie rule among the plans within `tie` of the best.
-    """
+def _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, slots_after, p_o,
+                  jf, ji, counts, count_h, count_first, first_late, tilde_first):
+    """A lower bound on the optimum of (10) from simple plans: a constant total i, and the
+    same with all usable spot (usable[k], an index of opts) where spot is cheaper (cheap[k])."""
     length, n_opts = costs.shape
     best = -np.inf
     for variant in range(2):
@@ -418,9 +781,14 @@ def solve(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, 
                                  first_late, tilde_first) - c
                 if v > best:
                     best = v
-    (best, finished_rows, fin_idx, links, offsets, complete,
-     z, c, s, prev) = dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
-                               floor_x, floor_y, floor_n, tails)
+    return best
+
+
+@njit(cache=True)
+def _pick(length, opts, tie, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev, slots_after,
+          p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first):
+    """The continuation values of the DP's labels at the window's end and the tie rule among
+    the plans within `tie` of the best: (totals, objective), or an empty sequence."""
     n_fin = finished_rows.shape[0]
     n_end = z.size if complete else 0
     n = n_fin + n_end
@@ -463,9 +831,44 @@ def solve(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, 
             at = offsets[j] + index
             seq[r, j] = opts[links[at, 1]]
             index = links[at, 0]
+        # a strict order on distinct sequences: which plan is met first does not matter
         if pick < 0 or _plan_before(cost, prog, total, seq, obj, r, pick):
             pick = r
     return seq[pick].copy(), obj[pick]
+
+
+@njit(cache=True)
+def solve(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, tie, dz, dc,
+          floor_x, floor_y, floor_n, tails, slots_after, p_o, jf, ji, counts, count_h, count_first,
+          first_late, tilde_first):
+    """`window_problem.solve_window` after its set-up: returns (totals, objective) of the
+    plan chosen by the tie rule, or an empty sequence if there is no candidate.
+
+    First a lower bound on the optimum from simple plans (`_simple_bound`), then the DP
+    (`dp_steps`), the continuation values of the labels at the window's end, and the tie
+    rule among the plans within `tie` of the best (`_pick`).
+    """
+    best = _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, slots_after,
+                         p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first)
+    (best, finished_rows, fin_idx, links, offsets, complete,
+     z, c, s, prev) = dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
+                               floor_x, floor_y, floor_n, tails)
+    return _pick(costs.shape[0], opts, tie, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev,
+                 slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first)
+
+
+@njit(cache=True)
+def solve_reference(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, tie, dz, dc,
+                    floor_x, floor_y, floor_n, tails, slots_after, p_o, jf, ji, counts, count_h,
+                    count_first, first_late, tilde_first):
+    """`solve` with `dp_steps_reference` (tests: the two agree bit for bit)."""
+    best = _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, slots_after,
+                         p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first)
+    (best, finished_rows, fin_idx, links, offsets, complete,
+     z, c, s, prev) = dp_steps_reference(work_t, costs, opts, n_prev, progress, value, done_at, tie, best,
+                                         dz, dc, floor_x, floor_y, floor_n, tails)
+    return _pick(costs.shape[0], opts, tie, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev,
+                 slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first)
 
 
 # --- the window's set-up (window_problem._window_arrays), compiled for the AHAP pool ------

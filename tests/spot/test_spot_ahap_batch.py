@@ -210,3 +210,21 @@ def test_the_pool_does_not_change_the_forecast_or_market():
     before = (forecast.price.copy(), forecast.availability.copy())
     AHAPPool(FULL_POOL[:10]).run(job, market, forecast)
     assert np.array_equal(before[0], forecast.price) and np.array_equal(before[1], forecast.availability)
+
+
+def test_the_first_failing_policy_names_the_error():
+    job = FineTuneJob()
+    market = SpotMarket(np.full(15, 0.5), np.full(15, 8))
+    params = [(2, 1, 0.5), (4, 1, 0.5), (3, 2, 0.5)]
+    for forecast in (oracle_forecast(market, 10, 2), oracle_forecast(market, 10, 3),
+                     oracle_forecast(market, 9, 3), oracle_forecast(market, 9, 1)):
+        for order in (params, params[::-1]):
+            errors = []
+            for pool_run, one_by_one in ((lambda: AHAPPool(order).run(job, market, forecast), None),
+                                         (None, lambda: [simulate(job, market, AHAP(*p), forecast) for p in order])):
+                try:
+                    (pool_run or one_by_one)()
+                    errors.append(None)
+                except ValueError as e:
+                    errors.append(str(e))
+            assert errors[0] == errors[1]
