@@ -7,7 +7,7 @@ UI_PORT ?= 5000
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test smoke ui bench bench-fig9 clean reproduce-spot reproduce-auction
+.PHONY: help install sweep test smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
@@ -37,6 +37,9 @@ bench: $(STAMP) ## Run the engine benchmarks (writes bench/results/engine.json)
 
 bench-fig9: $(STAMP) ## Time the Fig. 9 sweep end to end and profile it (writes bench/results/fig9.json)
 	$(PY) -m bench.fig9 $(ARGS)
+
+bench-auction: $(STAMP) ## Time the auction family at 200 nodes, high load, one day (writes bench/results/auction_scale.json)
+	$(PY) -m bench.auction_scale $(ARGS)
 
 reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 into reports/spot/ (long: see docs/reproduction/spot.md)
 	$(PY) -m sweep.reproduce spot $(ARGS)
