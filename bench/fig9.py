@@ -13,19 +13,21 @@
    and N (fixed start-up + seconds per replicate x 1000), else wall x 1000 / N.
 2. Profile: cProfile of `--profile-replicates` replicates of each cell in this process
    (`family.simulate_replicate`, as a worker runs them): top functions by tottime and
-   cumtime, and the share of `solve_window`. Steps 2 and 3 first run one untimed replicate,
-   which loads (or, without a cache, compiles) the solver's Numba code, as each worker
-   does once.
-3. `--baseline REV`: the window solver of git revision REV against the working tree's,
-   side by side in this process (the old module is loaded from `git show` and patched
-   into `WindowSolver`), alternating the order each repeat: median seconds per
-   replicate and the median of the per-repeat ratios.
+   cumtime, and the shares of the compiled AHAP pool (`AHAPPool.run`, one call per
+   world for the 105 AHAP policies), of `simulate` (the other mechanisms) and of the
+   rest. Step 2 first runs one untimed replicate, which loads (or, without a cache,
+   compiles) the Numba code, as each worker does once.
+3. `--baseline REV`: the code of git revision REV (a `git worktree` in a temporary
+   directory) against the working tree, side by side: each repeat runs, in a fresh
+   process per tree and alternating which goes first, `--baseline-replicates`
+   replicates of each of the 4 cells with `family.simulate_replicate` after one
+   untimed replicate; reported: seconds per job and cell (median of the repeats), the
+   median of the per-repeat ratios, and whether the rows (`repr`) are identical.
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
-import importlib.util
 import io
 import json
 import os
@@ -130,84 +132,82 @@ def profile(cells, replicates: int, limit: int = 12) -> dict:
                  if n == name and f.endswith(f"spot{os.sep}{module}")]
         return (sum(c for c, _ in found), sum(t for _, t in found)) if found else (0, 0.0)
 
-    solves, solve_time = cumulative("solve_window", "window_problem.py")
-    memo_calls, memo_time = cumulative("solve", "window_problem.py")  # WindowSolver.solve
+    pools, pool_time = cumulative("run", "ahap_batch.py")  # AHAPPool.run
+    compiled_calls, compiled_time = cumulative("_run_pool", "ahap_batch.py")
     sims, sim_time = cumulative("simulate", "simulation.py")
     return {
         "replicates_per_cell": replicates,
         "wall_seconds_with_profiler": elapsed,
         "profiled_seconds": total,
-        "window_solves": solves,
-        "window_solver_calls": memo_calls,
-        "share_in_solve_window": solve_time / total,
-        "share_in_WindowSolver.solve": memo_time / total,
+        "ahap_pool_runs": pools,
+        "share_in_AHAPPool.run": pool_time / total,
+        "share_in_compiled_pool": compiled_time / total,
+        "simulate_calls": sims,
         "share_in_simulate": sim_time / total,
         "top_tottime": _rows(stats, "tottime", limit),
         "top_cumtime": _rows(stats, "cumulative", limit),
     }
 
 
-def load_baseline(rev: str):
-    source = subprocess.run(["git", "show", f"{rev}:algorithms/spot/window_problem.py"], cwd=ROOT,
-                            capture_output=True, text=True, check=True).stdout
-    path = Path(tempfile.mkdtemp(prefix="fig9-baseline-")) / "window_problem_baseline.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("window_problem_baseline", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+SIDE_BY_SIDE = """
+import hashlib, os, sys, time
+import numpy as np
+sys.path.insert(0, os.getcwd())
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+from algorithms.spot import family
+n = int(sys.argv[1])
+cells = []
+with initialize_config_dir(config_dir=os.path.abspath("conf"), version_base=None):
+    for kind in ("mag_dep_uniform", "fixed_uniform", "mag_dep_heavy", "fixed_heavy"):
+        config = OmegaConf.to_container(compose("config", overrides=["+sweep=paper_000_fig9", f"noise.kind={kind}"]),
+                                        resolve=True)
+        config.pop("hydra", None)
+        cells.append(family.prepare(config))
+family.simulate_replicate(cells[0], 999, np.random.default_rng(999))  # loads the compiled code
+digest = hashlib.sha256()
+start = time.perf_counter()
+for prepared in cells:
+    for r in range(n):
+        digest.update(repr(family.simulate_replicate(prepared, r, np.random.default_rng(r))).encode())
+print(f"{(time.perf_counter() - start) / (4 * n)!r} {digest.hexdigest()}")
+"""
 
 
-def compare_baseline(cells, rev: str, replicates: int, repeats: int) -> dict:
-    """Seconds per replicate with REV's solve_window and with the working tree's, side by side."""
-    import algorithms.spot.window_problem as wp
-
-    solvers = {f"baseline {rev}": load_baseline(rev).solve_window, "working tree": wp.solve_window}
-    warm_up(cells)
-    names = list(solvers)
+def compare_baseline(rev: str, replicates: int, repeats: int) -> dict:
+    """Seconds per job and cell with REV's code and with the working tree's, side by side
+    (a fresh process per measurement, alternating the order)."""
+    base = Path(tempfile.mkdtemp(prefix="fig9-baseline-")) / "tree"
+    subprocess.run(["git", "worktree", "add", "--detach", str(base), rev], cwd=ROOT, check=True,
+                   capture_output=True)
+    trees = {f"baseline {rev}": base, "working tree": ROOT}
+    names = list(trees)
     times: dict[str, list[float]] = {name: [] for name in names}
-    identical = True
+    digests: dict[str, set] = {name: set() for name in names}
     try:
         for repeat in range(repeats):
-            rows = {}
             for name in names if repeat % 2 == 0 else names[::-1]:
-                wp.solve_window = solvers[name]
-                wp._job_tables.cache_clear()
-                from algorithms.spot import family
-                start = time.perf_counter()
-                rows[name] = [family.simulate_replicate(p, r, np.random.default_rng(r))
-                              for p in cells for r in range(replicates)]
-                times[name].append((time.perf_counter() - start) / (replicates * len(cells)))
-                print(f"baseline repeat {repeat + 1}/{repeats}  {name:24s} {times[name][-1]:.4f} s/replicate", flush=True)
-            identical &= repr(rows[names[0]]) == repr(rows[names[1]])
+                out = subprocess.run([sys.executable, "-c", SIDE_BY_SIDE, str(replicates)], cwd=trees[name],
+                                     capture_output=True, text=True, check=True).stdout.split()
+                times[name].append(float(out[0]))
+                digests[name].add(out[1])
+                print(f"baseline repeat {repeat + 1}/{repeats}  {name:24s} {times[name][-1]:.4f} s per job and cell "
+                      f"(load {os.getloadavg()[0]:.2f})", flush=True)
     finally:
-        wp.solve_window = solvers["working tree"]
+        subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT, capture_output=True)
     return {
         "replicates_per_cell": replicates,
-        "seconds_per_replicate": times,
-        "median_seconds_per_replicate": {name: statistics.median(v) for name, v in times.items()},
+        "seconds_per_job_and_cell": times,
+        "median_seconds_per_job_and_cell": {name: statistics.median(v) for name, v in times.items()},
+        "per_repeat_ratios": [a / b for a, b in zip(times[names[0]], times[names[1]])],
         "speedup (median of per-repeat ratios baseline / working tree)":
             statistics.median(a / b for a, b in zip(times[names[0]], times[names[1]])),
-        "rows_identical": identical,
+        "rows_identical": len(digests[names[0]] | digests[names[1]]) == 1,
     }
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replicates", type=int, default=PAPER_REPLICATES,
-                        help="jobs per noise setting (the paper: 1000)")
-    parser.add_argument("--repeats", type=int, default=1, help="end-to-end runs (median reported)")
-    parser.add_argument("--small-replicates", type=int, default=None,
-                        help="also run this many replicates, to fit wall = fixed + per-replicate x N")
-    parser.add_argument("--profile-replicates", type=int, default=3, help="replicates per cell profiled (0: none)")
-    parser.add_argument("--baseline", default=None, help="git revision whose window solver to compare with")
-    parser.add_argument("--baseline-replicates", type=int, default=3)
-    parser.add_argument("--baseline-repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path("bench/results/fig9.json"))
-    args = parser.parse_args(argv)
-    cores = os.cpu_count() or 1
-
+def run_end_to_end(args, report: dict, cores: int) -> None:
+    """Step 1: the sweep from the command line (see the module docstring)."""
     sizes = [args.replicates] + ([args.small_replicates] if args.small_replicates else [])
     all_runs: dict[int, list[dict]] = {n: [] for n in sizes}
     for repeat in range(args.repeats):
@@ -221,9 +221,7 @@ def main(argv=None) -> None:
     engine = statistics.median(r["engine_seconds"] for r in runs)
     sims = runs[0]["simulations"]
     cells = runs[0]["cells"]
-    report = {
-        "machine": {"cpus": cores, "python": platform.python_version(), "platform": platform.platform(),
-                    "load_average_at_end": os.getloadavg()},
+    report.update({
         "command": runs[0]["command"],
         "replicates": args.replicates,
         "cells": cells,
@@ -237,7 +235,7 @@ def main(argv=None) -> None:
         "simulations_per_second_per_core": sims / wall / cores,
         "simulations_per_second_per_core_engine_only": sims / engine / cores,
         "outputs": runs[0]["outputs"],
-    }
+    })
     if args.small_replicates:
         small = statistics.median(r["wall_seconds"] for r in all_runs[args.small_replicates])
         per_replicate = (wall - small) / (args.replicates - args.small_replicates)
@@ -262,23 +260,45 @@ def main(argv=None) -> None:
         report["extrapolated_to_1000_replicates"] = {"how": how, "wall_seconds": seconds,
                                                      "simulations": int(sims * scale)}
 
-    if args.profile_replicates:
-        prepared = prepared_cells()
-        report["profile"] = profile(prepared, args.profile_replicates)
-        if args.baseline:
-            report["baseline"] = compare_baseline(prepared, args.baseline, args.baseline_replicates,
-                                                  args.baseline_repeats)
-    elif args.baseline:
-        report["baseline"] = compare_baseline(prepared_cells(), args.baseline, args.baseline_replicates,
-                                              args.baseline_repeats)
 
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replicates", type=int, default=PAPER_REPLICATES,
+                        help="jobs per noise setting (the paper: 1000)")
+    parser.add_argument("--repeats", type=int, default=1, help="end-to-end runs (median reported)")
+    parser.add_argument("--small-replicates", type=int, default=None,
+                        help="also run this many replicates, to fit wall = fixed + per-replicate x N")
+    parser.add_argument("--profile-replicates", type=int, default=3, help="replicates per cell profiled (0: none)")
+    parser.add_argument("--baseline", default=None, help="git revision to compare with, side by side")
+    parser.add_argument("--baseline-replicates", type=int, default=10, help="replicates per cell per measurement")
+    parser.add_argument("--baseline-repeats", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path("bench/results/fig9.json"))
+    args = parser.parse_args(argv)
+    cores = os.cpu_count() or 1
+
+    report: dict = {"machine": {"cpus": cores, "python": platform.python_version(),
+                                "platform": platform.platform(), "load_average_at_start": os.getloadavg()}}
+    if args.replicates > 0:
+        run_end_to_end(args, report, cores)
+    if args.profile_replicates:
+        report["profile"] = profile(prepared_cells(), args.profile_replicates)
+    if args.baseline:
+        report["baseline"] = compare_baseline(args.baseline, args.baseline_replicates, args.baseline_repeats)
+
+    report["machine"]["load_average_at_end"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
 
-    print(f"\n{report['command']}")
-    print(f"{cells} cells x {report['mechanisms']} mechanisms x {args.replicates} replicates = {sims:,} simulations")
-    print(f"wall {wall:.1f} s (median of {len(runs)}; engine {engine:.1f} s): {sims / wall:,.0f} simulations/s, "
-          f"{sims / wall / cores:,.0f} per core ({cores} cores); engine only {sims / engine / cores:,.0f} per core")
+    cells = len(NOISE_KINDS)
+    if "command" in report:
+        wall, engine, sims = report["median_wall_seconds"], report["median_engine_seconds"], report["simulations"]
+        print(f"\n{report['command']}")
+        print(f"{report['cells']} cells x {report['mechanisms']} mechanisms x {args.replicates} replicates = "
+              f"{sims:,} simulations")
+        print(f"wall {wall:.1f} s (median of {len(report['wall_seconds'])}; engine {engine:.1f} s): "
+              f"{sims / wall:,.0f} simulations/s, {sims / wall / cores:,.0f} per core ({cores} cores); "
+              f"engine only {sims / engine / cores:,.0f} per core")
     if "linear_fit" in report:
         fit = report["linear_fit"]
         print(f"linear fit: {fit['fixed_seconds']:.1f} s fixed + {fit['seconds_per_replicate_all_cells']:.3f} s "
@@ -289,16 +309,16 @@ def main(argv=None) -> None:
         print(f"EXTRAPOLATED to 1000 replicates: {ext['wall_seconds']:.0f} s ({ext['how']})")
     if "profile" in report:
         prof = report["profile"]
-        print(f"\nprofile of {prof['replicates_per_cell']} replicates x {cells} cells: {prof['profiled_seconds']:.1f} s "
-              f"profiled, {prof['window_solves']} window solves ({prof['window_solver_calls']} solver calls); "
-              f"solve_window {prof['share_in_solve_window']:.0%}, WindowSolver.solve "
-              f"{prof['share_in_WindowSolver.solve']:.0%}, simulate {prof['share_in_simulate']:.0%}")
+        print(f"\nprofile of {prof['replicates_per_cell']} replicates x {cells} cells: {prof['profiled_seconds']:.2f} s "
+              f"profiled; AHAPPool.run {prof['share_in_AHAPPool.run']:.0%} ({prof['ahap_pool_runs']} calls, compiled "
+              f"part {prof['share_in_compiled_pool']:.0%}), simulate {prof['share_in_simulate']:.0%} "
+              f"({prof['simulate_calls']} calls)")
         for row in prof["top_tottime"][:8]:
             print(f"  tottime {row['tottime']:7.3f}  cumtime {row['cumtime']:7.3f}  {row['calls']:>8}  {row['function']}")
     if "baseline" in report:
         base = report["baseline"]
-        print(f"\nwindow solver vs {args.baseline}: " + ", ".join(
-            f"{k} {v:.4f} s/replicate" for k, v in base["median_seconds_per_replicate"].items())
+        print(f"\nside by side with {args.baseline}: " + ", ".join(
+            f"{k} {v:.4f} s per job and cell" for k, v in base["median_seconds_per_job_and_cell"].items())
             + f"; speed-up {base['speedup (median of per-repeat ratios baseline / working tree)']:.2f}x; "
             f"rows identical: {base['rows_identical']}")
     print(f"\nwritten to {args.out}")

@@ -27,7 +27,6 @@ exactly as Python's `round(x, 9)` (correctly rounded, halves to even; `round9`).
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Sequence
 
