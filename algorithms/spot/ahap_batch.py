@@ -94,6 +94,44 @@ def _slot_work(n, n_prev, alpha, beta, mu1, mu2):
 
 
 @njit(cache=True)
+def finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d, workload, tol, n_max, alpha,
+           beta, mu1, mu2, p_o, value, gamma):
+    """The end of `simulate` for each policy q without an error: the termination
+    configuration of Sec. III-E2 for an unfinished job (completion[q] == 0; adds to
+    od_cost, completion and reconf in place), the cost and V(T) - C (eq. 4, 5).
+    Returns (utility, cost, termination slots)."""
+    n_pol = progress.size
+    utility = np.empty(n_pol)
+    cost = np.empty(n_pol)
+    extra_slots = np.zeros(n_pol, dtype=np.int64)
+    h = _throughput(n_max, alpha, beta)
+    for q in range(n_pol):
+        if error[q]:
+            continue
+        if completion[q] == 0:  # FineTuneJob.termination (Sec. III-E2)
+            remaining = workload - progress[q]
+            first = _slot_work(n_max, n_prev[q], alpha, beta, mu1, mu2)
+            extra = 1
+            if remaining > first + tol:
+                extra += np.int64(math.ceil((remaining - first - tol) / h))
+            od_cost[q] += extra * n_max * p_o
+            extra_slots[q] = extra
+            completion[q] = d + extra
+            if n_prev[q] != n_max:
+                reconf[q] += 1
+        cost[q] = od_cost[q] + spot_cost[q]
+        done = completion[q]  # FineTuneJob.value_at (eq. 4)
+        if done <= d:
+            v = value
+        elif done < gamma * d:
+            v = value * (1.0 - (done - d) / ((gamma - 1.0) * d))
+        else:
+            v = 0.0
+        utility[q] = v - cost[q]
+    return utility, cost, extra_slots
+
+
+@njit(cache=True)
 def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, p_o,
               workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value, gamma,
               tail_rate, work_max, opts, throughput, work_t, jf, ji, counts, count_h, count_first,
@@ -245,33 +283,8 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
             if progress[q] >= done_at:
                 completion[q] = t
                 running[q] = False
-    utility = np.empty(n_pol)
-    cost = np.empty(n_pol)
-    extra_slots = np.zeros(n_pol, dtype=np.int64)
-    h = _throughput(n_max, alpha, beta)
-    for q in range(n_pol):
-        if error[q]:
-            continue
-        if completion[q] == 0:  # FineTuneJob.termination (Sec. III-E2)
-            remaining = workload - progress[q]
-            first = _slot_work(n_max, n_prev[q], alpha, beta, mu1, mu2)
-            extra = 1
-            if remaining > first + tol:
-                extra += np.int64(math.ceil((remaining - first - tol) / h))
-            od_cost[q] += extra * n_max * p_o
-            extra_slots[q] = extra
-            completion[q] = d + extra
-            if n_prev[q] != n_max:
-                reconf[q] += 1
-        cost[q] = od_cost[q] + spot_cost[q]
-        done = completion[q]  # FineTuneJob.value_at (eq. 4)
-        if done <= d:
-            v = value
-        elif done < gamma * d:
-            v = value * (1.0 - (done - d) / ((gamma - 1.0) * d))
-        else:
-            v = 0.0
-        utility[q] = v - cost[q]
+    utility, cost, extra_slots = finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d,
+                                        workload, tol, n_max, alpha, beta, mu1, mu2, p_o, value, gamma)
     return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots,
             error)
 

@@ -30,6 +30,7 @@ import numpy as np
 from algorithms.spot import pool as pool_names
 from algorithms.spot.ahanp import AHANP
 from algorithms.spot.ahap import AHAP
+from algorithms.spot.ahanp_batch import AHANPPool
 from algorithms.spot.ahap_batch import AHAPPool
 from algorithms.spot.msu import MaximalSpotUtilization
 from algorithms.spot.od_only import OnDemandOnly
@@ -242,19 +243,22 @@ def make_policy(name: str, solver: WindowSolver | None = None) -> SpotPolicy:
 
 
 @functools.lru_cache(maxsize=32)
-def _ahap_pool(mechanisms: tuple[str, ...]) -> tuple[AHAPPool, tuple[int, ...]]:
-    """The AHAP policies among `mechanisms` as one `AHAPPool` and their positions."""
-    where = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHAP")
-    params = [_parsed(mechanisms[i])[1] for i in where]
-    return AHAPPool([(p["window"], p["commitment"], p["threshold"]) for p in params]), where
+def _pools(mechanisms: tuple[str, ...]) -> tuple[AHAPPool, tuple[int, ...], AHANPPool, tuple[int, ...]]:
+    """The AHAP policies among `mechanisms` as one `AHAPPool`, the AHANP ones as one
+    `AHANPPool`, and their positions."""
+    ahap = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHAP")
+    ahanp = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHANP")
+    params = [_parsed(mechanisms[i])[1] for i in ahap]
+    return (AHAPPool([(p["window"], p["commitment"], p["threshold"]) for p in params]), ahap,
+            AHANPPool([_parsed(mechanisms[i])[1]["threshold"] for i in ahanp]), ahanp)
 
 
 def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Generator) -> list[dict]:
     """Draw one world from rng and run every mechanism on it; one row per mechanism.
 
     The AHAP policies run together (`ahap_batch.AHAPPool`, the compiled fast path, the
-    same outcomes bit for bit as `simulate` with `AHAP`); the others one by one through
-    `simulate`. Rows carry `regret_vs_opt` (the offline optimum's utility minus the
+    same outcomes bit for bit as `simulate` with `AHAP`), so do the AHANP ones
+    (`ahanp_batch.AHANPPool`); the others one by one through `simulate`. Rows carry `regret_vs_opt` (the offline optimum's utility minus the
     row's) when OPT is among the mechanisms."""
     world = draw_market(prepared, rng)
     job = draw_job(prepared, rng)
@@ -263,11 +267,15 @@ def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Ge
         forecast.price.setflags(write=False)
         forecast.availability.setflags(write=False)
     job_market = world.window(prepared.forecast.history, job.deadline + prepared.forecast.horizon)
-    pool, where = _ahap_pool(prepared.mechanisms)
+    ahap, ahap_at, ahanp, ahanp_at = _pools(prepared.mechanisms)
     rows: list = [None] * len(prepared.mechanisms)
-    if where:
-        result = pool.run(job, job_market, forecast)
-        for q, i in enumerate(where):
+    if ahap_at:
+        result = ahap.run(job, job_market, forecast)
+        for q, i in enumerate(ahap_at):
+            rows[i] = result.record(q, prepared.mechanisms[i])
+    if ahanp_at:
+        result = ahanp.run(job, job_market)
+        for q, i in enumerate(ahanp_at):
             rows[i] = result.record(q, prepared.mechanisms[i])
     solver = None
     for i, name in enumerate(prepared.mechanisms):

@@ -1,0 +1,145 @@
+"""AHANP (paper 000_17f647b6e3bf630a.txt, Appendix A-A, Alg. 3) for a pool of
+thresholds sigma on one world, compiled: the fast path of `family.simulate_replicate`.
+
+The reference is `algorithms/spot/ahanp.py` (`AHANP.indicators` / `total` /
+`decide`, the seven cases of Alg. 3 lines 3-8) run by `simulation.simulate` (the
+accounting of Sec. III and the termination configuration of Sec. III-E2), one policy
+at a time. `AHANPPool.run` runs every threshold of the pool in one Numba call
+(`_run_pool`) with the same operations in the same order (no fast-math), so the
+outcomes are the same bit for bit (tests/spot/test_spot_ahanp_batch.py). The results
+come as `ahap_batch.PoolResult`.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from numba import njit
+
+from algorithms.spot.ahap_batch import PoolResult, _slot_work, finish
+from algorithms.spot.simulation import PolicyError
+from market.finetune_job import FineTuneJob
+from market.spot_market import SpotMarket
+
+
+@njit(cache=True)
+def _run_pool(thresholds, price, avail, p_o, workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value,
+              gamma):
+    """Every threshold of the pool on one world. Returns what `ahap_batch._run_pool`
+    returns (error[q] 2 / 3 if a decision broke (5b) / (5c-5d): never, kept as
+    simulate's checks)."""
+    n_pol = thresholds.size
+    d = deadline
+    tol = 1e-9 * max(1.0, workload)
+    done_at = workload - tol
+    progress = np.zeros(n_pol)
+    n_prev = np.zeros(n_pol, dtype=np.int64)
+    prev_avail = np.zeros(n_pol, dtype=np.int64)
+    running = np.ones(n_pol, dtype=np.bool_)
+    spot_cost = np.zeros(n_pol)
+    od_cost = np.zeros(n_pol)
+    reconf = np.zeros(n_pol, dtype=np.int64)
+    completion = np.zeros(n_pol, dtype=np.int64)
+    error = np.zeros(n_pol, dtype=np.int64)
+    n_od = np.zeros((n_pol, d), dtype=np.int64)
+    n_sp = np.zeros((n_pol, d), dtype=np.int64)
+    for t in range(1, d + 1):
+        p_t = price[t - 1]
+        a_t = avail[t - 1]
+        for q in range(n_pol):
+            if not running[q]:
+                continue
+            z_prev = progress[q]
+            last = n_prev[q]
+            # AHANP.indicators (line 3)
+            expected = workload / d * (t - 1)
+            on_schedule = z_prev >= expected - tol
+            prev = prev_avail[q]
+            n_hat = np.inf if prev == 0 else a_t / prev
+            p_hat = p_t / (thresholds[q] * p_o)
+            # AHANP.total (lines 4-6): the seven cases
+            if on_schedule and n_hat == 0:
+                n = 0
+            elif on_schedule and n_hat <= 0.5:
+                n = max((last + 1) // 2, n_min)
+            elif on_schedule and n_hat <= 1:
+                n = last
+            elif on_schedule and p_hat > 1:
+                n = last
+            elif on_schedule:
+                n = max(last, a_t)
+            elif n_hat == np.inf:
+                n = n_min
+            else:
+                n = max(2 * last, n_min)
+            if n > 0:
+                n = min(max(n, n_min), n_max)
+            # AHANP.decide (lines 7-8)
+            prev_avail[q] = a_t
+            spot = min(a_t, n)
+            on_demand = n - spot
+            # simulate: checks (5b)-(5e) and the accounting of the slot
+            if spot > a_t:
+                error[q] = 2
+                running[q] = False
+                continue
+            if n != 0 and not (n_min <= n and n <= n_max):
+                error[q] = 3
+                running[q] = False
+                continue
+            if n != last:
+                reconf[q] += 1
+            progress[q] = z_prev + _slot_work(n, last, alpha, beta, mu1, mu2)
+            od_cost[q] += on_demand * p_o
+            spot_cost[q] += spot * p_t
+            n_od[q, t - 1] = on_demand
+            n_sp[q, t - 1] = spot
+            n_prev[q] = n
+            if progress[q] >= done_at:
+                completion[q] = t
+                running[q] = False
+    utility, cost, extra_slots = finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d,
+                                        workload, tol, n_max, alpha, beta, mu1, mu2, p_o, value, gamma)
+    return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots,
+            error)
+
+
+class AHANPPool:
+    """AHANP(sigma) for each threshold of `thresholds` (validated as `AHANP` does), run
+    together on one world by `run`."""
+
+    def __init__(self, thresholds: Sequence[float]):
+        from algorithms.spot.ahanp import AHANP  # the reference's validation and names
+
+        policies = [AHANP(s) for s in thresholds]
+        self.names = [p.name for p in policies]
+        self.thresholds = np.array([p.threshold for p in policies], dtype=float)
+
+    def __len__(self) -> int:
+        return self.thresholds.size
+
+    def run(self, job: FineTuneJob, market: SpotMarket) -> PoolResult:
+        """What `simulate(job, market, AHANP(sigma))` returns for every threshold, bit for bit."""
+        d = job.deadline
+        if len(market) < d:
+            raise ValueError(f"market has {len(market)} slots, the job's deadline needs {d}")
+        if len(self) == 0:
+            empty = np.zeros((0, d), dtype=np.int64)
+            return PoolResult(d, empty, empty, [], [], [], [], [], [], [], [])
+        # writable copies: Numba's code for read-only arrays is slower (see ahap_batch)
+        (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra,
+         error) = _run_pool(
+            self.thresholds, np.array(market.price[:d], dtype=np.float64),
+            np.array(market.availability[:d], dtype=np.int64), float(market.on_demand_price),
+            float(job.workload), int(d), int(job.n_min), int(job.n_max), float(job.alpha), float(job.beta),
+            float(job.mu1), float(job.mu2), float(job.value), float(job.gamma))
+        bad = np.flatnonzero(error)
+        if bad.size:
+            q = int(bad[0])
+            what = "a decision exceeds the availability (5b)" if error[q] == 2 else \
+                "a decision breaks [N_min, N_max] (5c-5d)"
+            raise PolicyError(f"{self.names[q]}: {what}")
+        return PoolResult(d, n_od, n_sp, utility.tolist(), cost.tolist(), spot_cost.tolist(),
+                          od_cost.tolist(), completion.tolist(), progress.tolist(), reconf.tolist(),
+                          extra.tolist())

@@ -1,0 +1,67 @@
+"""The compiled AHANP pool (algorithms/spot/ahanp_batch.py), the fast path of
+`family.simulate_replicate`, against the reference: `simulate` with `AHANP` (paper 000,
+Appendix A-A, Alg. 3) one threshold at a time; outcomes equal bit for bit on edge cases
+(deadlines 1-2, N_min > 1, mu1 != mu2 < 1, beta != 0, availability dropping to 0, spot
+dearer than on-demand) and random worlds."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from algorithms.spot.ahanp import AHANP
+from algorithms.spot.ahanp_batch import AHANPPool
+from algorithms.spot.simulation import simulate
+from market.finetune_job import FineTuneJob
+from market.spot_market import SpotMarket, SyntheticMarketParams
+from tests.spot.test_spot_ahap_batch import fields
+
+PROPS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SIGMAS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.5]
+
+
+def assert_same_as_reference(job, market, sigmas):
+    want = [simulate(job, market, AHANP(s)) for s in sigmas]
+    result = AHANPPool(sigmas).run(job, market)
+    assert [fields(o) for o in result.outcomes()] == [fields(o) for o in want]
+    for q, (o, s) in enumerate(zip(want, sigmas)):
+        name = f"AHANP(sigma={s:g})"
+        assert repr(result.record(q, name)) == repr(o.record(name))
+
+
+@pytest.mark.parametrize("job", [
+    FineTuneJob(workload=4.0, deadline=1, n_max=4),
+    FineTuneJob(workload=9.0, deadline=2, n_min=2, n_max=6, mu1=0.6, mu2=0.8),
+    FineTuneJob(workload=80.0, deadline=10, n_min=4, n_max=12, mu1=0.7, mu2=0.9),
+    FineTuneJob(workload=95.0, deadline=10, n_min=1, n_max=16, beta=0.5, mu1=0.9, mu2=0.6),
+    FineTuneJob(workload=200.0, deadline=8, n_min=2, n_max=12, gamma=1.5),
+])
+def test_edge_case_jobs(job):
+    for seed in range(5):
+        market = SyntheticMarketParams().sample(np.random.default_rng(seed), job.deadline + 5)
+        assert_same_as_reference(job, market, SIGMAS)
+
+
+@PROPS
+@given(st.integers(1, 10), st.integers(1, 4), st.data())
+def test_random_worlds(deadline, n_min, data):
+    n_max = n_min + data.draw(st.integers(0, 10))
+    job = FineTuneJob(workload=data.draw(st.floats(1.0, 14.0 * deadline)), deadline=deadline, n_min=n_min,
+                      n_max=n_max, mu1=data.draw(st.sampled_from([1.0, 0.9, 0.6])),
+                      mu2=data.draw(st.sampled_from([1.0, 0.8])), beta=data.draw(st.sampled_from([0.0, 0.25])))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    price = rng.uniform(0.1, 1.5, deadline)
+    avail = rng.integers(0, n_max + 3, deadline) * rng.integers(0, 2, deadline)  # zeros often
+    p_o = data.draw(st.sampled_from([1.0, 0.6]))
+    market = SpotMarket(price, avail, on_demand_price=p_o, capacity=int(avail.max()))
+    assert_same_as_reference(job, market, SIGMAS)
+
+
+def test_checks():
+    job = FineTuneJob()
+    market = SpotMarket(np.full(9, 0.5), np.full(9, 8))
+    with pytest.raises(ValueError, match="the job's deadline needs 10"):
+        AHANPPool([0.5]).run(job, market)
+    with pytest.raises(ValueError, match="threshold"):
+        AHANPPool([0.0])
+    assert AHANPPool([]).run(job, SpotMarket(np.full(10, 0.5), np.full(10, 8))).outcomes() == []
