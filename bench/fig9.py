@@ -14,8 +14,8 @@
 2. Profile: cProfile of `--profile-replicates` replicates of each cell in this process
    (`family.simulate_replicate`, as a worker runs them): top functions by tottime and
    cumtime, and the shares of the compiled AHAP pool (`AHAPPool.run`, one call per
-   world for the 105 AHAP policies), of `simulate` (the other mechanisms) and of the
-   rest. Step 2 first runs one untimed replicate, which loads (or, without a cache,
+   world for the 105 AHAP policies), of the AHANP pool, of `simulate` (the other
+   mechanisms) and of the rest. Step 2 first runs one untimed replicate, which loads (or, without a cache,
    compiles) the Numba code, as each worker does once.
 3. `--baseline REV`: the code of git revision REV (a `git worktree` in a temporary
    directory) against the working tree, side by side: each repeat runs, in a fresh
@@ -134,6 +134,7 @@ def profile(cells, replicates: int, limit: int = 12) -> dict:
 
     pools, pool_time = cumulative("run", "ahap_batch.py")  # AHAPPool.run
     compiled_calls, compiled_time = cumulative("_run_pool", "ahap_batch.py")
+    ahanp_pools, ahanp_time = cumulative("run", "ahanp_batch.py")  # AHANPPool.run
     sims, sim_time = cumulative("simulate", "simulation.py")
     return {
         "replicates_per_cell": replicates,
@@ -142,6 +143,7 @@ def profile(cells, replicates: int, limit: int = 12) -> dict:
         "ahap_pool_runs": pools,
         "share_in_AHAPPool.run": pool_time / total,
         "share_in_compiled_pool": compiled_time / total,
+        "share_in_AHANPPool.run": ahanp_time / total,
         "simulate_calls": sims,
         "share_in_simulate": sim_time / total,
         "top_tottime": _rows(stats, "tottime", limit),
@@ -311,7 +313,8 @@ def main(argv=None) -> None:
         prof = report["profile"]
         print(f"\nprofile of {prof['replicates_per_cell']} replicates x {cells} cells: {prof['profiled_seconds']:.2f} s "
               f"profiled; AHAPPool.run {prof['share_in_AHAPPool.run']:.0%} ({prof['ahap_pool_runs']} calls, compiled "
-              f"part {prof['share_in_compiled_pool']:.0%}), simulate {prof['share_in_simulate']:.0%} "
+              f"part {prof['share_in_compiled_pool']:.0%}), AHANPPool.run {prof['share_in_AHANPPool.run']:.0%}, "
+              f"simulate {prof['share_in_simulate']:.0%} "
               f"({prof['simulate_calls']} calls)")
         for row in prof["top_tottime"][:8]:
             print(f"  tottime {row['tottime']:7.3f}  cumtime {row['cumtime']:7.3f}  {row['calls']:>8}  {row['function']}")
