@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOISE_KINDS = ("mag_dep_uniform", "fixed_uniform", "mag_dep_heavy", "fixed_heavy")
 PAPER_REPLICATES = 1000
 DONE = re.compile(r"Done: (\d+) cell\(s\), ([\d,]+) simulations in ([\d.]+) s")
+RAY_UP = re.compile(r"\(([\d,]+) simulations/s on (\d+) workers once Ray was up\)")
 
 
 def sweep_command(replicates: int, sweep_dir: str) -> list[str]:
@@ -69,7 +70,11 @@ def end_to_end(replicates: int) -> dict:
             raise SystemExit("no 'Done:' line in the sweep's output")
         outputs = sorted(str(p.relative_to(tmp)) for p in Path(tmp).rglob("*") if p.is_file())
     cells, sims, engine = int(match[1]), int(match[2].replace(",", "")), float(match[3])
+    up = RAY_UP.search(proc.stdout + proc.stderr)
+    rate = float(up[1].replace(",", "")) if up else None
     return {"command": " ".join(command[1:]), "wall_seconds": wall, "engine_seconds": engine,
+            "simulations_per_second_once_ray_was_up": rate,
+            "simulation_seconds_once_ray_was_up": sims / rate if rate else None,
             "cells": cells, "simulations": sims, "outputs": outputs}
 
 
@@ -217,7 +222,9 @@ def run_end_to_end(args, report: dict, cores: int) -> None:
             all_runs[n].append(end_to_end(n))
             run = all_runs[n][-1]
             print(f"end to end {repeat + 1}/{args.repeats}, {n} replicates: {run['wall_seconds']:.1f} s wall, "
-                  f"engine {run['engine_seconds']:.1f} s, {run['simulations']:,} simulations", flush=True)
+                  f"engine {run['engine_seconds']:.1f} s, {run['simulations']:,} simulations, of which "
+                  f"{run['simulation_seconds_once_ray_was_up'] or float('nan'):.1f} s once Ray was up "
+                  f"(load {os.getloadavg()[0]:.2f})", flush=True)
     runs = all_runs[args.replicates]
     wall = statistics.median(r["wall_seconds"] for r in runs)
     engine = statistics.median(r["engine_seconds"] for r in runs)
