@@ -221,6 +221,7 @@ def simulate_replicate(prepared: PreparedAuction, replicate: int, rng: np.random
         if name == "Titan":
             metrics["titan_limited_slots"] = mechanism.last_stats.limited_slots
             metrics["titan_slots"] = mechanism.last_stats.slots
+            metrics["titan_greedy_slots"] = mechanism.last_stats.greedy_slots
         table = outcome.task_table()
         admitted = table["admitted"]
         turnaround = (table["finish_slot"] - table["arrival"] + 1)[admitted]

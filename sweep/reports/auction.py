@@ -76,6 +76,8 @@ def summary(run_dir: Path, x: str) -> pd.DataFrame:
         if "titan_limited_slots" in group and mechanism == "Titan":
             row["titan_limited_slots"] = group["titan_limited_slots"].sum()
             row["titan_slots"] = group["titan_slots"].sum()
+            if "titan_greedy_slots" in group:
+                row["titan_greedy_slots"] = group["titan_greedy_slots"].sum()
         rows.append(row)
     table = pd.DataFrame(rows)
     means = table.set_index([x, "mechanism"])["welfare_mean"]
