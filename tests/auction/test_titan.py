@@ -153,3 +153,25 @@ def test_greedy_hint_is_a_solution(aggregate):
         for s in problem.solve(5.0).schedules:
             out.admit(s, float(inst.tasks.bid[s.task]))
     assert hinted > 0 and out.admitted.any() and not out.admitted.all()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=small_instances(max_tasks=6))
+def test_without_solver_time_titan_is_its_greedy_start(inst):
+    """With almost no solver time CP-SAT finds nothing beyond its presolve: where it has no
+    solution the slot keeps its greedy start, so if every slot ended that way Titan is
+    exactly `greedy` applied slot after slot."""
+    titan = Titan(time_limit=1e-9)
+    out = titan.run(inst, np.random.default_rng(3))
+    stats = titan.last_stats
+    assert stats.greedy_slots <= stats.limited_slots <= stats.slots
+    assert_feasible(out)
+    if stats.no_solution_slots == stats.slots:
+        draws = np.random.default_rng(3).integers(inst.vendors, size=len(inst.tasks))
+        reference = AuctionOutcome.empty(inst)
+        for slot in np.unique(inst.tasks.arrival):
+            batch = np.flatnonzero(inst.tasks.arrival == slot)
+            for s in greedy(inst, reference.ledger, batch, {int(i): [int(draws[i])] for i in batch}):
+                reference.admit(s, float(inst.tasks.bid[s.task]))
+        assert np.array_equal(out.admitted, reference.admitted)
+        assert out.metrics()["welfare"] == pytest.approx(reference.metrics()["welfare"])
