@@ -60,8 +60,10 @@ class SimulationWorker:
                 columns["replicate"].append(replicate)
                 for key, value in row.items():
                     if key != ROW_TABLES:
-                        # a key only some mechanisms report is None (null) in the other rows
-                        columns.setdefault(key, [None] * count).append(value)
+                        column = columns.get(key)
+                        if column is None:  # a key only some rows report is None (null) in the others
+                            column = columns[key] = [None] * count
+                        column.append(value)
                 count += 1
                 for column in columns.values():
                     if len(column) < count:
