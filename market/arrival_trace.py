@@ -8,12 +8,11 @@ column are allowed and ignored.
 """
 from __future__ import annotations
 
-import csv
 import os
 
 import numpy as np
 
-from market.spot_trace import TraceError, _parse_int
+from market.csv_trace import TraceError, parse_int, read_rows
 
 REQUIRED_COLUMNS = ("slot", "arrivals")
 
@@ -21,33 +20,15 @@ REQUIRED_COLUMNS = ("slot", "arrivals")
 def load_arrival_trace(path) -> np.ndarray:
     """The `arrivals` column as an int64 array (read-only); errors name the file and line."""
     path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise TraceError(path, None, "file not found")
     counts: list[int] = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        header = reader.fieldnames
-        if not header:
-            raise TraceError(path, None, "empty file (no header row)")
-        missing = [c for c in REQUIRED_COLUMNS if c not in header]
-        if missing:
-            raise TraceError(path, 1, f"missing column(s) {', '.join(repr(c) for c in missing)} "
-                                      f"(found: {', '.join(repr(c) for c in header)})")
-        for row in reader:
-            line = reader.line_num
-            slot_text = (row.get("slot") or "").strip()
-            count_text = (row.get("arrivals") or "").strip()
-            if not slot_text or not count_text:
-                raise TraceError(path, line, "missing value for column 'slot' or 'arrivals'")
-            if _parse_int(slot_text) != len(counts):
-                raise TraceError(path, line, f"slot {slot_text!r}, expected {len(counts)} "
-                                             "(slots must be consecutive integers from 0)")
-            count = _parse_int(count_text)
-            if count is None or count < 0:
-                raise TraceError(path, line, f"arrivals {count_text!r} must be an integer >= 0")
-            counts.append(count)
-    if not counts:
-        raise TraceError(path, None, "no data rows after the header")
+    for line, values in read_rows(path, REQUIRED_COLUMNS):
+        if parse_int(values["slot"]) != len(counts):
+            raise TraceError(path, line, f"slot {values['slot']!r}, expected {len(counts)} "
+                                         "(slots must be consecutive integers from 0)")
+        count = parse_int(values["arrivals"])
+        if count is None or count < 0:
+            raise TraceError(path, line, f"arrivals {values['arrivals']!r} must be an integer >= 0")
+        counts.append(count)
     out = np.asarray(counts, dtype=np.int64)
     out.setflags(write=False)
     return out

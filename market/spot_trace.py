@@ -10,38 +10,18 @@ the on-demand price, > 0) and `availability` (integer in [0, capacity]);
 
 from __future__ import annotations
 
-import csv
 import math
 import numbers
 import os
 
 import numpy as np
 
+from market.csv_trace import TraceError, parse_int, read_rows
 from market.spot_market import SpotMarket
 
+__all__ = ["TraceError", "load_spot_trace", "sample_window"]
+
 REQUIRED_COLUMNS = ("slot", "spot_price", "availability")
-
-
-class TraceError(ValueError):
-    """A trace file that cannot be used; `path` and `line` (1-based, or None) locate it."""
-
-    def __init__(self, path, line: int | None, message: str):
-        self.path = str(path)
-        self.line = line
-        where = self.path if line is None else f"{self.path}:{line}"
-        super().__init__(f"{where}: {message}")
-
-
-def _parse_int(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        x = float(text)
-    except ValueError:
-        return None
-    return int(x) if math.isfinite(x) and x.is_integer() else None
 
 
 def load_spot_trace(path, capacity: int = 16, on_demand_price: float = 1.0) -> SpotMarket:
@@ -52,56 +32,31 @@ def load_spot_trace(path, capacity: int = 16, on_demand_price: float = 1.0) -> S
     capacity = int(capacity)
     if not (isinstance(on_demand_price, numbers.Real) and on_demand_price > 0):
         raise ValueError(f"on_demand_price must be > 0, got {on_demand_price!r}")
-    if not os.path.isfile(path):
-        raise TraceError(path, None, "file not found")
     prices: list[float] = []
     avails: list[int] = []
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        header = reader.fieldnames
-        if not header:
-            raise TraceError(path, None, "empty file (no header row)")
-        missing = [c for c in REQUIRED_COLUMNS if c not in header]
-        if missing:
+    for line, values in read_rows(path, REQUIRED_COLUMNS):
+        slot = parse_int(values["slot"])
+        if slot != len(prices):
             raise TraceError(
-                path, 1,
-                f"missing column(s) {', '.join(repr(c) for c in missing)} "
-                f"(found: {', '.join(repr(c) for c in header)})",
+                path, line,
+                f"slot {values['slot']!r}, expected {len(prices)} "
+                f"(slots must be consecutive integers from 0)",
             )
-        for row in reader:
-            line = reader.line_num
-            values = {}
-            for col in REQUIRED_COLUMNS:
-                text = row.get(col)
-                if text is None or text.strip() == "":
-                    raise TraceError(path, line, f"missing value for column '{col}'")
-                values[col] = text.strip()
-            slot = _parse_int(values["slot"])
-            if slot != len(prices):
-                raise TraceError(
-                    path, line,
-                    f"slot {values['slot']!r}, expected {len(prices)} "
-                    f"(slots must be consecutive integers from 0)",
-                )
-            try:
-                price = float(values["spot_price"])
-            except ValueError:
-                raise TraceError(
-                    path, line, f"spot_price {values['spot_price']!r} is not a number"
-                ) from None
-            if not (math.isfinite(price) and price > 0):
-                raise TraceError(path, line, f"spot_price {values['spot_price']!r} must be > 0")
-            avail = _parse_int(values["availability"])
-            if avail is None or not 0 <= avail <= capacity:
-                raise TraceError(
-                    path, line,
-                    f"availability {values['availability']!r} must be an integer "
-                    f"in [0, {capacity}]",
-                )
-            prices.append(price)
-            avails.append(avail)
-    if not prices:
-        raise TraceError(path, None, "no data rows after the header")
+        try:
+            price = float(values["spot_price"])
+        except ValueError:
+            raise TraceError(path, line, f"spot_price {values['spot_price']!r} is not a number") from None
+        if not (math.isfinite(price) and price > 0):
+            raise TraceError(path, line, f"spot_price {values['spot_price']!r} must be > 0")
+        avail = parse_int(values["availability"])
+        if avail is None or not 0 <= avail <= capacity:
+            raise TraceError(
+                path, line,
+                f"availability {values['availability']!r} must be an integer "
+                f"in [0, {capacity}]",
+            )
+        prices.append(price)
+        avails.append(avail)
     return SpotMarket(
         np.asarray(prices) * on_demand_price,
         np.asarray(avails, dtype=np.int64),

@@ -159,23 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     args.runs = args.runs or ROOT / "multirun" / "reproduce" / args.family
     args.out = args.out or ROOT / "reports" / args.family
 
-    if args.family == "auction":
-        known = [*AUCTION, *AUCTION_DERIVED]
-        chosen = [name for name in args.only.split(",") if name] or known
-        unknown = [name for name in chosen if name not in known]
-        if unknown:
-            parser.error(f"--only: unknown experiment(s) {', '.join(unknown)} (known: {', '.join(known)})")
-        if args.replicates is not None and args.replicates < 1:
-            parser.error("--replicates must be >= 1")
-        extra = list(args.overrides) + ([f"replicates={args.replicates}"] if args.replicates else [])
-        args.out.mkdir(parents=True, exist_ok=True)
-        table = run_auction(args, chosen, extra)
-        with pd.option_context("display.width", 160, "display.max_colwidth", 100):
-            print(table.to_string(index=False))
-        print(f"Reports (CSV + PNG) in {args.out}")
-        return 0
-
-    known = [*EXPERIMENTS, *SELECTION]
+    known = [*AUCTION, *AUCTION_DERIVED] if args.family == "auction" else [*EXPERIMENTS, *SELECTION]
     chosen = [name for name in args.only.split(",") if name] or known
     unknown = [name for name in chosen if name not in known]
     if unknown:
@@ -184,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--replicates must be >= 1")
     extra = list(args.overrides) + ([f"replicates={args.replicates}"] if args.replicates else [])
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.family == "auction":
+        _print_checks(run_auction(args, chosen, extra), args.out)
+        return 0
 
     tables: dict[str, pd.DataFrame] = {}
     selection = None
@@ -203,11 +190,14 @@ def main(argv: list[str] | None = None) -> int:
                 _sweep(SELECTION[name], run_dir, extra, multirun=False)
             spot.fig10_report(run_dir, args.out)
         print(f"report: {args.out}/{name}*", flush=True)
-    table = checks(args.out, args.runs, tables, selection)
-    with pd.option_context("display.width", 160, "display.max_colwidth", 90):
-        print(table.to_string(index=False))
-    print(f"Reports (CSV + PNG) in {args.out}")
+    _print_checks(checks(args.out, args.runs, tables, selection), args.out)
     return 0
+
+
+def _print_checks(table: pd.DataFrame, out: Path) -> None:
+    with pd.option_context("display.width", 160, "display.max_colwidth", 100):
+        print(table.to_string(index=False))
+    print(f"Reports (CSV + PNG) in {out}")
 
 
 if __name__ == "__main__":

@@ -10,11 +10,12 @@ the sweep dir's `results.parquet` / `tasks.parquet` and nothing else.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .figure import Figure
 
 PDFTSP = "pdFTSP"
 CALIBRATED = "pdFTSP(beta=lemma2_tight,price_scale=0.1,schedule_space=fitting)"
@@ -22,15 +23,6 @@ SHORT = {PDFTSP: "pdFTSP (as printed)", CALIBRATED: "pdFTSP (calibrated)"}
 BASELINES = ("Titan", "EFT", "NTM")
 PAPER_HIGH_LOAD = {"Titan": 48.99, "EFT": 151.57, "NTM": 184.94}  # Sec. 5.2, Fig. 8
 PAPER_50_NODES = {"Titan": 30.78, "EFT": 137.35, "NTM": 155.84}  # Sec. 5.2, Fig. 4
-
-
-@dataclass(frozen=True)
-class Figure:
-    name: str
-    config: str
-    x: str
-    xlabel: str
-    title: str
 
 
 COMPARISONS = (

@@ -10,7 +10,6 @@ dir's `results.parquet` (and each cell's `config.yaml`) and nothing else.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,20 +19,10 @@ import yaml
 from algorithms.policy_selection import exponentiated_gradient
 from algorithms.spot import family, pool
 
+from .figure import Figure
+
 GROUPS = ("OD-Only", "MSU", "UP", "AHANP", "AHAP", "OPT")
 PAPER_HEADLINE = {"OD-Only": 49.0, "MSU": 54.8, "UP": 33.4, "AHANP": 23.2}  # Sec. VI-B, d = 10
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One of Figs. 5-8 (or the trace example): its grid file and the swept key on the x axis."""
-
-    name: str
-    config: str
-    x: str
-    xlabel: str
-    title: str
-    facet: str | None = None
 
 
 COMPARISONS = (
