@@ -95,3 +95,12 @@ def test_trace_replay_scales_to_the_load():
                                  "load": 2, "trace_start": 100}}
     rows = rows_of(config)
     assert abs(rows[0]["tasks"] - 2 * 144) < 30
+
+
+def test_opt_rows_carry_proof_and_ratio():
+    config = {"cluster": {"nodes": 2}, "tasks": {"load": 0.5, "slots": 12},
+              "mechanisms": ["pdFTSP", "EFT", "OPT"]}
+    rows = rows_of(config)
+    opt = rows[-1]
+    assert opt["mechanism"] == "OPT" and opt["opt_proven"] and opt["opt_bound"] >= opt["welfare"] - 0.05  # the model rounds money to 1/100 cent per term
+    assert all(row["opt_ratio"] >= 1 - 1e-9 for row in rows if row["welfare"] > 0)
