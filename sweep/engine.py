@@ -19,6 +19,7 @@ from .results import (
     cell_frame,
     cell_tables,
     load_complete_cell,
+    load_reusable_replicates,
     read_meta,
     side_table_names,
     summarize,
@@ -32,10 +33,11 @@ from .worker import TABLES_KEY
 log = logging.getLogger(__name__)
 
 
-def make_chunks(cells: Sequence[Cell], chunk_size: int):
+def make_chunks(cells: Sequence[Cell], chunk_size: int, first: dict[int, int] | None = None):
     """Cut each cell into chunks of whole replicates of about ``chunk_size`` simulations, and
     of at most the family's ``MAX_REPLICATES_PER_CHUNK`` replicates when it sets one (a family
-    whose replicate takes seconds, such as a day of auctions, spreads one per call)."""
+    whose replicate takes seconds, such as a day of auctions, spreads one per call). A cell
+    starts at replicate ``first[cell.index]`` (default 0): the ones before are reused."""
     from .families import load_family
     from .task_queue import Chunk
 
@@ -46,7 +48,7 @@ def make_chunks(cells: Sequence[Cell], chunk_size: int):
         cap = getattr(load_family(cell.family), "MAX_REPLICATES_PER_CHUNK", None)
         if cap:
             step = min(step, cap)
-        for start in range(0, cell.replicates, step):
+        for start in range((first or {}).get(cell.index, 0), cell.replicates, step):
             stop = min(start + step, cell.replicates)
             chunks.append(Chunk(cell.index, start, stop, (stop - start) * per_replicate))
     return chunks
@@ -77,10 +79,15 @@ def run_cells(
     cell_dirs = {cell.index: out_dir / cell.subdir for cell in cells}
     frames: dict[int, pd.DataFrame] = {}
     todo: list[Cell] = []
+    reused: dict[int, tuple] = {}
     for cell in cells:
         frame = load_complete_cell(cell_dirs[cell.index], cell)
         if frame is None:
             todo.append(cell)
+            earlier = load_reusable_replicates(cell_dirs[cell.index], cell)
+            if earlier is not None and earlier[2] > 0:
+                reused[cell.index] = earlier
+                log.info("cell %s: reusing replicates 0..%d of an earlier run of the same world", cell.name, earlier[2] - 1)
         else:
             frames[cell.index] = frame
     if frames:
@@ -95,12 +102,12 @@ def run_cells(
             tracker.log_cell(cell, cell_dirs[cell.index], summarize(frames[cell.index], [cell]))
 
     started = time.perf_counter()
-    total_sims = sum(cell.replicates * len(cell.mechanisms) for cell in todo)
+    total_sims = sum((cell.replicates - reused.get(cell.index, (0, 0, 0))[2]) * len(cell.mechanisms) for cell in todo)
     workers, sim_seconds = 0, 0.0
     status = "FAILED"
     try:
         if todo:
-            workers, sim_seconds = _simulate(todo, cell_dirs, frames, runner, tracker, total_sims)
+            workers, sim_seconds = _simulate(todo, cell_dirs, frames, runner, tracker, total_sims, reused)
         results = write_sweep(out_dir, cells, frames, cell_dirs)
         tables = side_table_names(cell_dirs[cell.index] for cell in cells if cell.index in frames)
         status = "FINISHED"
@@ -121,31 +128,43 @@ def run_cells(
     return results
 
 
-def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims) -> int:
+def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims, reused) -> tuple[int, float]:
     import ray
 
     from .task_queue import connect, run_chunks
 
     by_index = {cell.index: cell for cell in todo}
-    chunks = make_chunks(todo, runner.chunk_size)
-    cpus = connect(runner)
-    pool_started = time.perf_counter()
-    workers = runner.num_workers or cpus
-    if runner.kind == "cluster" and workers > cpus:
-        log.warning("runner.num_workers=%d but the cluster offers %d CPUs: using %d workers", workers, cpus, cpus)
-        workers = cpus
-    workers = max(1, min(workers, len(chunks)))
-    payload_refs = {cell.index: ray.put(cell.payload()) for cell in todo}
+    chunks = make_chunks(todo, runner.chunk_size, {index: earlier[2] for index, earlier in reused.items()})
     parts: dict[int, list] = {cell.index: [] for cell in todo}
     table_parts: dict[int, list] = {cell.index: [] for cell in todo}
+    for index, (frame, tables, _) in reused.items():
+        parts[index].append({column: frame[column].to_numpy() for column in frame.columns})
+        table_parts[index].append({name: {c: t[c].to_numpy() for c in t.columns} for name, t in tables.items()})
     remaining = {cell.index: 0 for cell in todo}
     for chunk in chunks:
         remaining[chunk.cell] += 1
     bar = tqdm(total=total_sims, unit="sim", desc=f"cells 0/{len(todo)}", disable=not runner.progress, smoothing=0.1)
     done_cells = 0
 
-    def on_done(chunk, columns) -> None:
+    def finish(index: int) -> None:
         nonlocal done_cells
+        cell = by_index[index]
+        frame = cell_frame(cell, parts.pop(index))
+        tables = cell_tables(cell, table_parts.pop(index))
+        outputs = cell_outputs.compute(cell, frame)
+        clash = sorted(set(tables) & set(outputs.get("tables", {})))
+        if clash:
+            raise ValueError(f"cell {cell.name}: side table(s) {', '.join(clash)} have the name of a table of the "
+                             f"family's cell_outputs (both would be <name>.parquet in {cell_dirs[cell.index]})")
+        extra = cell_outputs.write(cell_dirs[cell.index], outputs)
+        write_cell(cell_dirs[cell.index], cell, frame, {"metrics": extra} if extra else None, tables)
+        frames[cell.index] = frame
+        if tracker.enabled:
+            tracker.log_cell(cell, cell_dirs[cell.index], summarize(frame, [cell]))
+        done_cells += 1
+        bar.set_description(f"cells {done_cells}/{len(todo)}")
+
+    def on_done(chunk, columns) -> None:
         side = columns.pop(TABLES_KEY, None)  # the family's side tables: never results columns
         if side:
             table_parts[chunk.cell].append(side)
@@ -153,23 +172,21 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims) -> int:
         remaining[chunk.cell] -= 1
         bar.update(chunk.simulations)
         if remaining[chunk.cell] == 0:
-            cell = by_index[chunk.cell]
-            frame = cell_frame(cell, parts.pop(chunk.cell))
-            tables = cell_tables(cell, table_parts.pop(chunk.cell))
-            outputs = cell_outputs.compute(cell, frame)
-            clash = sorted(set(tables) & set(outputs.get("tables", {})))
-            if clash:
-                raise ValueError(f"cell {cell.name}: side table(s) {', '.join(clash)} have the name of a table of the "
-                                 f"family's cell_outputs (both would be <name>.parquet in {cell_dirs[cell.index]})")
-            extra = cell_outputs.write(cell_dirs[cell.index], outputs)
-            write_cell(cell_dirs[cell.index], cell, frame, {"metrics": extra} if extra else None, tables)
-            frames[cell.index] = frame
-            if tracker.enabled:
-                tracker.log_cell(cell, cell_dirs[cell.index], summarize(frame, [cell]))
-            done_cells += 1
-            bar.set_description(f"cells {done_cells}/{len(todo)}")
+            finish(chunk.cell)
 
     try:
+        for index in [index for index, count in remaining.items() if count == 0]:
+            finish(index)  # every replicate asked for was reused
+        if not chunks:
+            return 0, 0.0
+        cpus = connect(runner)
+        pool_started = time.perf_counter()
+        payload_refs = {cell.index: ray.put(cell.payload()) for cell in todo if remaining.get(cell.index)}
+        workers = runner.num_workers or cpus
+        if runner.kind == "cluster" and workers > cpus:
+            log.warning("runner.num_workers=%d but the cluster offers %d CPUs: using %d workers", workers, cpus, cpus)
+            workers = cpus
+        workers = max(1, min(workers, len(chunks)))
         run_chunks(chunks, payload_refs, runner, workers, on_done)
     finally:
         bar.close()

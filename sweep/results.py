@@ -191,6 +191,37 @@ def load_complete_cell(cell_dir: Path, cell: Cell) -> pd.DataFrame | None:
     return frame
 
 
+def load_reusable_replicates(cell_dir: Path, cell: Cell) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], int] | None:
+    """The replicates a complete earlier run of the same world (same ``world_hash``, any
+    ``replicates``) already simulated, as far as this cell asks for them: its rows and side
+    tables of replicates ``0 .. n - 1``, without the ``cell`` and ``cell_index`` columns, and
+    ``n``; None if there is no such run. Replicate ``r`` draws from the world hash and ``r``
+    only, so these rows are the ones a new run would compute."""
+    meta = read_meta(cell_dir)
+    if not meta or meta.get("world_hash") != cell.world_hash or meta.get("config_hash") == cell.config_hash:
+        return None
+    try:
+        frame = pd.read_parquet(Path(cell_dir) / CELL_TABLE)
+        if len(frame) != meta.get("rows"):
+            return None
+        tables = {}
+        for name, rows in (meta.get("tables") or {}).items():
+            tables[name] = pd.read_parquet(table_path(cell_dir, name))
+            if len(tables[name]) != rows:
+                return None
+    except (OSError, ValueError):
+        return None
+    stored = int(frame["replicate"].max()) + 1 if len(frame) else 0
+    if sorted(set(frame["replicate"])) != list(range(stored)) or len(frame) != stored * len(cell.mechanisms):
+        return None
+    n = min(stored, cell.replicates)
+    return _first_replicates(frame, n), {name: _first_replicates(t, n) for name, t in tables.items()}, n
+
+
+def _first_replicates(table: pd.DataFrame, n: int) -> pd.DataFrame:
+    return table[table["replicate"] < n].drop(columns=["cell", "cell_index"]).reset_index(drop=True)
+
+
 def side_table_names(cell_dirs: Iterable[Path]) -> list[str]:
     """The side tables of the complete cells in ``cell_dirs``, as their ``cell.json`` lists them."""
     names: dict[str, None] = {}

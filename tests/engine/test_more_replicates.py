@@ -1,0 +1,57 @@
+"""Rerunning a sweep with another ``replicates`` reuses the replicates an earlier run of the
+same world already simulated (docs/architecture.md, "Results and resume"): replicate ``r``
+draws from the world hash and ``r`` only, so the files equal those of a fresh run."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .test_side_tables import OFF, fake_family, in_process_queue, make_cell, runner  # noqa: F401  (fixture)
+
+FILES = ("results.parquet", "tasks.parquet", "0/cell.parquet", "0/tasks.parquet", "1/cell.parquet", "1/tasks.parquet")
+
+
+def grid(replicates: tuple[int, int], tasks: tuple[int, int] = (3, 4)):
+    return [make_cell(0, tasks[0], replicates=replicates[0]), make_cell(1, tasks[1], replicates=replicates[1])]
+
+
+def run(monkeypatch, cells, out, chunk_size=1):
+    from sweep.engine import run_cells
+
+    calls = in_process_queue(monkeypatch, seed=5)
+    run_cells(cells, out, runner(chunk_size=chunk_size), OFF, announce=False)
+    return {(chunk.cell, r) for chunk in calls for r in range(chunk.rep_start, chunk.rep_stop)}
+
+
+def assert_same_files(a, b):
+    for name in FILES:
+        pd.testing.assert_frame_equal(pd.read_parquet(a / name), pd.read_parquet(b / name))
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_more_replicates_simulates_only_the_new_ones(fake_family, monkeypatch, tmp_path):
+    run(monkeypatch, grid((2, 1)), tmp_path / "grown")
+    simulated = run(monkeypatch, grid((7, 5)), tmp_path / "grown")
+    assert simulated == {(0, r) for r in range(2, 7)} | {(1, r) for r in range(1, 5)}
+    run(monkeypatch, grid((7, 5)), tmp_path / "fresh", chunk_size=1000)
+    assert_same_files(tmp_path / "grown", tmp_path / "fresh")
+
+
+def test_fewer_replicates_simulates_nothing(fake_family, monkeypatch, tmp_path):
+    run(monkeypatch, grid((7, 5)), tmp_path / "shrunk")
+    assert run(monkeypatch, grid((3, 2)), tmp_path / "shrunk") == set()
+    run(monkeypatch, grid((3, 2)), tmp_path / "fresh")
+    assert_same_files(tmp_path / "shrunk", tmp_path / "fresh")
+
+
+def test_another_world_in_the_same_folder_is_simulated_again(fake_family, monkeypatch, tmp_path):
+    run(monkeypatch, grid((2, 2)), tmp_path)
+    simulated = run(monkeypatch, grid((3, 3), tasks=(3, 6)), tmp_path)
+    assert simulated == {(0, 2)} | {(1, r) for r in range(3)}
+
+
+def test_a_damaged_earlier_cell_is_not_reused(fake_family, monkeypatch, tmp_path):
+    run(monkeypatch, grid((2, 2)), tmp_path)
+    tasks = pd.read_parquet(tmp_path / "1" / "tasks.parquet")
+    tasks.iloc[:-1].to_parquet(tmp_path / "1" / "tasks.parquet", index=False)  # cell.json counts one row more
+    simulated = run(monkeypatch, grid((3, 3)), tmp_path)
+    assert simulated == {(0, 2)} | {(1, r) for r in range(3)}
