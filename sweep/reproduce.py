@@ -37,55 +37,71 @@ def _sweep(config: str, run_dir: Path, extra: list[str], multirun: bool = True) 
     subprocess.run(command, check=True, cwd=ROOT)
 
 
-def checks(out_dir: Path, runs: Path, tables: dict[str, pd.DataFrame], selection: pd.DataFrame | None) -> pd.DataFrame:
+def write_checks(out_dir: Path, rows: list[dict], chosen: list[str], known: list[str]) -> pd.DataFrame:
+    """Write ``checks.csv``: these rows, plus the earlier file's rows of experiments not run now
+    (so a run of a subset does not drop the other experiments' checks), in experiment order."""
+    table = pd.DataFrame(rows, columns=["experiment", "check", "value", "holds"])
+    path = out_dir / "checks.csv"
+    if path.exists():
+        earlier = pd.read_csv(path)
+        if "experiment" in earlier:
+            fresh = set(chosen) | set(table["experiment"])
+            kept = earlier[~earlier["experiment"].isin(fresh) & earlier["experiment"].isin(known)]
+            table = pd.concat([kept, table], ignore_index=True) if len(kept) else table
+    rank = {name: i for i, name in enumerate(known)}
+    table = table.sort_values("experiment", key=lambda e: e.map(rank), kind="stable").reset_index(drop=True)
+    table.to_csv(path, index=False, float_format="%.4f")
+    return table
+
+
+def checks(out_dir: Path, runs: Path, tables: dict[str, pd.DataFrame], selection: pd.DataFrame | None,
+           chosen: list[str]) -> pd.DataFrame:
     """The issue's "what must hold" list, evaluated on the reproduced numbers."""
     rows = []
 
-    def add(name: str, value: float, holds: bool) -> None:
-        rows.append({"check": name, "value": value, "holds": bool(holds)})
+    def add(experiment: str, name: str, value: float, holds: bool) -> None:
+        rows.append({"experiment": experiment, "check": name, "value": value, "holds": bool(holds)})
 
     if "fig5" in tables:
         t = tables["fig5"]
         d10 = t[(t["job.deadline"] == 10) & (t["forecast.kind"] == "oracle")]
         for other in ("OD-Only", "MSU", "UP", "AHANP"):
             value = spot.improvement(d10, other)
-            add(f"d=10 oracle: AHAP over {other} (%; paper {spot.PAPER_HEADLINE[other]})", value,
+            add("fig5", f"d=10 oracle: AHAP over {other} (%; paper {spot.PAPER_HEADLINE[other]})", value,
                 value > 0 if other != "AHANP" else True)
     for name in ("fig5", "fig6", "fig7", "fig8", "noise", "trace"):
         if name in tables:
             value = spot.regret_vs_opt_min(runs / name)
-            add(f"{name}: min over jobs of OPT - online policy (>= 0: OPT never beaten)", value, value >= -1e-6)
+            add(name, f"{name}: min over jobs of OPT - online policy (>= 0: OPT never beaten)", value, value >= -1e-6)
     if "fig6" in tables:
         t = tables["fig6"].set_index(["job.mu1", "group"])["utility_mean"]
         drop = {g: t[(0.9, g)] - t[(0.2, g)] for g in ("AHAP", "AHANP")}
-        add("fig6: AHAP utility drop from mu=0.9 to mu=0.2", drop["AHAP"], True)
-        add("fig6: AHANP utility drop from mu=0.9 to mu=0.2 (paper: smaller than AHAP's)", drop["AHANP"],
+        add("fig6", "fig6: AHAP utility drop from mu=0.9 to mu=0.2", drop["AHAP"], True)
+        add("fig6", "fig6: AHANP utility drop from mu=0.9 to mu=0.2 (paper: smaller than AHAP's)", drop["AHANP"],
             drop["AHANP"] < drop["AHAP"])
     if "noise" in tables:
         # % of OPT: cells differ in their worlds (the seed hashes the whole config), OPT pairs them
         t = tables["noise"].set_index(["noise.level", "group"])["pct_of_opt"]
-        add("noise: best AHAP's % of OPT with oracle minus with 200% noise (>= 0)",
+        add("noise", "noise: best AHAP's % of OPT with oracle minus with 200% noise (>= 0)",
             t[(0.0, "AHAP")] - t[(2.0, "AHAP")], t[(0.0, "AHAP")] >= t[(2.0, "AHAP")])
     if selection is not None:
         full = selection[selection["pool"].str.startswith("full")]
         for _, row in full.iterrows():
             label = f"{row['noise.kind']} {row['noise.level']:g}"
-            add(f"fig9 {label}: average regret K=100 minus K=1000 (> 0: falls with K)",
+            add("fig9", f"fig9 {label}: average regret K=100 minus K=1000 (> 0: falls with K)",
                 row["average_regret_K100"] - row["average_regret_K1000"],
                 row["average_regret_K100"] > row["average_regret_K1000"])
-            add(f"fig9 {label}: final weight on policies within 2% of the best fixed",
+            add("fig9", f"fig9 {label}: final weight on policies within 2% of the best fixed",
                 row["final_weight_within_2pct"], row["final_weight_within_2pct"] >= 0.5)
-    table = pd.DataFrame(rows)
-    table.to_csv(out_dir / "checks.csv", index=False, float_format="%.4f")
-    return table
+    return write_checks(out_dir, rows, chosen, [*EXPERIMENTS, *SELECTION])
 
 
-def auction_checks(out_dir: Path, tables: dict[str, pd.DataFrame], derived: dict) -> pd.DataFrame:
+def auction_checks(out_dir: Path, tables: dict[str, pd.DataFrame], derived: dict, chosen: list[str]) -> pd.DataFrame:
     """The auction issue's "what must hold" list and the paper's headline claims, on the reproduced numbers."""
     rows = []
 
-    def add(name: str, value: float, holds: bool) -> None:
-        rows.append({"check": name, "value": value, "holds": bool(holds)})
+    def add(experiment: str, name: str, value: float, holds: bool) -> None:
+        rows.append({"experiment": experiment, "check": name, "value": value, "holds": bool(holds)})
 
     for name, x, value, paper in (("fig8", "tasks.load", "high", auction.PAPER_HIGH_LOAD),
                                   ("fig4", "cluster.nodes", 50, auction.PAPER_50_NODES)):
@@ -94,27 +110,25 @@ def auction_checks(out_dir: Path, tables: dict[str, pd.DataFrame], derived: dict
         for mechanism in (auction.PDFTSP, auction.CALIBRATED):
             for base, claim in paper.items():
                 gain = auction.improvement(tables[name], x, value, mechanism, base)
-                add(f"{name} {x}={value}: {auction.SHORT[mechanism]} over {base} (%; paper +{claim})", gain, gain > 0)
+                add(name, f"{name} {x}={value}: {auction.SHORT[mechanism]} over {base} (%; paper +{claim})", gain, gain > 0)
     if "fig12" in tables:
         t = tables["fig12"]
         online = t[t["mechanism"] != "OPT"]
-        add("fig12: smallest OPT / online welfare over all worlds (>= 1: OPT never beaten)",
+        add("fig12", "fig12: smallest OPT / online welfare over all worlds (>= 1: OPT never beaten)",
             float(online["opt_ratio_min"].min()), bool(online["opt_ratio_min"].min() >= 1 - 1e-9))
         for mechanism in (auction.PDFTSP, auction.CALIBRATED):
             worst = float(online[online["mechanism"] == mechanism]["opt_ratio_max"].max())
-            add(f"fig12: largest OPT / {auction.SHORT[mechanism]} over all worlds (paper: <= 3)", worst, worst <= 3)
+            add("fig12", f"fig12: largest OPT / {auction.SHORT[mechanism]} over all worlds (paper: <= 3)", worst, worst <= 3)
     if "fig11" in derived:
         worst = float(derived["fig11"]["max_payment_over_bid_all"].iloc[0])
-        add("fig11: largest payment / bid of an admitted pdFTSP task (<= 1: individually rational)", worst, worst <= 1 + 1e-12)
+        add("fig11", "fig11: largest payment / bid of an admitted pdFTSP task (<= 1: individually rational)", worst, worst <= 1 + 1e-12)
     if "fig10" in derived:
         gap = auction.truthful_gap(derived["fig10"])
-        add("fig10: largest gain from misreporting, critical payment (0: truthful)", float(gap["critical"]),
+        add("fig10", "fig10: largest gain from misreporting, critical payment (0: truthful)", float(gap["critical"]),
             gap["critical"] <= 1e-9)
-        add("fig10: largest gain from misreporting, eq. 14 as printed (> 0 shows the gap, reading 3)",
+        add("fig10", "fig10: largest gain from misreporting, eq. 14 as printed (> 0 shows the gap, reading 3)",
             float(gap["eq14"]), True)
-    table = pd.DataFrame(rows)
-    table.to_csv(out_dir / "checks.csv", index=False, float_format="%.4f")
-    return table
+    return write_checks(out_dir, rows, chosen, [*AUCTION, *AUCTION_DERIVED])
 
 
 def run_auction(args, chosen: list[str], extra: list[str]) -> pd.DataFrame:
@@ -141,7 +155,7 @@ def run_auction(args, chosen: list[str], extra: list[str]) -> pd.DataFrame:
             auction.decision_time_report({AUCTION[k].name: v for k, v in tables.items() if k in ("fig4", "fig8")},
                                          args.out)
         print(f"report: {args.out}/{name}*", flush=True)
-    return auction_checks(args.out, tables, derived)
+    return auction_checks(args.out, tables, derived, chosen)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                 _sweep(SELECTION[name], run_dir, extra, multirun=False)
             spot.fig10_report(run_dir, args.out)
         print(f"report: {args.out}/{name}*", flush=True)
-    _print_checks(checks(args.out, args.runs, tables, selection), args.out)
+    _print_checks(checks(args.out, args.runs, tables, selection, chosen), args.out)
     return 0
 
 
