@@ -252,13 +252,18 @@ def _ci95(values: np.ndarray) -> tuple[float, float, float, float]:
 
 
 def summarize(frame: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
-    """One row per cell and mechanism: n, mean, std, 95% CI (Student t) of utility and cost."""
+    """One row per cell and mechanism: n, mean, std, 95% CI (Student t) of utility and cost, of
+    completion_time, and of the columns the family lists in its optional ``SUMMARY_METRICS``
+    (auction: welfare, payments, admitted tasks, ...) where a mechanism has them."""
+    from .families import load_family
+
     by_index = {cell.index: cell for cell in cells}
     rows = []
     for (cell_index, mechanism), group in frame.groupby(["cell_index", "mechanism"], sort=False):
         cell = by_index[cell_index]
         row: dict[str, Any] = {"cell": cell.name, "cell_index": cell_index, **cell.params, "mechanism": mechanism, "n": len(group)}
-        for metric in SUMMARY_METRICS + tuple(c for c in ("completion_time",) if c in group):
+        extra = tuple(getattr(load_family(cell.family), "SUMMARY_METRICS", ()))
+        for metric in SUMMARY_METRICS + tuple(c for c in ("completion_time", *extra) if c in group and group[c].notna().any()):
             mean, std, low, high = _ci95(group[metric].to_numpy(dtype=float))
             row.update({f"{metric}_mean": mean, f"{metric}_std": std, f"{metric}_ci95_low": low, f"{metric}_ci95_high": high})
         if "met_deadline" in group:

@@ -42,6 +42,9 @@ OPT_MAX_EXPECTED_TASKS = 60
 OPT_TIME_LIMIT = 60.0  # CP-SAT deterministic time per world; rows say whether it proved optimality
 MAX_REPLICATES_PER_CHUNK = 1  # a replicate is a day of auctions (seconds): one per Ray call
 TIMING_COLUMNS = ("decision_ms_per_task",)  # measured, not simulated: they differ run to run
+# summary.csv and MLflow get mean, std and 95% CI of these too (utility is the welfare)
+SUMMARY_METRICS = ("welfare", "provider_utility", "users_utility", "payments", "admitted", "admission_rate",
+                   "utilisation", "decision_ms_per_task", "opt_ratio")
 
 
 PDFTSP_KEYS = ("alpha", "beta", "price_scale", "payment", "schedule_space")
