@@ -193,10 +193,15 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims, reused) -> t
     return workers, time.perf_counter() - pool_started
 
 
+def _rate(per_second: float) -> str:
+    """Simulations per second as people read them: 12,345 or 0.039 (a day of auctions takes seconds)."""
+    return f"{per_second:,.0f}" if per_second >= 10 else f"{per_second:.2g}"
+
+
 def _announce(out_dir, cells, simulated_cells, results, total_sims, elapsed, sim_seconds, workers, tracker, tables=()) -> None:
     skipped = len(cells) - simulated_cells
     rate = (
-        f" ({total_sims / sim_seconds:,.0f} simulations/s on {workers} workers once Ray was up)"
+        f" ({_rate(total_sims / sim_seconds)} simulations/s on {workers} workers once Ray was up)"
         if total_sims and sim_seconds > 0 else ""
     )
     means = results.groupby("mechanism", sort=False)["utility"].mean() if len(results) else pd.Series(dtype=float)

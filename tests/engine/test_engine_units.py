@@ -158,3 +158,10 @@ def _first_value(sweep: str) -> str:
                 return inner[:i]
         return inner
     return sweep.split(",")[0]
+
+
+@pytest.mark.parametrize("per_second, shown", [(12345.6, "12,346"), (10.0, "10"), (2.345, "2.3"), (0.0389, "0.039")])
+def test_the_closing_message_shows_slow_rates_too(per_second, shown):
+    from sweep.engine import _rate
+
+    assert _rate(per_second) == shown
