@@ -107,7 +107,7 @@ def _plot_bars(table: pd.DataFrame, figure: Figure, column: str, ylabel: str, pa
     ax.set_xlabel(figure.xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(figure.title)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8, ncol=len(mechanisms), loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
