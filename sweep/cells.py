@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from omegaconf import DictConfig, OmegaConf
 
 from .schema import EXECUTION_KEYS, validate_cell
-from .seeding import stable_hash
+from .seeding import hashed_view, stable_hash
 
 # Override keys that say how to run or where a grid comes from, not what a cell is.
 _NON_WORLD_KEYS = EXECUTION_KEYS + ("sweep",)
@@ -69,13 +69,13 @@ def make_cell(cfg: DictConfig, overrides: Sequence[str], index: int, subdir: str
     world = validate_cell(cfg)
     params = world_params(cfg, overrides)
     name = ",".join(f"{k}={v}" for k, v in params.items()) or "default"
-    seed_world = {k: v for k, v in world.items() if k != "replicates"}
+    hashed = hashed_view(world)  # input files by content: the same data seeds the same worlds anywhere
     return Cell(
         index=index,
         name=name,
         params=params,
         subdir=subdir,
         world=world,
-        config_hash=stable_hash(world),
-        world_hash=stable_hash(seed_world),
+        config_hash=stable_hash(hashed),
+        world_hash=stable_hash({k: v for k, v in hashed.items() if k != "replicates"}),
     )

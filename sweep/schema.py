@@ -16,6 +16,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from .errors import ConfigError
 from .families import load_family
+from .seeding import is_file_key
 
 RUNNER_KINDS = ("local", "cluster")
 TRACKING_KINDS = ("sqlite", "server", "off")
@@ -112,9 +113,7 @@ def _absolute_paths(node: Any) -> Any:
     directory, since Ray workers run elsewhere."""
     if isinstance(node, dict):
         return {
-            key: os.path.abspath(value)
-            if (key == "path" or key.endswith("_path")) and isinstance(value, str) and value
-            else _absolute_paths(value)
+            key: os.path.abspath(value) if is_file_key(key, value) else _absolute_paths(value)
             for key, value in node.items()
         }
     if isinstance(node, list):

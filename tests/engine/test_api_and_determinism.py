@@ -43,3 +43,30 @@ def test_trace_market_runs(tmp_path):
 
     df = batch_run(None, overrides=["replicates=6", "market=trace", f"market.path={TRACE}"], out_dir=tmp_path)
     assert len(df) == 18 and df["utility"].notna().all()
+
+
+def test_an_input_file_seeds_by_its_content_not_its_path(tmp_path):
+    """The same trace in two checkouts gives the same worlds; an edited trace does not."""
+    import shutil
+
+    from hydra import compose, initialize_config_dir
+
+    from sweep.api import CONF_DIR
+    from sweep.cells import make_cell
+
+    from .conftest import TRACE
+
+    def cell(path):
+        overrides = ["market=trace", f"market.path={path}", "tracking=off"]
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return make_cell(compose("config", overrides=overrides), overrides, 0, "0")
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        shutil.copy(TRACE, tmp_path / name / "trace.csv")
+    a, b = cell(tmp_path / "a" / "trace.csv"), cell(tmp_path / "b" / "trace.csv")
+    assert a.world["market"]["path"] != b.world["market"]["path"]
+    assert (a.world_hash, a.config_hash) == (b.world_hash, b.config_hash)
+    with open(tmp_path / "b" / "trace.csv", "a") as handle:
+        handle.write("\n")
+    assert cell(tmp_path / "b" / "trace.csv").world_hash != a.world_hash
