@@ -42,12 +42,14 @@ def write_checks(out_dir: Path, rows: list[dict], chosen: list[str], known: list
     (so a run of a subset does not drop the other experiments' checks), in experiment order."""
     table = pd.DataFrame(rows, columns=["experiment", "check", "value", "holds"])
     path = out_dir / "checks.csv"
-    if path.exists():
+    try:
         earlier = pd.read_csv(path)
-        if "experiment" in earlier:
-            fresh = set(chosen) | set(table["experiment"])
-            kept = earlier[~earlier["experiment"].isin(fresh) & earlier["experiment"].isin(known)]
-            table = pd.concat([kept, table], ignore_index=True) if len(kept) else table
+    except (OSError, pd.errors.EmptyDataError, pd.errors.ParserError):
+        earlier = pd.DataFrame()  # none yet, or not one this function wrote: start afresh
+    if "experiment" in earlier:
+        fresh = set(chosen) | set(table["experiment"])
+        kept = earlier[~earlier["experiment"].isin(fresh) & earlier["experiment"].isin(known)]
+        table = pd.concat([kept, table], ignore_index=True) if len(kept) else table
     rank = {name: i for i, name in enumerate(known)}
     table = table.sort_values("experiment", key=lambda e: e.map(rank), kind="stable").reset_index(drop=True)
     table.to_csv(path, index=False, float_format="%.4f")

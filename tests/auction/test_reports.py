@@ -71,3 +71,14 @@ def test_checks_of_a_subset_keep_the_other_experiments_checks(tmp_path):
     assert list(table["experiment"]) == ["fig4", "fig8", "fig12", "fig10"]
     assert list(table["value"]) == [4.0, 1.0, 5.0, 3.0]
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "checks.csv"), table)
+
+
+def test_checks_replace_an_empty_or_older_file(tmp_path):
+    from sweep.reproduce import write_checks
+
+    row = {"experiment": "fig8", "check": "fig8: x", "value": 1.0, "holds": True}
+    for earlier in ("", "check,value,holds\nold,1.0,True\n"):
+        (tmp_path / "checks.csv").write_text(earlier)
+        table = write_checks(tmp_path, [row], ["fig8"], ["fig8"])
+        assert list(table["check"]) == ["fig8: x"]
+    assert list(write_checks(tmp_path, [], ["fig4"], ["fig4", "fig8"])["check"]) == ["fig8: x"]
