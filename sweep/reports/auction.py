@@ -107,9 +107,10 @@ def _plot_bars(table: pd.DataFrame, figure: Figure, column: str, ylabel: str, pa
     ax.set_xlabel(figure.xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(figure.title)
-    ax.legend(fontsize=8, ncol=len(mechanisms), loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    many = len(mechanisms) > 5  # long variant names: one per row
+    ax.legend(fontsize=8, ncol=1 if many else len(mechanisms), loc="upper center", bbox_to_anchor=(0.5, -0.14),
+              frameon=False)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
 
 
