@@ -19,6 +19,7 @@ from .results import (
     cell_frame,
     cell_tables,
     load_complete_cell,
+    Reused,
     load_reusable_replicates,
     read_meta,
     side_table_names,
@@ -79,15 +80,16 @@ def run_cells(
     cell_dirs = {cell.index: out_dir / cell.subdir for cell in cells}
     frames: dict[int, pd.DataFrame] = {}
     todo: list[Cell] = []
-    reused: dict[int, tuple] = {}
+    reused: dict[int, Reused] = {}
     for cell in cells:
         frame = load_complete_cell(cell_dirs[cell.index], cell)
         if frame is None:
             todo.append(cell)
             earlier = load_reusable_replicates(cell_dirs[cell.index], cell)
-            if earlier is not None and earlier[2] > 0:
+            if earlier is not None and earlier.replicates > 0:
                 reused[cell.index] = earlier
-                log.info("cell %s: reusing replicates 0..%d of an earlier run of the same world", cell.name, earlier[2] - 1)
+                log.info("cell %s: reusing replicates 0..%d of an earlier run of the same world", cell.name,
+                         earlier.replicates - 1)
         else:
             frames[cell.index] = frame
     if frames:
@@ -102,7 +104,8 @@ def run_cells(
             tracker.log_cell(cell, cell_dirs[cell.index], summarize(frames[cell.index], [cell]))
 
     started = time.perf_counter()
-    total_sims = sum((cell.replicates - reused.get(cell.index, (0, 0, 0))[2]) * len(cell.mechanisms) for cell in todo)
+    first = {index: earlier.replicates for index, earlier in reused.items()}
+    total_sims = sum((cell.replicates - first.get(cell.index, 0)) * len(cell.mechanisms) for cell in todo)
     workers, sim_seconds = 0, 0.0
     status = "FAILED"
     try:
@@ -134,12 +137,12 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims, reused) -> t
     from .task_queue import connect, run_chunks
 
     by_index = {cell.index: cell for cell in todo}
-    chunks = make_chunks(todo, runner.chunk_size, {index: earlier[2] for index, earlier in reused.items()})
+    chunks = make_chunks(todo, runner.chunk_size, {index: earlier.replicates for index, earlier in reused.items()})
     parts: dict[int, list] = {cell.index: [] for cell in todo}
     table_parts: dict[int, list] = {cell.index: [] for cell in todo}
-    for index, (frame, tables, _) in reused.items():
-        parts[index].append({column: frame[column].to_numpy() for column in frame.columns})
-        table_parts[index].append({name: {c: t[c].to_numpy() for c in t.columns} for name, t in tables.items()})
+    for index, earlier in reused.items():
+        parts[index].append({column: earlier.frame[column].to_numpy() for column in earlier.frame.columns})
+        table_parts[index].append({name: {c: t[c].to_numpy() for c in t.columns} for name, t in earlier.tables.items()})
     remaining = {cell.index: 0 for cell in todo}
     for chunk in chunks:
         remaining[chunk.cell] += 1

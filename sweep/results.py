@@ -14,7 +14,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -170,52 +170,66 @@ def update_meta(cell_dir: Path, **values: Any) -> None:
     atomic_write_text(Path(cell_dir) / CELL_META, json.dumps(meta, indent=2, default=str))
 
 
-def load_complete_cell(cell_dir: Path, cell: Cell) -> pd.DataFrame | None:
-    """The cell's rows if a previous run completed it with the same config, else None."""
-    meta = read_meta(cell_dir)
-    if not meta or meta.get("config_hash") != cell.config_hash:
-        return None
-    try:
-        frame = pd.read_parquet(Path(cell_dir) / CELL_TABLE)
-    except (OSError, ValueError):
-        return None
-    if len(frame) != meta.get("rows"):
-        return None
-    for name, rows in (meta.get("tables") or {}).items():
-        try:
-            if pq.ParquetFile(table_path(cell_dir, name)).metadata.num_rows != rows:
-                return None
-        except (OSError, ValueError):
-            return None
-    frame["cell_index"] = cell.index
-    return frame
-
-
-def load_reusable_replicates(cell_dir: Path, cell: Cell) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], int] | None:
-    """The replicates a complete earlier run of the same world (same ``world_hash``, any
-    ``replicates``) already simulated, as far as this cell asks for them: its rows and side
-    tables of replicates ``0 .. n - 1``, without the ``cell`` and ``cell_index`` columns, and
-    ``n``; None if there is no such run. Replicate ``r`` draws from the world hash and ``r``
-    only, so these rows are the ones a new run would compute."""
-    meta = read_meta(cell_dir)
-    if not meta or meta.get("world_hash") != cell.world_hash or meta.get("config_hash") == cell.config_hash:
-        return None
+def _read_intact(cell_dir: Path, meta: dict, read_tables: bool) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]] | None:
+    """The cell's rows (and, if asked, its side tables) when every file ``cell.json`` lists is
+    there with its row count, else None."""
     try:
         frame = pd.read_parquet(Path(cell_dir) / CELL_TABLE)
         if len(frame) != meta.get("rows"):
             return None
         tables = {}
         for name, rows in (meta.get("tables") or {}).items():
-            tables[name] = pd.read_parquet(table_path(cell_dir, name))
-            if len(tables[name]) != rows:
+            if read_tables:
+                tables[name] = pd.read_parquet(table_path(cell_dir, name))
+                found = len(tables[name])
+            else:
+                found = pq.ParquetFile(table_path(cell_dir, name)).metadata.num_rows
+            if found != rows:
                 return None
     except (OSError, ValueError):
         return None
+    return frame, tables
+
+
+def load_complete_cell(cell_dir: Path, cell: Cell) -> pd.DataFrame | None:
+    """The cell's rows if a previous run completed it with the same config, else None."""
+    meta = read_meta(cell_dir)
+    if not meta or meta.get("config_hash") != cell.config_hash:
+        return None
+    intact = _read_intact(cell_dir, meta, read_tables=False)
+    if intact is None:
+        return None
+    frame = intact[0]
+    frame["cell_index"] = cell.index
+    return frame
+
+
+class Reused(NamedTuple):
+    """Replicates ``0 .. replicates - 1`` of a cell taken from an earlier run: rows and side
+    tables without the ``cell`` and ``cell_index`` columns."""
+
+    frame: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
+    replicates: int
+
+
+def load_reusable_replicates(cell_dir: Path, cell: Cell) -> Reused | None:
+    """The replicates a complete earlier run of the same world (same ``world_hash``, any
+    ``replicates``) already simulated, as far as this cell asks for them; None if there is no
+    such run. Replicate ``r`` draws from the world hash and ``r`` only, so these rows are the
+    ones a new run would compute."""
+    meta = read_meta(cell_dir)
+    if not meta or meta.get("world_hash") != cell.world_hash or meta.get("config_hash") == cell.config_hash:
+        return None
+    intact = _read_intact(cell_dir, meta, read_tables=True)
+    if intact is None:
+        return None
+    frame, tables = intact
     stored = int(frame["replicate"].max()) + 1 if len(frame) else 0
     if sorted(set(frame["replicate"])) != list(range(stored)) or len(frame) != stored * len(cell.mechanisms):
         return None
     n = min(stored, cell.replicates)
-    return _first_replicates(frame, n), {name: _first_replicates(t, n) for name, t in tables.items()}, n
+    return Reused(_first_replicates(frame, n), {name: _first_replicates(t, n) for name, t in tables.items()}, n)
 
 
 def _first_replicates(table: pd.DataFrame, n: int) -> pd.DataFrame:

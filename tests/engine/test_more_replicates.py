@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .test_side_tables import OFF, fake_family, in_process_queue, make_cell, runner  # noqa: F401  (fixture)
+from .test_side_tables import OFF, in_process_queue, make_cell, runner
 
 FILES = ("results.parquet", "tasks.parquet", "0/cell.parquet", "0/tasks.parquet", "1/cell.parquet", "1/tasks.parquet")
 

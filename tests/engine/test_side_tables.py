@@ -62,11 +62,6 @@ def simulate_replicate(prepared, replicate, rng):
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-@pytest.fixture
-def fake_family(monkeypatch):
-    monkeypatch.setitem(families.FAMILY_MODULES, FAKE, __name__)
-
-
 def make_cell(index: int, tasks: int, replicates: int = 7, emit="tasks") -> Cell:
     world = {"family": {"name": FAKE}, "job": {"tasks": tasks}, "mechanisms": ["B", "A", "C"],
              "replicates": replicates, "seed": 0}
