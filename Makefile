@@ -41,11 +41,11 @@ bench-fig9: $(STAMP) ## Time the Fig. 9 sweep end to end and profile it (writes 
 bench-auction: $(STAMP) ## Time the auction family at 200 nodes, high load, one day (writes bench/results/auction_scale.json)
 	$(PY) -m bench.auction_scale $(ARGS)
 
-reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 into reports/spot/ (long: see docs/reproduction/spot.md)
-	$(PY) -m sweep.reproduce spot $(ARGS)
+reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 into reports/spot/ (long: see docs/spot/reproduction.md)
+	$(PY) -m reproduction spot $(ARGS)
 
-reproduce-auction: $(STAMP) ## Reproduce paper 001's Figs. 4-13 into reports/auction/ (long: see docs/reproduction/auction.md)
-	$(PY) -m sweep.reproduce auction $(ARGS)
+reproduce-auction: $(STAMP) ## Reproduce paper 001's Figs. 4-13 into reports/auction/ (long: see docs/auction/reproduction.md)
+	$(PY) -m reproduction auction $(ARGS)
 
 clean: ## Remove outputs/, multirun/ and caches (keeps .venv and mlflow.db)
 	rm -rf outputs multirun .pytest_cache .hypothesis

@@ -55,8 +55,8 @@ def decision_times(titan_slots: int) -> dict:
 
     from algorithms.auction import family
     from algorithms.auction.titan import Titan
-    from market.lora_instance import LoraInstance
-    from market.lora_tasks import LoraTasks
+    from market.auction.lora_instance import LoraInstance
+    from market.auction.lora_tasks import LoraTasks
 
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=[*SETTING, f"mechanisms=[pdFTSP,'{CALIBRATED}',Titan]", "tracking=off"])

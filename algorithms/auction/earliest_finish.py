@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.auction.ledger import EPS, Ledger, Schedule
-from market.lora_instance import LoraInstance
+from market.auction.lora_instance import LoraInstance
 
 
 def earliest_finish(instance: LoraInstance, ledger: Ledger, task: int, vendor: int,

@@ -11,7 +11,7 @@ import numpy as np
 
 from algorithms.auction.earliest_finish import earliest_finish
 from algorithms.auction.outcome import AuctionOutcome
-from market.lora_instance import LoraInstance
+from market.auction.lora_instance import LoraInstance
 
 
 class EFT:

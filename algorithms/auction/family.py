@@ -1,9 +1,9 @@
 """The `auction` family as the sweep engine sees it (paper 001_16667b406bf23ec3.txt).
 
-Config keys (conf/family/auction.yaml, docs/auction-model.md):
-  cluster:    market/gpu_cluster.py ClusterParams;
-  tasks:      market/lora_tasks.py TaskParams (tasks.trace_path is read once per cell);
-  vendors:    market/labor_vendors.py VendorParams;
+Config keys (conf/family/auction.yaml, docs/auction/model.md):
+  cluster:    market/auction/gpu_cluster.py ClusterParams;
+  tasks:      market/auction/lora_tasks.py TaskParams (tasks.trace_path is read once per cell);
+  vendors:    market/auction/labor_vendors.py VendorParams;
   pdftsp:     alpha, beta (lemma2, lemma2_tight or a number), price_scale, payment,
               schedule_space (algorithms/auction/pdftsp.py, PdftspParams below);
   titan:      time_limit (CP-SAT deterministic time per slot: algorithms/auction/titan.py);
@@ -30,10 +30,10 @@ import numpy as np
 from algorithms.auction.eft import EFT
 from algorithms.auction.ntm import NTM
 from algorithms.auction.pdftsp import PAYMENTS, SCHEDULE_SPACES, PdFTSP
-from market.gpu_cluster import ClusterParams
-from market.labor_vendors import VendorParams
-from market.lora_instance import LoraInstance, draw_instance
-from market.lora_tasks import TaskParams
+from market.auction.gpu_cluster import ClusterParams
+from market.auction.labor_vendors import VendorParams
+from market.auction.lora_instance import LoraInstance, draw_instance
+from market.auction.lora_tasks import TaskParams
 
 NAME = "auction"
 MECHANISMS = ("pdFTSP", "Titan", "EFT", "NTM", "OPT")
@@ -79,7 +79,7 @@ class PdftspParams:
     """pdFTSP's settings: alpha and beta of Lemma 2 (`lemma2`: max b_i / M_i and max b_i / r_i
     from the workload's bounds; beta `lemma2_tight`: max b_i / (r_i n_i), n_i the fewest
     slots task i can run in, which Lemma 2's proof allows since sum_t r_kt(il) >= r_i n_i; or
-    numbers), both multiplied by `price_scale` (the unit of bbar in eq. 7-8: docs/auction-model.md)."""
+    numbers), both multiplied by `price_scale` (the unit of bbar in eq. 7-8: docs/auction/model.md)."""
 
     alpha: float
     beta: float

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.lora_instance import LoraInstance
+from market.auction.lora_instance import LoraInstance
 
 EPS = 1e-9
 

@@ -60,7 +60,7 @@ from ortools.sat.python import cp_model
 from algorithms.auction.ledger import EPS, Ledger, Schedule
 from algorithms.auction.outcome import AuctionOutcome
 from algorithms.auction.schedule_dp import chunk_size
-from market.lora_instance import LoraInstance
+from market.auction.lora_instance import LoraInstance
 
 MONEY_SCALE = 100  # model units per cent
 MAX_MEMORY_DIGITS = 6

@@ -4,7 +4,7 @@ users' utility (eq. 1), admitted tasks, resource utilisation, payments, decision
 
 Mechanisms without pricing (Titan, EFT, NTM) charge pay-as-bid (payment = bid), so
 their users' utility is 0 and their provider utility equals the welfare; welfare does
-not depend on payments (eq. 3). docs/auction-model.md.
+not depend on payments (eq. 3). docs/auction/model.md.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from algorithms.auction.ledger import Ledger, Schedule
-from market.lora_instance import LoraInstance
+from market.auction.lora_instance import LoraInstance
 
 
 @dataclass

@@ -20,7 +20,7 @@ Tasks are handled one by one in arrival order. For task i:
   and only this payment makes the bid that just wins the price paid (truthful);
   `payment="eq14"` charges eq. 14 as printed (vendor price + max lambda * sum s + max phi
   * sum r), under which a task whose value lies between eq. 14 and b_i - F gains by
-  overbidding (docs/auction-model.md shows it).
+  overbidding (docs/auction/model.md shows it).
 - `schedule_space="paper"` lets the DP use any (k, t) (the schedule set zeta_i of eq. 5
   ignores capacity; Lemma 2's prices keep full slots out when bbar >= 1);
   `"fitting"` removes the (k, t) where the task does not fit next to the admitted ones.
@@ -35,7 +35,7 @@ import numpy as np
 from algorithms.auction.ledger import Schedule
 from algorithms.auction.outcome import AuctionOutcome
 from algorithms.auction.schedule_dp import search
-from market.lora_instance import LoraInstance
+from market.auction.lora_instance import LoraInstance
 
 PAYMENTS = ("critical", "eq14")
 SCHEDULE_SPACES = ("paper", "fitting")

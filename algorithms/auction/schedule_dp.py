@@ -2,7 +2,7 @@
 cheapest way to give task i its computation M_i between its earliest start and d_i,
 at most one node per slot (4b).
 
-Reading (SEED_NOTES `auction`; docs/auction-model.md): the objective of problem (12)
+Reading (SEED_NOTES `auction`; docs/auction/model.md): the objective of problem (12)
 prices every used (k, t) at the maximum dual over the schedule, which is not additive
 over slots; the DP uses the per-slot increments of Alg. 2 line 13,
     Delta_kt = s_ik lambda_kt + r_i phi_kt + e_ikt,
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from algorithms.auction.ledger import Schedule
-from market.lora_instance import LoraInstance
+from market.auction.lora_instance import LoraInstance
 
 
 def chunk_size(rates: np.ndarray) -> float:

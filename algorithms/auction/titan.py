@@ -38,7 +38,7 @@ from algorithms.auction.earliest_finish import earliest_finish
 from algorithms.auction.ledger import Ledger, Schedule
 from algorithms.auction.offline_optimum import Problem4, capacity_left
 from algorithms.auction.outcome import AuctionOutcome
-from market.lora_instance import LoraInstance
+from market.auction.lora_instance import LoraInstance
 
 
 @dataclass

@@ -34,7 +34,7 @@ import math
 import numbers
 
 from algorithms.spot.simulation import MarketInfo, SlotState, SpotPolicy
-from market.finetune_job import FineTuneJob
+from market.spot.finetune_job import FineTuneJob
 
 
 class AHANP(SpotPolicy):

@@ -19,8 +19,8 @@ from numba import njit
 
 from algorithms.spot.ahap_batch import PoolResult, _slot_work, finish
 from algorithms.spot.simulation import PolicyError
-from market.finetune_job import FineTuneJob
-from market.spot_market import SpotMarket
+from market.spot.finetune_job import FineTuneJob
+from market.spot.spot_market import SpotMarket
 
 
 @njit(cache=True)

@@ -38,7 +38,7 @@ import numbers
 
 from algorithms.spot.simulation import MarketInfo, SlotState, SpotPolicy
 from algorithms.spot.window_problem import WindowSolver, window_length
-from market.finetune_job import FineTuneJob
+from market.spot.finetune_job import FineTuneJob
 
 
 def _round_half_up(numerator: int, denominator: int) -> int:

@@ -36,8 +36,8 @@ from numba import njit
 from algorithms.spot.simulation import PolicyError, SpotOutcome
 from algorithms.spot.window_kernels import solve, window_arrays
 from algorithms.spot.window_problem import _job_tables
-from market.finetune_job import FineTuneJob
-from market.spot_market import SpotMarket
+from market.spot.finetune_job import FineTuneJob
+from market.spot.spot_market import SpotMarket
 
 _SPLIT = 134217729.0  # 2**27 + 1, Veltkamp's splitting constant
 

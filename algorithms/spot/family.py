@@ -1,7 +1,7 @@
 """The `spot` family as the sweep engine sees it (paper 000_17f647b6e3bf630a.txt).
 
 The engine passes a plain dict config with the keys
-  job:          FineTuneJob fields (market/finetune_job.py); missing keys take the
+  job:          FineTuneJob fields (market/spot/finetune_job.py); missing keys take the
                 Sec. VI-A defaults, unknown keys are an error;
   market:       {kind: synthetic, <SyntheticMarketParams fields>} or
                 {kind: trace, path, capacity: 16, on_demand_price: 1.0, start: null};
@@ -39,10 +39,10 @@ from algorithms.spot.simulation import SpotPolicy, simulate
 from algorithms.spot.uniform_progress import UniformProgress
 from algorithms.spot.window_problem import WindowSolver
 from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig, SelectionConfig
-from market.finetune_job import FineTuneJob
-from market.forecast import SpotForecast, oracle_forecast
-from market.spot_market import SpotMarket, SyntheticMarketParams
-from market.spot_trace import load_spot_trace, sample_window
+from market.spot.finetune_job import FineTuneJob
+from market.spot.forecast import SpotForecast, oracle_forecast
+from market.spot.spot_market import SpotMarket, SyntheticMarketParams
+from market.spot.spot_trace import load_spot_trace, sample_window
 
 NAME = "spot"
 
@@ -212,14 +212,14 @@ def make_forecast(prepared: PreparedSpot, world: SpotMarket, job: FineTuneJob, r
     if prepared.forecast.kind == "oracle":
         forecast = oracle_forecast(world.window(start, job.deadline + horizon), job.deadline, horizon)
     else:
-        from market.arima_forecast import arima_forecast
+        from market.spot.arima_forecast import arima_forecast
 
         forecast = arima_forecast(world, start, job.deadline, horizon, order=prepared.forecast.order,
                                   refit_every=prepared.forecast.refit_every)
     kind, level = prepared.noise.at(replicate)
     if kind == "none" or level == 0:
         return forecast
-    from market.prediction_noise import apply_noise, noise_scales
+    from market.spot.prediction_noise import apply_noise, noise_scales
 
     availability_scale, price_scale = noise_scales(world.window(start, job.deadline + horizon))
     return apply_noise(forecast, kind, level, rng, capacity=world.capacity,
@@ -298,7 +298,7 @@ def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Ge
 
 
 def utility_bounds(prepared: PreparedSpot) -> tuple[float, float]:
-    """[lower, upper] for normalising utilities in Alg. 2 (docs/policy-selection.md).
+    """[lower, upper] for normalising utilities in Alg. 2 (docs/spot/policy-selection.md).
 
     upper = v (no job earns more than its value, costs are >= 0); lower = minus the most
     any job of the cell can spend: N_max instances at the dearest price in every slot up
@@ -325,7 +325,7 @@ def cell_outputs(config: dict, frame) -> dict:
     the weight trajectory (Fig. 10's data and heatmap), cumulative regret against the
     best fixed policy in hindsight and against the offline optimum (when OPT runs), and
     the weights of the final top-5 policies as step series."""
-    from algorithms.policy_selection import exponentiated_gradient, regret_bound, weights_frame
+    from algorithms.common.policy_selection import exponentiated_gradient, regret_bound, weights_frame
 
     prepared = prepare(config)
     if not prepared.selection:

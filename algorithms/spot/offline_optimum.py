@@ -64,8 +64,8 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from algorithms.spot.simulation import SlotState, SpotPolicy, simulate
-from market.finetune_job import FineTuneJob
-from market.spot_market import SpotMarket
+from market.spot.finetune_job import FineTuneJob
+from market.spot.spot_market import SpotMarket
 
 PROGRESS_SCALE = 10**6
 MONEY_SCALE = 10**8

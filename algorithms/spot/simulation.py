@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from market.finetune_job import FineTuneJob
-from market.spot_market import SpotMarket
+from market.spot.finetune_job import FineTuneJob
+from market.spot.spot_market import SpotMarket
 
 if TYPE_CHECKING:
-    from market.forecast import SpotForecast
+    from market.spot.forecast import SpotForecast
 
 
 class PolicyError(RuntimeError):

@@ -76,7 +76,7 @@ from typing import Sequence
 import numpy as np
 
 from algorithms.spot.window_kernels import continuation, solve
-from market.finetune_job import FineTuneJob
+from market.spot.finetune_job import FineTuneJob
 
 TIE_TOL = 1e-9
 _MEMO_LIMIT = 50_000  # entries of `_JobTables.memo` (slot costs, cost floors, packed window arrays)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from algorithms.auction import family
-from market.spot_trace import TraceError
+from market.spot.spot_trace import TraceError
 
 SMALL = {"cluster": {"nodes": 6}, "tasks": {"load": 3, "slots": 24}, "mechanisms": ["pdFTSP", "EFT", "NTM"]}
 TIMING = ("decision_ms_per_task",)
@@ -91,7 +91,7 @@ def test_trace_errors_name_file_and_line(tmp_path):
 
 
 def test_trace_replay_scales_to_the_load():
-    config = {**SMALL, "tasks": {"arrivals": "trace", "trace_path": "tests/data/arrivals_alibaba_lora_10min.csv",
+    config = {**SMALL, "tasks": {"arrivals": "trace", "trace_path": "data/arrivals_alibaba_lora_10min.csv",
                                  "load": 2, "trace_start": 100}}
     rows = rows_of(config)
     assert abs(rows[0]["tasks"] - 2 * 144) < 30

@@ -18,7 +18,7 @@ from algorithms.auction.offline_optimum import (OPT, NotProvenOptimal, competiti
                                                 offline_optimum, optimal_welfare, solve_offline)
 from algorithms.auction.pdftsp import PdFTSP
 from algorithms.auction.titan import Titan
-from market.gpu_cluster import NodeType
+from market.auction.gpu_cluster import NodeType
 from tests.auction.worlds import A40, A100, make_instance, small_instances
 
 # Holds two tasks (compute) and little memory: makes (4f) and (4g) bind on tiny worlds.

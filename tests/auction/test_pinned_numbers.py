@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from algorithms.auction import family
-from sweep.reports.auction import CALIBRATED
+from reproduction.auction import CALIBRATED
 
 # 20 A100 nodes, 12 tasks per slot over 144 slots, seeds [replicate, 2026]:
 # (welfare in cents, admitted tasks) per mechanism.
@@ -34,7 +34,7 @@ def test_pinned_welfare(replicate):
 
 # Day 0 of Fig. 8's high-load cell (`conf/sweep/paper_001_fig8.yaml`, tasks.load=high: 100 A100s,
 # 80 tasks per slot on average, 11,477 tasks), the day the reproduction's headline row averages first:
-# (welfare in cents, admitted tasks) as `python -m sweep.reproduce auction --only fig8` computed it.
+# (welfare in cents, admitted tasks) as `python -m reproduction auction --only fig8` computed it.
 # Titan (655,755.9 cents, 7,557 admitted, in the same run) takes minutes and is not re-run here.
 PAPER_SIZE_DAY = {"pdFTSP": (254122.35803790647, 1684), CALIBRATED: (719470.4225625417, 6913),
                   "EFT": (536159.2276220366, 7172), "NTM": (153725.86705319316, 1429)}

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from algorithms.auction import family
-from sweep.reports import auction
+from reproduction import auction
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_truthfulness_report_small_world(tmp_path):
 
 
 def test_checks_of_a_subset_keep_the_other_experiments_checks(tmp_path):
-    from sweep.reproduce import write_checks
+    from reproduction.driver import write_checks
 
     known = ["fig4", "fig8", "fig12", "fig10"]
 
@@ -74,7 +74,7 @@ def test_checks_of_a_subset_keep_the_other_experiments_checks(tmp_path):
 
 
 def test_checks_replace_an_empty_or_older_file(tmp_path):
-    from sweep.reproduce import write_checks
+    from reproduction.driver import write_checks
 
     row = {"experiment": "fig8", "check": "fig8: x", "value": 1.0, "holds": True}
     for earlier in ("", "check,value,holds\nold,1.0,True\n"):

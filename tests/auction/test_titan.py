@@ -14,10 +14,10 @@ from ortools.sat.python import cp_model
 from algorithms.auction.offline_optimum import Problem4, capacity_left, offline_optimum
 from algorithms.auction.outcome import AuctionOutcome
 from algorithms.auction.titan import Titan, greedy
-from market.gpu_cluster import ClusterParams
-from market.labor_vendors import VendorParams
-from market.lora_instance import draw_instance
-from market.lora_tasks import TaskParams
+from market.auction.gpu_cluster import ClusterParams
+from market.auction.labor_vendors import VendorParams
+from market.auction.lora_instance import draw_instance
+from market.auction.lora_tasks import TaskParams
 from tests.auction.test_offline_optimum import TINY, TOL, assert_feasible
 from tests.auction.worlds import A40, A100, make_instance, small_instances
 

@@ -6,14 +6,14 @@ import math
 import numpy as np
 import pytest
 
-from market.arrival_trace import load_arrival_trace, scaled_window
-from market.gpu_cluster import ClusterParams, tariff
-from market.labor_vendors import VendorParams
-from market.lora_instance import draw_instance
-from market.lora_tasks import REFERENCE_RATE, TaskParams, draw_tasks
-from market.spot_trace import TraceError
+from market.auction.arrival_trace import load_arrival_trace, scaled_window
+from market.auction.gpu_cluster import ClusterParams, tariff
+from market.auction.labor_vendors import VendorParams
+from market.auction.lora_instance import draw_instance
+from market.auction.lora_tasks import REFERENCE_RATE, TaskParams, draw_tasks
+from market.spot.spot_trace import TraceError
 
-ALIBABA = "tests/data/arrivals_alibaba_lora_10min.csv"
+ALIBABA = "data/arrivals_alibaba_lora_10min.csv"
 
 
 def test_cluster_types_and_costs():

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from market.gpu_cluster import NODE_TYPES, Cluster
-from market.lora_instance import LoraInstance
-from market.lora_tasks import LoraTasks
+from market.auction.gpu_cluster import NODE_TYPES, Cluster
+from market.auction.lora_instance import LoraInstance
+from market.auction.lora_tasks import LoraTasks
 
 A100, A40 = NODE_TYPES["A100-80GB"], NODE_TYPES["A40-48GB"]
 

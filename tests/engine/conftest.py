@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TRACE = ROOT / "tests" / "data" / "market_aws_us-west-2a_v100.csv"
+TRACE = ROOT / "data" / "market_aws_us-west-2a_v100.csv"
 
 
 def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 300, module: str = "sweep"):

@@ -108,8 +108,8 @@ def test_config_files_carry_the_model_defaults():
 
     from hydra import compose, initialize_config_dir
 
-    from market.finetune_job import FineTuneJob
-    from market.spot_market import SyntheticMarketParams
+    from market.spot.finetune_job import FineTuneJob
+    from market.spot.spot_market import SyntheticMarketParams
     from sweep.api import CONF_DIR
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):

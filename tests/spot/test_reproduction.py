@@ -1,4 +1,4 @@
-"""The spot family's reproduction reports (sweep/reports/spot.py) and pinned key numbers.
+"""The spot family's reproduction reports (reproduction/spot.py) and pinned key numbers.
 
 The pinned numbers are the first replicates of the Fig. 5 cell at d = 10 with oracle
 forecasts, computed with the seeds the sweep engine gives that cell: they are the
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sweep.reports import spot
+from reproduction import spot
 
 
 def _frame(rows):
@@ -67,7 +67,7 @@ def _fig5_slice(replicates: int) -> pd.DataFrame:
 
 
 # Mean utility of the best member of each group over replicates 0..11 of the Fig. 5 cell
-# (d = 10, oracle), as computed on 2026-11-22; see docs/reproduction/spot.md.
+# (d = 10, oracle), as computed on 2026-11-22; see docs/spot/reproduction.md.
 PINNED = {"OD-Only": 79.0, "MSU": 117.8872, "UP": 117.9187, "AHANP": 114.7938, "AHAP": 122.0975,
           "OPT": 123.4524}
 PINNED_POLICIES = {"AHANP": "AHANP(sigma=0.7)", "AHAP": "AHAP(w=5,v=1,sigma=0.3)"}
@@ -86,7 +86,7 @@ def test_pinned_fig5_numbers_at_d10():
 
 
 def test_reproduce_rejects_an_unknown_experiment(capsys):
-    from sweep.reproduce import main
+    from reproduction.driver import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["spot", "--only", "fig5,fig99"])
@@ -100,7 +100,7 @@ def test_reproduce_runs_a_grid_and_writes_its_report(tmp_path):
     import sys
 
     root = Path(__file__).resolve().parents[2]
-    command = [sys.executable, "-m", "sweep.reproduce", "spot", "--only", "fig6", "--replicates", "2",
+    command = [sys.executable, "-m", "reproduction", "spot", "--only", "fig6", "--replicates", "2",
                "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "tracking=off",
                "runner.progress=false", "runner.num_workers=2", "pool.window=[1,2]", "pool.threshold=[0.5]"]
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600)

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from algorithms.spot.ahanp import AHANP
 from algorithms.spot.simulation import MarketInfo, SlotState, simulate
-from market.finetune_job import FineTuneJob
-from market.spot_market import SpotMarket
+from market.spot.finetune_job import FineTuneJob
+from market.spot.spot_market import SpotMarket
 
 # L = 80, d = 10: Z^exp_{t-1} = 8 (t - 1); N in [1, 12]; sigma = 0.5, p_o = 1.
 JOB = FineTuneJob()

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from algorithms.spot.ahanp import AHANP
 from algorithms.spot.ahanp_batch import AHANPPool
 from algorithms.spot.simulation import simulate
-from market.finetune_job import FineTuneJob
-from market.spot_market import SpotMarket, SyntheticMarketParams
+from market.spot.finetune_job import FineTuneJob
+from market.spot.spot_market import SpotMarket, SyntheticMarketParams
 from tests.spot.test_spot_ahap_batch import fields
 
 PROPS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,9 +12,9 @@ from algorithms.spot.od_only import OnDemandOnly
 from algorithms.spot.simulation import MarketInfo, SlotState, simulate
 from algorithms.spot.uniform_progress import UniformProgress
 from algorithms.spot.window_problem import WindowPlan, WindowSolver
-from market.finetune_job import FineTuneJob
-from market.forecast import SpotForecast, oracle_forecast
-from market.spot_market import SpotMarket, SyntheticMarketParams
+from market.spot.finetune_job import FineTuneJob
+from market.spot.forecast import SpotForecast, oracle_forecast
+from market.spot.spot_market import SpotMarket, SyntheticMarketParams
 
 PROPS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -276,7 +276,7 @@ GRID = [(w, v, s) for w in (1, 2, 3) for v in range(1, w + 1) for s in (0.5, 0.7
 def test_best_ahap_beats_the_baselines_with_oracle_forecasts():
     # 200 default worlds (L = 80, d = 10, SyntheticMarketParams()), d + 5 slots each so the
     # oracle has forecasts beyond d. The best fixed AHAP of the grid against the means of
-    # OD-Only, MSU and UP on the same worlds. Measured (docs/spot-model.md): best AHAP
+    # OD-Only, MSU and UP on the same worlds. Measured (docs/spot/model.md): best AHAP
     # AHAP(w=3,v=1,sigma=0.5) 113.0, UP 111.5, MSU 109.6, OD-Only 79.0.
     job = FineTuneJob()
     params = SyntheticMarketParams()

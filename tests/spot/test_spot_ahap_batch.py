@@ -20,9 +20,9 @@ from algorithms.spot.ahap import AHAP
 from algorithms.spot.ahap_batch import AHAPPool, round9
 from algorithms.spot.simulation import simulate
 from algorithms.spot.window_problem import WindowSolver
-from market.finetune_job import FineTuneJob
-from market.forecast import SpotForecast, oracle_forecast
-from market.spot_market import SpotMarket, SyntheticMarketParams
+from market.spot.finetune_job import FineTuneJob
+from market.spot.forecast import SpotForecast, oracle_forecast
+from market.spot.spot_market import SpotMarket, SyntheticMarketParams
 
 PROPS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FULL_POOL = [(w, v, s) for w in range(1, 6) for v in range(1, w + 1) for s in (0.3, 0.5, 0.7, 0.9)]

@@ -9,8 +9,8 @@ from algorithms.spot.msu import MaximalSpotUtilization
 from algorithms.spot.od_only import OnDemandOnly
 from algorithms.spot.simulation import can_finish, simulate
 from algorithms.spot.uniform_progress import UniformProgress
-from market.finetune_job import FineTuneJob
-from market.spot_market import SpotMarket
+from market.spot.finetune_job import FineTuneJob
+from market.spot.spot_market import SpotMarket
 
 POLICIES = (OnDemandOnly, MaximalSpotUtilization, UniformProgress)
 

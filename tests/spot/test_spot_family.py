@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from algorithms.spot import family
-from market.spot_trace import TraceError
+from market.spot.spot_trace import TraceError
 
 ROOT = Path(__file__).resolve().parents[2]
-REAL = ROOT / "tests" / "data" / "market_aws_us-west-2a_v100.csv"
+REAL = ROOT / "data" / "market_aws_us-west-2a_v100.csv"
 ALL = ["OD-Only", "MSU", "UP"]
 KEYS = {
     "mechanism", "utility", "cost", "completion_time", "spot_cost", "on_demand_cost",
@@ -92,7 +92,7 @@ def test_trace_with_fixed_start_is_that_window():
 
 def test_relative_trace_path_resolves_against_cwd(monkeypatch):
     monkeypatch.chdir(ROOT)
-    family.check_inputs(trace(path="tests/data/market_aws_us-west-2a_v100.csv"))
+    family.check_inputs(trace(path="data/market_aws_us-west-2a_v100.csv"))
 
 
 def test_prepared_is_picklable():

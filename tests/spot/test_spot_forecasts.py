@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from market.arima_forecast import ArimaSeries, arima_forecast, cached_arima_forecast
-from market.forecast import SpotForecast, oracle_forecast
-from market.prediction_noise import (
+from market.spot.arima_forecast import ArimaSeries, arima_forecast, cached_arima_forecast
+from market.spot.forecast import SpotForecast, oracle_forecast
+from market.spot.prediction_noise import (
     HEAVY_DF,
     NOISE_KINDS,
     T3_MEDIAN_ABS,
@@ -19,7 +19,7 @@ from market.prediction_noise import (
     noise_scales,
     standard_errors,
 )
-from market.spot_market import SpotMarket, SyntheticMarketParams
+from market.spot.spot_market import SpotMarket, SyntheticMarketParams
 
 HISTORY = 192
 PARAMS = SyntheticMarketParams()

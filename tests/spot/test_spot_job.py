@@ -2,7 +2,7 @@
 
 import pytest
 
-from market.finetune_job import FineTuneJob
+from market.spot.finetune_job import FineTuneJob
 
 
 def test_defaults_are_the_papers_evaluation_settings():

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from market.spot_market import SpotMarket, SyntheticMarketParams, ar1_paths
+from market.spot.spot_market import SpotMarket, SyntheticMarketParams, ar1_paths
 
 LONG = 20_000
 

@@ -17,8 +17,8 @@ from algorithms.spot.offline_optimum import (
 )
 from algorithms.spot.simulation import simulate
 from algorithms.spot.uniform_progress import UniformProgress
-from market.finetune_job import FineTuneJob
-from market.spot_market import SpotMarket, SyntheticMarketParams
+from market.spot.finetune_job import FineTuneJob
+from market.spot.spot_market import SpotMarket, SyntheticMarketParams
 
 
 def brute_force_totals(job: FineTuneJob, market: SpotMarket) -> float:

@@ -12,8 +12,8 @@ from algorithms.spot.simulation import (
     usable_spot,
     work_running,
 )
-from market.finetune_job import FineTuneJob
-from market.spot_market import SpotMarket
+from market.spot.finetune_job import FineTuneJob
+from market.spot.spot_market import SpotMarket
 
 JOB = FineTuneJob(workload=10, deadline=4, n_min=2, n_max=4, mu1=0.5, mu2=0.8, value=20, gamma=2)
 MARKET = SpotMarket([0.2, 0.3, 0.4, 0.5], [3, 0, 4, 1], on_demand_price=1.5)

@@ -9,9 +9,9 @@ import numpy as np
 from algorithms.spot.ahap import AHAP
 from algorithms.spot.simulation import simulate
 from algorithms.spot.window_problem import WindowSolver
-from market.finetune_job import FineTuneJob
-from market.forecast import SpotForecast, oracle_forecast
-from market.spot_market import SyntheticMarketParams
+from market.spot.finetune_job import FineTuneJob
+from market.spot.forecast import SpotForecast, oracle_forecast
+from market.spot.spot_market import SyntheticMarketParams
 
 
 def read_only(forecast):

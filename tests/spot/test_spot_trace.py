@@ -1,14 +1,14 @@
-"""CSV trace loader and windows (format of /work/shared/data/README.md)."""
+"""CSV trace loader and windows (format of data/README.md)."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from market.spot_market import SpotMarket
-from market.spot_trace import TraceError, load_spot_trace, sample_window
+from market.spot.spot_market import SpotMarket
+from market.spot.spot_trace import TraceError, load_spot_trace, sample_window
 
-REAL = Path(__file__).resolve().parents[1] / "data" / "market_aws_us-west-2a_v100.csv"
+REAL = Path(__file__).resolve().parents[2] / "data" / "market_aws_us-west-2a_v100.csv"
 HEADER = "slot,timestamp,spot_price,availability\n"
 
 

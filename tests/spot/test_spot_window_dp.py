@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from algorithms.spot import window_kernels as wk
 from algorithms.spot import window_problem as wp
-from market.finetune_job import FineTuneJob
+from market.spot.finetune_job import FineTuneJob
 from tests.spot.test_spot_window_problem import PROPS, window_cases
 
 

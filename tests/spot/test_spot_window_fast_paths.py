@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 
 from algorithms.spot import window_problem as wp
-from market.finetune_job import FineTuneJob
+from market.spot.finetune_job import FineTuneJob
 from tests.spot.test_spot_window_problem import PROPS, continuation_cases
 
 

@@ -17,7 +17,7 @@ from algorithms.spot.window_problem import (
     solve_window,
     window_length,
 )
-from market.finetune_job import FineTuneJob
+from market.spot.finetune_job import FineTuneJob
 
 PROPS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.gpu_cluster import Cluster, ClusterParams
-from market.labor_vendors import VendorParams
-from market.lora_tasks import LoraTasks, TaskParams, draw_tasks
+from market.auction.gpu_cluster import Cluster, ClusterParams
+from market.auction.labor_vendors import VendorParams
+from market.auction.lora_tasks import LoraTasks, TaskParams, draw_tasks
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.spot_market import SpotMarket
+from market.spot.spot_market import SpotMarket
 
 
 @dataclass(frozen=True, eq=False)

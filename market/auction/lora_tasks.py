@@ -1,11 +1,11 @@
 """LoRA fine-tuning tasks of the `auction` family (paper 001_16667b406bf23ec3.txt,
 Sec. 2.1 and 5.1): task i = {a_i, d_i, D_i, r_i, M_i, f_i, b_i}.
 
-Generator (docs/auction-model.md; the paper's Sec. 5.1 where it says, this project's
+Generator (docs/auction/model.md; the paper's Sec. 5.1 where it says, this project's
 documented choice where it does not):
 - arrivals per 10-minute slot over a `slots`-slot day: Poisson with mean 30 / 50 / 80
   (light / medium / high, Sec. 5.1) or a number, or a real trace's counts scaled to that
-  mean (market/arrival_trace.py);
+  mean (market/auction/arrival_trace.py);
 - dataset D_i ~ U[5, 20] ksamples, epochs ~ U{1..5} (Sec. 5.1); M_i = D_i * epochs;
 - memory r_i ~ U{4..24} GB (adapter, optimiser state and activations of the task's batch);
 - f_i ~ Bernoulli(preprocess_share);
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.arrival_trace import load_arrival_trace, scaled_window
-from market.config_fields import reject_unknown_keys
-from market.gpu_cluster import NODE_TYPES, SLOTS_PER_DAY
-from market.labor_vendors import _range
+from market.auction.arrival_trace import load_arrival_trace, scaled_window
+from market.common.fields import reject_unknown_keys
+from market.auction.gpu_cluster import NODE_TYPES, SLOTS_PER_DAY
+from market.auction.labor_vendors import _range
 
 LOADS = {"light": 30.0, "medium": 50.0, "high": 80.0}
 REFERENCE_RATE = NODE_TYPES["A100-80GB"].task_rate

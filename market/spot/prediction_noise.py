@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.config_fields import reject_unknown_keys
-from market.forecast import SpotForecast
-from market.spot_market import SpotMarket
+from market.common.fields import reject_unknown_keys
+from market.spot.forecast import SpotForecast
+from market.spot.spot_market import SpotMarket
 
 NOISE_KINDS = ("none", "mag_dep_uniform", "fixed_uniform", "mag_dep_heavy", "fixed_heavy")
 HEAVY_DF = 3

@@ -19,7 +19,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from market.config_fields import reject_unknown_keys
+from market.common.fields import reject_unknown_keys
 
 _INT_FIELDS = ("deadline", "n_min", "n_max")
 _FLOAT_FIELDS = ("workload", "alpha", "beta", "mu1", "mu2", "value", "gamma")

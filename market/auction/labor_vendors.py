@@ -1,7 +1,7 @@
 """Labor vendors that pre-process a task's dataset (paper 001_16667b406bf23ec3.txt,
 Sec. 2.1, "Data Pre-Processing"): vendor n charges q_in and takes h_in slots for task i.
 
-The paper gives no numbers. This project's documented model (docs/auction-model.md):
+The paper gives no numbers. This project's documented model (docs/auction/model.md):
 each replicate draws N vendors, vendor n with a rate (cents per ksample of the task's
 dataset, U[rate]) and a base delay (slots for a 12.5-ksample dataset, an integer in
 U{delay}); for task i with a dataset of D_i ksamples,
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.config_fields import reject_unknown_keys
+from market.common.fields import reject_unknown_keys
 
 REFERENCE_DATASET = 12.5  # ksamples: the mean of U[5, 20]
 

@@ -49,8 +49,8 @@ import numpy as np
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 from statsmodels.tsa.arima.model import ARIMA
 
-from market.forecast import SpotForecast
-from market.spot_market import SpotMarket
+from market.spot.forecast import SpotForecast
+from market.spot.spot_market import SpotMarket
 
 DEFAULT_ORDER = (2, 0, 1)
 DEFAULT_REFIT_EVERY = 24

@@ -1,4 +1,4 @@
-"""Reading the CSV traces of `../shared/data/` (spot markets, arrivals): the header check and
+"""Reading the CSV traces of `data/` (spot markets, arrivals): the header check and
 per-row values, with errors that name the file and line (TraceError)."""
 from __future__ import annotations
 

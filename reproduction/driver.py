@@ -1,10 +1,10 @@
 """Run a family's paper-reproduction grids and build their reports.
 
-    python -m sweep.reproduce spot                      # every experiment, paper-sized
-    python -m sweep.reproduce auction                   # paper 001: Figs. 4-13
-    python -m sweep.reproduce spot --only fig5,fig9     # a subset
-    python -m sweep.reproduce spot --replicates 20      # a quick, smaller run
-    python -m sweep.reproduce spot --report-only        # rebuild reports from finished runs
+    python -m reproduction spot                      # every experiment, paper-sized
+    python -m reproduction auction                   # paper 001: Figs. 4-13
+    python -m reproduction spot --only fig5,fig9     # a subset
+    python -m reproduction spot --replicates 20      # a quick, smaller run
+    python -m reproduction spot --report-only        # rebuild reports from finished runs
 
 Each experiment is one `python -m sweep -m +sweep=<config>` multirun into
 `<runs>/<experiment>` (default `multirun/reproduce/spot/`), logged to MLflow like any
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .reports import auction, spot
+from . import auction, spot
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPERIMENTS = {figure.name.split("_")[0]: figure for figure in spot.COMPARISONS}
@@ -161,7 +161,7 @@ def run_auction(args, chosen: list[str], extra: list[str]) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sweep.reproduce", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m reproduction", description=__doc__.split("\n\n")[0])
     parser.add_argument("family", choices=["spot", "auction"])
     parser.add_argument("--only", default="", help="comma-separated experiments (default: all): spot: "
                         + ", ".join([*EXPERIMENTS, *SELECTION]) + "; auction: "

@@ -5,7 +5,7 @@ the base model (size r_b GB) per node. Node k has a compute capacity C_kp (sampl
 per slot, for all the tasks it runs together) and a memory capacity C_km (GB); a task
 running on a node of type k processes s_ik samples per slot (eq. 4e-4g).
 
-Units (docs/auction-model.md): computation in thousands of samples ("ksamples"),
+Units (docs/auction/model.md): computation in thousands of samples ("ksamples"),
 memory in GB, money in US cents, one slot = 10 minutes. The paper measured its
 capacities by fine-tuning GPT-2 with LoRA on an A100 (80 GB) and an A40 (48 GB) but
 does not print them; the values below are this project's documented calibration:
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.config_fields import reject_unknown_keys
+from market.common.fields import reject_unknown_keys
 
 SLOTS_PER_DAY = 144  # 10-minute slots (Sec. 5.1)
 
@@ -42,14 +42,14 @@ class NodeType:
 
 
 NODE_TYPES: dict[str, NodeType] = {
-    # GPT-2 + LoRA, 10-minute slots: 40 samples/s per node, 10 per task alone (docs/auction-model.md).
+    # GPT-2 + LoRA, 10-minute slots: 40 samples/s per node, 10 per task alone (docs/auction/model.md).
     "A100-80GB": NodeType("A100-80GB", compute=24.0, task_rate=6.0, memory=80.0, cost_per_slot=40.0),
     "A40-48GB": NodeType("A40-48GB", compute=12.0, task_rate=3.0, memory=48.0, cost_per_slot=20.0),
 }
 MIXED = "mixed"  # half A100, half A40 (the first ceil(K/2) nodes are A100s)
 
 # Time-of-use tariff by hour of day (multiplier of a node's cost): off-peak 23:00-07:00,
-# peak 17:00-21:00, shoulder otherwise (docs/auction-model.md).
+# peak 17:00-21:00, shoulder otherwise (docs/auction/model.md).
 TARIFF_BY_HOUR = np.array([0.6] * 7 + [1.0] * 10 + [1.5] * 4 + [1.0] * 2 + [0.6], dtype=float)
 
 

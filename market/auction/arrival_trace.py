@@ -2,7 +2,7 @@
 `auction` family (paper 001_16667b406bf23ec3.txt, Sec. 5.1, "real-world traces";
 SEED_NOTES `auction`: replay real per-slot counts scaled to the load asked for).
 
-Format (/work/shared/data/README.md): a header row with at least the columns `slot`
+Format (data/README.md): a header row with at least the columns `slot`
 (0, 1, 2, ... consecutive) and `arrivals` (integer >= 0); `timestamp` and any other
 column are allowed and ignored.
 """
@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from market.csv_trace import TraceError, parse_int, read_rows
+from market.common.csv_trace import TraceError, parse_int, read_rows
 
 REQUIRED_COLUMNS = ("slot", "arrivals")
 

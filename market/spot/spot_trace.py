@@ -2,7 +2,7 @@
 
 Replays real per-slot spot price and availability in place of the paper's
 Vast.ai series (paper 000_17f647b6e3bf630a.txt, Sec. II-B and VI-A; SEED_NOTES,
-`spot`). Format (/work/shared/data/README.md): a header row with at least the
+`spot`). Format (data/README.md): a header row with at least the
 columns `slot` (0, 1, 2, ... consecutive), `spot_price` (spot price divided by
 the on-demand price, > 0) and `availability` (integer in [0, capacity]);
 `timestamp` and any other column are allowed and ignored.
@@ -16,8 +16,8 @@ import os
 
 import numpy as np
 
-from market.csv_trace import TraceError, parse_int, read_rows
-from market.spot_market import SpotMarket
+from market.common.csv_trace import TraceError, parse_int, read_rows
+from market.spot.spot_market import SpotMarket
 
 __all__ = ["TraceError", "load_spot_trace", "sample_window"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from market.config_fields import reject_unknown_keys
+from market.common.fields import reject_unknown_keys
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,7 +135,7 @@ class SyntheticMarketParams:
     standard deviations availability_noise and price_noise). The exp(-s^2/2)
     factor keeps the noise's mean at 1, so mean_availability and mean_price are
     the long-run means before rounding and clipping. The defaults give a price
-    median about 0.6 of its P90 (Sec. II-B); docs/spot-model.md has the measured
+    median about 0.6 of its P90 (Sec. II-B); docs/spot/model.md has the measured
     statistics.
     """
 

@@ -10,7 +10,7 @@ each of its M candidate policies on each of K jobs (Alg. 2 line 8: the utility
 its own units together with a bound [lower, upper] it guarantees; everything
 comes back as arrays. Delayed feedback (the IaaS family's OptiLearning,
 003_beffb89b2dca6cca.txt Sec. IV-D, Alg. 3) is a per-job delay counted in jobs.
-docs/policy-selection.md states the contracts.
+docs/spot/policy-selection.md states the contracts.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def normalise(utilities: np.ndarray, lower: float, upper: float) -> np.ndarray:
     """Map utilities from [lower, upper] affinely onto [0, 1].
 
     Theorem 2 of 000_17f647b6e3bf630a.txt (Sec. V-C) assumes normalised
-    utilities. The family guarantees the bound (docs/policy-selection.md gives
+    utilities. The family guarantees the bound (docs/spot/policy-selection.md gives
     the spot family's); a value outside it is a broken contract, so it raises
     ValueError naming the bound violated, with the worst offender and its index,
     instead of clipping. NaN raises too.

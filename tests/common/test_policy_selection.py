@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from algorithms.policy_selection import (
+from algorithms.common.policy_selection import (
     delays_from_arrivals,
     draw_policies,
     exponentiated_gradient,

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from algorithms.policy_selection import exponentiated_gradient
+from algorithms.common.policy_selection import exponentiated_gradient
 from algorithms.spot import family, pool
 
 from .figure import Figure

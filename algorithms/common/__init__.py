@@ -1,0 +1,1 @@
+"""What more than one family of mechanisms uses: online policy selection, ..."""

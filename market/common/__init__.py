@@ -1,0 +1,1 @@
+"""Readers and field checks shared by the families' worlds."""

@@ -1,1 +1,0 @@
-"""Paper-reproduction reports: tables (CSV) and figures (PNG) built from finished sweep dirs."""
