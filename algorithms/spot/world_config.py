@@ -8,27 +8,19 @@ policy pool Alg. 2 selects from (Sec. V, VI-A).
 """
 from __future__ import annotations
 
-import numbers
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Mapping, Sequence
+
+from market.common.fields import as_section, choice, integer, interval, real, reject_unknown_keys
 
 NOISE_KINDS = ("none", "mag_dep_uniform", "fixed_uniform", "mag_dep_heavy", "fixed_heavy")
 FORECAST_KINDS = ("oracle", "arima")
 
 
 def _strict(section: str, d: Mapping | None, cls: type) -> dict:
-    d = dict(d or {})
-    known = [f.name for f in fields(cls)]
-    unknown = sorted(set(map(str, d)) - set(known))
-    if unknown:
-        raise ValueError(f"{section}: unknown key(s) {', '.join(map(repr, unknown))} (known: {', '.join(known)})")
+    d = as_section(d, section)
+    reject_unknown_keys(cls, d, section)
     return d
-
-
-def _int(value, key: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{key} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -46,18 +38,17 @@ class ForecastConfig:
     @classmethod
     def from_dict(cls, d: Mapping | None) -> "ForecastConfig":
         d = _strict("forecast", d, cls)
-        kind = d.get("kind", cls.kind)
-        if kind not in FORECAST_KINDS:
-            raise ValueError(f"forecast.kind must be one of {', '.join(FORECAST_KINDS)}, got {kind!r}")
+        kind = choice(d.get("kind", cls.kind), "forecast.kind", FORECAST_KINDS)
         order = tuple(d.get("order", cls.order))
         if len(order) != 3:
             raise ValueError(f"forecast.order must be [p, d, q], got {list(order)!r}")
         return cls(
             kind=kind,
-            horizon=_int(d.get("horizon", cls.horizon), "forecast.horizon", 0),
-            history=_int(d.get("history", cls.history), "forecast.history", 0),
-            order=tuple(_int(x, "forecast.order", 0) for x in order),
-            refit_every=_int(d.get("refit_every", cls.refit_every), "forecast.refit_every", 1),
+            horizon=integer(d.get("horizon", cls.horizon), "forecast.horizon", minimum=0, allow_float=False),
+            history=integer(d.get("history", cls.history), "forecast.history", minimum=0, allow_float=False),
+            order=tuple(integer(x, "forecast.order", minimum=0, allow_float=False) for x in order),
+            refit_every=integer(d.get("refit_every", cls.refit_every), "forecast.refit_every", minimum=1,
+                                allow_float=False),
         )
 
 
@@ -91,7 +82,7 @@ class NoiseConfig:
             key = f"noise.phases[{i}]"
             if not isinstance(phase, Mapping) or set(phase) - {"start", "kind", "level"}:
                 raise ValueError(f"{key} must be a mapping with keys start, kind, level, got {phase!r}")
-            start = _int(phase.get("start"), f"{key}.start", 0)
+            start = integer(phase.get("start"), f"{key}.start", minimum=0, allow_float=False)
             p_kind, p_level = _kind_level(phase.get("kind"), phase.get("level", 0.0), key)
             if parsed and start <= parsed[-1].start:
                 raise ValueError(f"{key}.start ({start}) must be greater than the previous phase's start")
@@ -112,11 +103,8 @@ class NoiseConfig:
 
 
 def _kind_level(kind, level, key: str) -> tuple[str, float]:
-    if kind not in NOISE_KINDS:
-        raise ValueError(f"{key}.kind must be one of {', '.join(NOISE_KINDS)}, got {kind!r}")
-    if isinstance(level, bool) or not isinstance(level, numbers.Real) or level < 0:
-        raise ValueError(f"{key}.level must be a number >= 0, got {level!r}")
-    return kind, float(level)
+    choice(kind, f"{key}.kind", NOISE_KINDS)
+    return kind, real(level, f"{key}.level", minimum=0, finite=False)
 
 
 @dataclass(frozen=True)
@@ -136,14 +124,10 @@ class JobSampling:
             value = d.get(name)
             if value is None:
                 continue
-            if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2 or value[0] > value[1]:
-                raise ValueError(f"job_sampling.{name} must be [low, high] with low <= high, got {value!r}")
             if name == "workload":
-                if not value[0] > 0:
-                    raise ValueError(f"job_sampling.workload must be positive, got {value!r}")
-                out[name] = (float(value[0]), float(value[1]))
+                out[name] = interval(value, "job_sampling.workload", minimum=0, strict_min=True)
             else:
-                out[name] = (_int(value[0], f"job_sampling.{name}", 1), _int(value[1], f"job_sampling.{name}", 1))
+                out[name] = interval(value, f"job_sampling.{name}", kind=int, minimum=1, allow_float=False)
         sampling = cls(**out)
         if sampling.n_min and sampling.n_max and sampling.n_min[1] > sampling.n_max[0]:
             raise ValueError(f"job_sampling.n_min {list(sampling.n_min)} can exceed job_sampling.n_max {list(sampling.n_max)}")

@@ -18,13 +18,12 @@ s_ik / C_kp of its node's cost in the slots it runs there.
 """
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from market.common.fields import reject_unknown_keys
+from market.common.fields import as_section, choice, integer, real, reject_unknown_keys
 
 SLOTS_PER_DAY = 144  # 10-minute slots (Sec. 5.1)
 
@@ -70,25 +69,18 @@ class ClusterParams:
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> ClusterParams:
-        d = dict(d or {})
+        d = as_section(d, "cluster")
         reject_unknown_keys(cls, d, "cluster")
         params = cls(**d)
         params.validate()
         return params
 
     def validate(self) -> None:
-        if isinstance(self.nodes, bool) or not isinstance(self.nodes, numbers.Integral) or self.nodes < 1:
-            raise ValueError(f"cluster.nodes must be a positive integer, got {self.nodes!r}")
-        if self.node_type not in NODE_TYPES and self.node_type != MIXED:
-            known = ", ".join([*NODE_TYPES, MIXED])
-            raise ValueError(f"cluster.node_type must be one of {known}, got {self.node_type!r}")
-        r_b = self.base_model_gb
-        if isinstance(r_b, bool) or not isinstance(r_b, numbers.Real) or not 0 <= r_b < min(
-                t.memory for t in NODE_TYPES.values()):
-            raise ValueError(f"cluster.base_model_gb must be in [0, 48), got {r_b!r}")
-        h = self.start_hour
-        if isinstance(h, bool) or not isinstance(h, numbers.Real) or not 0 <= h < 24:
-            raise ValueError(f"cluster.start_hour must be in [0, 24), got {h!r}")
+        integer(self.nodes, "cluster.nodes", minimum=1, allow_float=False)
+        choice(self.node_type, "cluster.node_type", [*NODE_TYPES, MIXED])
+        real(self.base_model_gb, "cluster.base_model_gb", minimum=0,
+             maximum=min(t.memory for t in NODE_TYPES.values()), strict_max=True)
+        real(self.start_hour, "cluster.start_hour", minimum=0, maximum=24, strict_max=True)
 
     def build(self, horizon: int) -> Cluster:
         if self.node_type == MIXED:

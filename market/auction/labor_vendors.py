@@ -11,27 +11,14 @@ Rates and delays are drawn independently, so more vendors mean more choice (Fig.
 """
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from market.common.fields import reject_unknown_keys
+from market.common.fields import as_section, integer, interval, real, reject_unknown_keys
 
 REFERENCE_DATASET = 12.5  # ksamples: the mean of U[5, 20]
-
-
-def _range(value, key: str, low: float, integer: bool = False) -> tuple:
-    if (not isinstance(value, (list, tuple)) or len(value) != 2
-            or any(isinstance(x, bool) or not isinstance(x, numbers.Real) for x in value)):
-        raise ValueError(f"{key} must be a pair [low, high] of numbers, got {value!r}")
-    a, b = value
-    if integer and not all(float(x).is_integer() for x in value):
-        raise ValueError(f"{key} must hold integers, got {value!r}")
-    if not low <= a <= b:
-        raise ValueError(f"{key} must satisfy {low:g} <= low <= high, got {value!r}")
-    return (int(a), int(b)) if integer else (float(a), float(b))
 
 
 @dataclass(frozen=True)
@@ -45,16 +32,12 @@ class VendorParams:
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> VendorParams:
-        d = dict(d or {})
+        d = as_section(d, "vendors")
         reject_unknown_keys(cls, d, "vendors")
-        count = d.get("count", cls.count)
-        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
-            raise ValueError(f"vendors.count must be a positive integer, got {count!r}")
-        jitter = d.get("jitter", cls.jitter)
-        if isinstance(jitter, bool) or not isinstance(jitter, numbers.Real) or not 0 <= jitter < 1:
-            raise ValueError(f"vendors.jitter must be in [0, 1), got {jitter!r}")
-        return cls(int(count), _range(d.get("rate", cls.rate), "vendors.rate", 0.0),
-                   _range(d.get("delay", cls.delay), "vendors.delay", 0, integer=True), float(jitter))
+        count = integer(d.get("count", cls.count), "vendors.count", minimum=1, allow_float=False)
+        jitter = real(d.get("jitter", cls.jitter), "vendors.jitter", minimum=0, maximum=1, strict_max=True)
+        return cls(count, interval(d.get("rate", cls.rate), "vendors.rate", minimum=0.0),
+                   interval(d.get("delay", cls.delay), "vendors.delay", kind=int, minimum=0), jitter)
 
     def draw(self, datasets: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(q, h): I x N prices (cents) and delays (slots) for datasets of `datasets` ksamples."""

@@ -19,7 +19,6 @@ arrives in slot a_i may run from slot a_i on (it arrives at the slot's start, 4c
 from __future__ import annotations
 
 import math
-import numbers
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,9 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from market.auction.arrival_trace import load_arrival_trace, scaled_window
-from market.common.fields import reject_unknown_keys
+from market.common.fields import as_section, integer, interval, is_real, real, reject_unknown_keys
 from market.auction.gpu_cluster import NODE_TYPES, SLOTS_PER_DAY
-from market.auction.labor_vendors import _range
 
 LOADS = {"light": 30.0, "medium": 50.0, "high": 80.0}
 REFERENCE_RATE = NODE_TYPES["A100-80GB"].task_rate
@@ -54,11 +52,10 @@ class TaskParams:
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> TaskParams:
-        d = dict(d or {})
+        d = as_section(d, "tasks")
         reject_unknown_keys(cls, d, "tasks")
         load = d.get("load", cls.load)
-        if not (load in LOADS or (isinstance(load, numbers.Real) and not isinstance(load, bool)
-                                  and math.isfinite(load) and load > 0)):
+        if not (load in LOADS or (is_real(load) and math.isfinite(load) and load > 0)):
             raise ValueError(f"tasks.load must be light, medium, high or a mean > 0 per slot, got {load!r}")
         arrivals = d.get("arrivals", cls.arrivals)
         if arrivals not in ("poisson", "trace"):
@@ -66,31 +63,24 @@ class TaskParams:
         path = d.get("trace_path")
         if arrivals == "trace" and not (isinstance(path, (str, os.PathLike)) and str(path)):
             raise ValueError(f"tasks.trace_path must be a file path when tasks.arrivals=trace, got {path!r}")
-        start = d.get("trace_start")
-        if start is not None and (isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0):
-            raise ValueError(f"tasks.trace_start must be null or an integer >= 0, got {start!r}")
-        slots = d.get("slots", cls.slots)
-        if isinstance(slots, bool) or not isinstance(slots, numbers.Integral) or slots < 1:
-            raise ValueError(f"tasks.slots must be a positive integer, got {slots!r}")
-        share = d.get("preprocess_share", cls.preprocess_share)
-        if isinstance(share, bool) or not isinstance(share, numbers.Real) or not 0 <= share <= 1:
-            raise ValueError(f"tasks.preprocess_share must be in [0, 1], got {share!r}")
-        allowance = d.get("preprocess_allowance", cls.preprocess_allowance)
-        if isinstance(allowance, bool) or not isinstance(allowance, numbers.Integral) or allowance < 0:
-            raise ValueError(f"tasks.preprocess_allowance must be an integer >= 0, got {allowance!r}")
-        samples = _range(d.get("samples", cls.samples), "tasks.samples", 0.0)
+        start = integer(d.get("trace_start"), "tasks.trace_start", minimum=0, allow_float=False, optional=True)
+        slots = integer(d.get("slots", cls.slots), "tasks.slots", minimum=1, allow_float=False)
+        share = real(d.get("preprocess_share", cls.preprocess_share), "tasks.preprocess_share", minimum=0, maximum=1)
+        allowance = integer(d.get("preprocess_allowance", cls.preprocess_allowance), "tasks.preprocess_allowance",
+                            minimum=0, allow_float=False)
+        samples = interval(d.get("samples", cls.samples), "tasks.samples", minimum=0.0)
         if samples[0] <= 0:
             raise ValueError(f"tasks.samples must be > 0, got {list(samples)}")
-        value = _range(d.get("value_per_ksample", cls.value_per_ksample), "tasks.value_per_ksample", 0.0)
+        value = interval(d.get("value_per_ksample", cls.value_per_ksample), "tasks.value_per_ksample", minimum=0.0)
         if value[1] <= 0:
             raise ValueError(f"tasks.value_per_ksample must allow a positive value, got {list(value)}")
         return cls(
             load=load, arrivals=arrivals, trace_path=None if path is None else os.fspath(path),
-            trace_start=None if start is None else int(start), slots=int(slots), samples=samples,
-            epochs=_range(d.get("epochs", cls.epochs), "tasks.epochs", 1, integer=True),
-            memory_gb=_range(d.get("memory_gb", cls.memory_gb), "tasks.memory_gb", 1, integer=True),
-            preprocess_share=float(share), preprocess_allowance=int(allowance),
-            deadline_slack=_range(d.get("deadline_slack", cls.deadline_slack), "tasks.deadline_slack", 1.0),
+            trace_start=start, slots=slots, samples=samples,
+            epochs=interval(d.get("epochs", cls.epochs), "tasks.epochs", kind=int, minimum=1),
+            memory_gb=interval(d.get("memory_gb", cls.memory_gb), "tasks.memory_gb", kind=int, minimum=1),
+            preprocess_share=share, preprocess_allowance=allowance,
+            deadline_slack=interval(d.get("deadline_slack", cls.deadline_slack), "tasks.deadline_slack", minimum=1.0),
             value_per_ksample=value,
         )
 

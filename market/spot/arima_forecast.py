@@ -41,7 +41,6 @@ callers that cannot thread the forecast through.
 from __future__ import annotations
 
 import functools
-import numbers
 import warnings
 from collections.abc import Callable
 
@@ -49,6 +48,7 @@ import numpy as np
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 from statsmodels.tsa.arima.model import ARIMA
 
+from market.common.fields import integer, is_integral
 from market.spot.forecast import SpotForecast
 from market.spot.spot_market import SpotMarket
 
@@ -163,25 +163,18 @@ def rolling_forecasts(
 
 def _check(market: SpotMarket, start, rows, max_horizon, order, refit_every, capacity) -> int:
     for name, x in (("start", start), ("rows", rows), ("max_horizon", max_horizon)):
-        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0:
-            raise ValueError(f"{name} must be an integer >= 0, got {x!r}")
+        integer(x, name, minimum=0, allow_float=False)
     if (not isinstance(order, tuple) or len(order) != 3
-            or not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) and x >= 0
-                       for x in order)):
+            or not all(is_integral(x, allow_float=False) and x >= 0 for x in order)):
         raise ValueError(f"order must be a tuple (p, d, q) of integers >= 0, got {order!r}")
-    if refit_every is not None and (isinstance(refit_every, bool)
-                                    or not isinstance(refit_every, numbers.Integral)
-                                    or refit_every < 1):
-        raise ValueError(f"refit_every must be an integer >= 1 or None, got {refit_every!r}")
+    integer(refit_every, "refit_every", minimum=1, allow_float=False, optional=True)
     if len(market) < start + rows:
         raise ValueError(
             f"an ARIMA forecast of {rows} rows from slot {start} needs {start + rows} slots, "
             f"the market has {len(market)}"
         )
     cap = market.capacity if capacity is None else capacity
-    if isinstance(cap, bool) or not isinstance(cap, numbers.Integral) or cap < 0:
-        raise ValueError(f"capacity must be an integer >= 0, got {cap!r}")
-    return int(cap)
+    return integer(cap, "capacity", minimum=0, allow_float=False)
 
 
 def _named(on_fit, name: str):

@@ -16,25 +16,12 @@ v = 160 = 2 * L * p_o and gamma = 2 are this project's choice (SEED_NOTES,
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
-from market.common.fields import reject_unknown_keys
+from market.common.fields import in_range, integer, is_integral, is_real, real, reject_unknown_keys
 
 _INT_FIELDS = ("deadline", "n_min", "n_max")
 _FLOAT_FIELDS = ("workload", "alpha", "beta", "mu1", "mu2", "value", "gamma")
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-
-def _is_integral(x) -> bool:
-    if isinstance(x, bool):
-        return False
-    if isinstance(x, numbers.Integral):
-        return True
-    return isinstance(x, float) and x.is_integer()
 
 
 @dataclass(frozen=True)
@@ -60,11 +47,11 @@ class FineTuneJob:
     def __post_init__(self) -> None:
         for name in _INT_FIELDS:
             x = getattr(self, name)
-            if _is_integral(x):
+            if is_integral(x):
                 object.__setattr__(self, name, int(x))
         for name in _FLOAT_FIELDS:
             x = getattr(self, name)
-            if _is_number(x):
+            if is_real(x):
                 object.__setattr__(self, name, float(x))
         self.check()
 
@@ -77,27 +64,18 @@ class FineTuneJob:
     def check(self) -> None:
         """Raise ValueError naming the first invalid field as `job.<field>`."""
         for name in _INT_FIELDS:
-            x = getattr(self, name)
-            if not _is_integral(x) or x < 1:
-                raise ValueError(f"job.{name} must be a positive integer, got {x!r}")
+            integer(getattr(self, name), f"job.{name}", minimum=1)
         for name in _FLOAT_FIELDS:
-            x = getattr(self, name)
-            if not _is_number(x) or not math.isfinite(x):
-                raise ValueError(f"job.{name} must be a finite number, got {x!r}")
+            real(getattr(self, name), f"job.{name}")
         if self.n_min > self.n_max:
             raise ValueError(
                 f"job.n_min ({self.n_min}) must not exceed job.n_max ({self.n_max})"
             )
-        if self.workload <= 0:
-            raise ValueError(f"job.workload must be > 0, got {self.workload!r}")
+        in_range(self.workload, "job.workload", minimum=0, strict_min=True)
         for name in ("mu1", "mu2"):
-            x = getattr(self, name)
-            if not 0 < x <= 1:
-                raise ValueError(f"job.{name} must be in (0, 1], got {x!r}")
-        if self.value <= 0:
-            raise ValueError(f"job.value must be > 0, got {self.value!r}")
-        if self.gamma <= 1:
-            raise ValueError(f"job.gamma must be > 1, got {self.gamma!r}")
+            in_range(getattr(self, name), f"job.{name}", minimum=0, maximum=1, strict_min=True)
+        in_range(self.value, "job.value", minimum=0, strict_min=True)
+        in_range(self.gamma, "job.gamma", minimum=1, strict_min=True)
         if self.alpha < 0:
             raise ValueError(
                 f"job.alpha must be >= 0 (throughput must not fall with more GPUs), "

@@ -24,12 +24,11 @@ scale so that they stay positive.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from market.common.fields import reject_unknown_keys
+from market.common.fields import choice, integer, real, reject_unknown_keys
 from market.spot.forecast import SpotForecast
 from market.spot.spot_market import SpotMarket
 
@@ -42,11 +41,8 @@ PRICE_FLOOR_FRACTION = 0.01
 
 
 def _check_kind_level(kind, level) -> None:
-    if kind not in NOISE_KINDS:
-        raise ValueError(f"noise.kind must be one of {', '.join(NOISE_KINDS)}, got {kind!r}")
-    if (isinstance(level, bool) or not isinstance(level, numbers.Real)
-            or not math.isfinite(level) or level < 0):
-        raise ValueError(f"noise.level must be a finite number >= 0, got {level!r}")
+    choice(kind, "noise.kind", NOISE_KINDS)
+    real(level, "noise.level", minimum=0)
 
 
 @dataclass(frozen=True)
@@ -107,8 +103,7 @@ def apply_noise(
     level). Level 0 returns the input unchanged.
     """
     _check_kind_level(kind, level)
-    if isinstance(capacity, bool) or not isinstance(capacity, numbers.Integral) or capacity < 0:
-        raise ValueError(f"capacity must be an integer >= 0, got {capacity!r}")
+    integer(capacity, "capacity", minimum=0, allow_float=False)
     if not (math.isfinite(price_scale) and price_scale > 0):
         raise ValueError(f"price_scale must be a finite number > 0, got {price_scale!r}")
     if not (math.isfinite(availability_scale) and availability_scale >= 0):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from market.common.fields import reject_unknown_keys
+from market.common.fields import in_range, integer, real, reject_unknown_keys
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,34 +164,21 @@ class SyntheticMarketParams:
     def check(self) -> None:
         """Raise ValueError naming the first invalid field as `market.<field>`."""
         for name in ("capacity", "slots_per_day"):
-            x = getattr(self, name)
-            if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 1:
-                raise ValueError(f"market.{name} must be a positive integer, got {x!r}")
+            integer(getattr(self, name), f"market.{name}", minimum=1, allow_float=False)
         for f in fields(self):
-            x = getattr(self, f.name)
-            if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
-                raise ValueError(f"market.{f.name} must be a finite number, got {x!r}")
+            real(getattr(self, f.name), f"market.{f.name}")
         if not 0 <= self.mean_availability <= self.capacity:
             raise ValueError(
                 f"market.mean_availability must be in [0, market.capacity = {self.capacity}], "
                 f"got {self.mean_availability!r}"
             )
-        if not 0 <= self.availability_amplitude <= 1:
-            raise ValueError(
-                f"market.availability_amplitude must be in [0, 1], got {self.availability_amplitude!r}"
-            )
-        if not 0 < self.mean_price:
-            raise ValueError(f"market.mean_price must be > 0, got {self.mean_price!r}")
-        if not 0 <= self.price_amplitude < 1:
-            raise ValueError(f"market.price_amplitude must be in [0, 1), got {self.price_amplitude!r}")
-        if not -1 < self.ar_coef < 1:
-            raise ValueError(f"market.ar_coef must be in (-1, 1), got {self.ar_coef!r}")
+        in_range(self.availability_amplitude, "market.availability_amplitude", minimum=0, maximum=1)
+        in_range(self.mean_price, "market.mean_price", minimum=0, strict_min=True)
+        in_range(self.price_amplitude, "market.price_amplitude", minimum=0, maximum=1, strict_max=True)
+        in_range(self.ar_coef, "market.ar_coef", minimum=-1, maximum=1, strict_min=True, strict_max=True)
         for name in ("availability_noise", "price_noise"):
-            x = getattr(self, name)
-            if not 0 <= x <= 2:
-                raise ValueError(f"market.{name} must be in [0, 2], got {x!r}")
-        if not self.on_demand_price > 0:
-            raise ValueError(f"market.on_demand_price must be > 0, got {self.on_demand_price!r}")
+            in_range(getattr(self, name), f"market.{name}", minimum=0, maximum=2)
+        in_range(self.on_demand_price, "market.on_demand_price", minimum=0, strict_min=True)
 
     def sample(self, rng: np.random.Generator, n_slots: int, start: int | None = None) -> SpotMarket:
         """Draw n_slots consecutive slots; the first slot's time of day is `start`
