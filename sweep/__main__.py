@@ -29,7 +29,11 @@ def main(cfg: DictConfig) -> str:
     except ConfigError as err:
         remove_if_no_results(out_dir)
         exit_with_error(str(err))
-    run_cells([cell], out_dir, runner, tracking, run_name=f"run {cell.name}", run_params=parent_params(overrides))
+    try:
+        run_cells([cell], out_dir, runner, tracking, run_name=f"run {cell.name}", run_params=parent_params(overrides))
+    except ConfigError as err:  # found only once running, e.g. a Ray cluster refusing the driver
+        remove_if_no_results(out_dir)
+        exit_with_error(str(err))
     return str(out_dir)
 
 

@@ -81,14 +81,18 @@ class RayQueueLauncher(Launcher):
 
         log.info("Launching %d cells on a Ray actor pool", len(cells))
         sweep_overrides = list(self.config.hydra.overrides.task)
-        run_cells(
-            cells,
-            sweep_dir,
-            runner,
-            tracking,
-            run_name=f"multirun {sweep_dir.parent.name}/{sweep_dir.name}",
-            run_params=parent_params(sweep_overrides) | {"cells": len(cells)},
-        )
+        try:
+            run_cells(
+                cells,
+                sweep_dir,
+                runner,
+                tracking,
+                run_name=f"multirun {sweep_dir.parent.name}/{sweep_dir.name}",
+                run_params=parent_params(sweep_overrides) | {"cells": len(cells)},
+            )
+        except ConfigError as err:  # found only once running, e.g. a Ray cluster refusing the driver
+            remove_if_no_results(sweep_dir)
+            exit_with_error(str(err))
         returns: List[JobReturn] = []
         for sweep_config, overrides, cell in zip(configs, job_overrides, cells):
             ret = JobReturn(
