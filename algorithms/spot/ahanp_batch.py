@@ -6,8 +6,9 @@ The reference is `algorithms/spot/ahanp.py` (`AHANP.indicators` / `total` /
 accounting of Sec. III and the termination configuration of Sec. III-E2), one policy
 at a time. `AHANPPool.run` runs every threshold of the pool in one Numba call
 (`_run_pool`) with the same operations in the same order (no fast-math), so the
-outcomes are the same bit for bit (tests/spot/test_spot_ahanp_batch.py). The results
-come as `ahap_batch.PoolResult`.
+outcomes are the same bit for bit (tests/spot/test_spot_ahanp_batch.py). The accounting
+of each slot and the end of the job are `pool_accounting`'s (shared with the AHAP pool),
+and so is the result, `PoolResult`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from algorithms.spot.ahap_batch import PoolResult, _slot_work, finish
+from algorithms.spot.pool_accounting import SLOT_ERRORS, PoolResult, account_slot, finish, open_accounts
 from algorithms.spot.simulation import PolicyError
 from market.spot.finetune_job import FineTuneJob
 from market.spot.spot_market import SpotMarket
@@ -27,23 +28,15 @@ from market.spot.spot_market import SpotMarket
 def _run_pool(thresholds, price, avail, p_o, workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value,
               gamma):
     """Every threshold of the pool on one world. Returns what `ahap_batch._run_pool`
-    returns (error[q] 2 / 3 if a decision broke (5b) / (5c-5d): never, kept as
-    simulate's checks)."""
+    returns (error[q] pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR if a decision broke
+    (5b) / (5c-5d): never, kept as simulate's checks)."""
     n_pol = thresholds.size
     d = deadline
     tol = 1e-9 * max(1.0, workload)
     done_at = workload - tol
-    progress = np.zeros(n_pol)
-    n_prev = np.zeros(n_pol, dtype=np.int64)
+    (progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od,
+     n_sp) = open_accounts(n_pol, d)
     prev_avail = np.zeros(n_pol, dtype=np.int64)
-    running = np.ones(n_pol, dtype=np.bool_)
-    spot_cost = np.zeros(n_pol)
-    od_cost = np.zeros(n_pol)
-    reconf = np.zeros(n_pol, dtype=np.int64)
-    completion = np.zeros(n_pol, dtype=np.int64)
-    error = np.zeros(n_pol, dtype=np.int64)
-    n_od = np.zeros((n_pol, d), dtype=np.int64)
-    n_sp = np.zeros((n_pol, d), dtype=np.int64)
     for t in range(1, d + 1):
         p_t = price[t - 1]
         a_t = avail[t - 1]
@@ -80,25 +73,8 @@ def _run_pool(thresholds, price, avail, p_o, workload, deadline, n_min, n_max, a
             spot = min(a_t, n)
             on_demand = n - spot
             # simulate: checks (5b)-(5e) and the accounting of the slot
-            if spot > a_t:
-                error[q] = 2
-                running[q] = False
-                continue
-            if n != 0 and not (n_min <= n and n <= n_max):
-                error[q] = 3
-                running[q] = False
-                continue
-            if n != last:
-                reconf[q] += 1
-            progress[q] = z_prev + _slot_work(n, last, alpha, beta, mu1, mu2)
-            od_cost[q] += on_demand * p_o
-            spot_cost[q] += spot * p_t
-            n_od[q, t - 1] = on_demand
-            n_sp[q, t - 1] = spot
-            n_prev[q] = n
-            if progress[q] >= done_at:
-                completion[q] = t
-                running[q] = False
+            account_slot(q, t, on_demand, spot, p_t, a_t, n_min, n_max, alpha, beta, mu1, mu2, p_o, done_at,
+                         progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp)
     utility, cost, extra_slots = finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d,
                                         workload, tol, n_max, alpha, beta, mu1, mu2, p_o, value, gamma)
     return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots,
@@ -125,11 +101,9 @@ class AHANPPool:
         if len(market) < d:
             raise ValueError(f"market has {len(market)} slots, the job's deadline needs {d}")
         if len(self) == 0:
-            empty = np.zeros((0, d), dtype=np.int64)
-            return PoolResult(d, empty, empty, [], [], [], [], [], [], [], [])
+            return PoolResult.empty(d)
         # writable copies: Numba's code for read-only arrays is slower (see ahap_batch)
-        (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra,
-         error) = _run_pool(
+        *accounts, error = _run_pool(
             self.thresholds, np.array(market.price[:d], dtype=np.float64),
             np.array(market.availability[:d], dtype=np.int64), float(market.on_demand_price),
             float(job.workload), int(d), int(job.n_min), int(job.n_max), float(job.alpha), float(job.beta),
@@ -137,9 +111,5 @@ class AHANPPool:
         bad = np.flatnonzero(error)
         if bad.size:
             q = int(bad[0])
-            what = "a decision exceeds the availability (5b)" if error[q] == 2 else \
-                "a decision breaks [N_min, N_max] (5c-5d)"
-            raise PolicyError(f"{self.names[q]}: {what}")
-        return PoolResult(d, n_od, n_sp, utility.tolist(), cost.tolist(), spot_cost.tolist(),
-                          od_cost.tolist(), completion.tolist(), progress.tolist(), reconf.tolist(),
-                          extra.tolist())
+            raise PolicyError(f"{self.names[q]}: {SLOT_ERRORS[int(error[q])]}")
+        return PoolResult.of(d, *accounts)

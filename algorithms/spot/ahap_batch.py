@@ -15,8 +15,9 @@ same for every policy of the pool in one compiled call (Numba, `_run_pool`):
   only on t and len, so within the slot a problem is identified by (len, n_{t-1},
   rounded Z_{t-1}) and solved once (`window_kernels.window_arrays` for the set-up,
   `window_kernels.solve` for the DP) -- the same sharing as the solver's memo;
-- the ahead plan (lines 6-11), the commitment averaging and rounding (lines 14-16,
-  22, see ahap.py) and the accounting are `AHAP.decide` and `simulate` line by line.
+- the ahead plan (lines 6-11) and the commitment averaging and rounding (lines 14-16,
+  22, see ahap.py) are `AHAP.decide` line by line; the accounting of each slot and the
+  end of the job are `simulate`'s, in `pool_accounting` (shared with the AHANP pool).
 
 Every float operation is the reference's, in the same order (no fast-math), so the
 outcomes are the same bit for bit (tests/spot/test_spot_ahap_batch.py compares
@@ -26,20 +27,20 @@ exactly as Python's `round(x, 9)` (correctly rounded, halves to even; `round9`).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 from numba import njit
 
-from algorithms.spot.simulation import PolicyError, SpotOutcome
+from algorithms.spot.pool_accounting import SLOT_ERRORS, PoolResult, account_slot, finish, open_accounts
+from algorithms.spot.simulation import PolicyError
 from algorithms.spot.window_kernels import solve, window_arrays
 from algorithms.spot.window_problem import _job_tables
 from market.spot.finetune_job import FineTuneJob
 from market.spot.spot_market import SpotMarket
 
 _SPLIT = 134217729.0  # 2**27 + 1, Veltkamp's splitting constant
+NO_PLAN = 1  # error[q] when problem (10) had no plan (simulate's ValueError); 2, 3: pool_accounting
 
 
 @njit(cache=True)
@@ -76,70 +77,15 @@ def round9(x):
 
 
 @njit(cache=True)
-def _throughput(n, alpha, beta):
-    """FineTuneJob.throughput (eq. 1)."""
-    return alpha * n + beta if n >= 1 else 0.0
-
-
-@njit(cache=True)
-def _slot_work(n, n_prev, alpha, beta, mu1, mu2):
-    """FineTuneJob.slot_work: mu_t H(n_t) (eq. 2, 5a)."""
-    if n > n_prev:
-        mu = mu1
-    elif n < n_prev:
-        mu = mu2
-    else:
-        mu = 1.0
-    return mu * _throughput(n, alpha, beta)
-
-
-@njit(cache=True)
-def finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d, workload, tol, n_max, alpha,
-           beta, mu1, mu2, p_o, value, gamma):
-    """The end of `simulate` for each policy q without an error: the termination
-    configuration of Sec. III-E2 for an unfinished job (completion[q] == 0; adds to
-    od_cost, completion and reconf in place), the cost and V(T) - C (eq. 4, 5).
-    Returns (utility, cost, termination slots)."""
-    n_pol = progress.size
-    utility = np.empty(n_pol)
-    cost = np.empty(n_pol)
-    extra_slots = np.zeros(n_pol, dtype=np.int64)
-    h = _throughput(n_max, alpha, beta)
-    for q in range(n_pol):
-        if error[q]:
-            continue
-        if completion[q] == 0:  # FineTuneJob.termination (Sec. III-E2)
-            remaining = workload - progress[q]
-            first = _slot_work(n_max, n_prev[q], alpha, beta, mu1, mu2)
-            extra = 1
-            if remaining > first + tol:
-                extra += np.int64(math.ceil((remaining - first - tol) / h))
-            od_cost[q] += extra * n_max * p_o
-            extra_slots[q] = extra
-            completion[q] = d + extra
-            if n_prev[q] != n_max:
-                reconf[q] += 1
-        cost[q] = od_cost[q] + spot_cost[q]
-        done = completion[q]  # FineTuneJob.value_at (eq. 4)
-        if done <= d:
-            v = value
-        elif done < gamma * d:
-            v = value * (1.0 - (done - d) / ((gamma - 1.0) * d))
-        else:
-            v = 0.0
-        utility[q] = v - cost[q]
-    return utility, cost, extra_slots
-
-
-@njit(cache=True)
 def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, p_o,
               workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value, gamma,
               tail_rate, work_max, opts, throughput, work_t, jf, ji, counts, count_h, count_first,
               first_late, tilde_first):
     """Every policy of the pool on one world (see the module docstring). Returns
     (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress_at_deadline,
-    reconfigurations, termination_slots, error): error[p] is 0, or 1 if problem (10) had
-    no plan, 2 / 3 if a decision broke (5b) / (5c-5d) (never, kept as simulate's checks)."""
+    reconfigurations, termination_slots, error): error[q] is 0, or NO_PLAN if problem (10)
+    had no plan, pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR if a decision broke (5b) /
+    (5c-5d) (never, kept as simulate's checks)."""
     n_pol = windows.size
     d = deadline
     tol = 1e-9 * max(1.0, workload)
@@ -148,16 +94,8 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
     widest = 1
     for q in range(n_pol):
         widest = max(widest, windows[q] + 1)
-    progress = np.zeros(n_pol)
-    n_prev = np.zeros(n_pol, dtype=np.int64)
-    running = np.ones(n_pol, dtype=np.bool_)
-    spot_cost = np.zeros(n_pol)
-    od_cost = np.zeros(n_pol)
-    reconf = np.zeros(n_pol, dtype=np.int64)
-    completion = np.zeros(n_pol, dtype=np.int64)
-    error = np.zeros(n_pol, dtype=np.int64)
-    n_od = np.zeros((n_pol, d), dtype=np.int64)
-    n_sp = np.zeros((n_pol, d), dtype=np.int64)
+    (progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od,
+     n_sp) = open_accounts(n_pol, d)
     # plans[q, t, k]: the plan policy q made at slot t (1-based) for slot t + k
     plan_od = np.zeros((n_pol, d + 1, widest), dtype=np.int64)
     plan_sp = np.zeros((n_pol, d + 1, widest), dtype=np.int64)
@@ -222,7 +160,7 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
                                        dz, dc, floor_x, floor_y, floor_n, tails, d - (t + length - 1), p_o,
                                        jf, ji, counts, count_h, count_first, first_late, tilde_first)
                         if seq.size == 0:
-                            error[q] = 1
+                            error[q] = NO_PLAN
                             running[q] = False
                             continue
                         for k in range(length):  # cheapest_split
@@ -263,77 +201,13 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
                 on_demand -= cut
                 spot -= n - n_max - cut
             # simulate: checks (5b)-(5e) and the accounting of the slot
-            if spot > obs_avail:
-                error[q] = 2
-                running[q] = False
-                continue
-            n = on_demand + spot
-            if n != 0 and not (n_min <= n and n <= n_max):
-                error[q] = 3
-                running[q] = False
-                continue
-            if n != last:
-                reconf[q] += 1
-            progress[q] = z_prev + _slot_work(n, last, alpha, beta, mu1, mu2)
-            od_cost[q] += on_demand * p_o
-            spot_cost[q] += spot * obs_price
-            n_od[q, t - 1] = on_demand
-            n_sp[q, t - 1] = spot
-            n_prev[q] = n
-            if progress[q] >= done_at:
-                completion[q] = t
-                running[q] = False
+            account_slot(q, t, on_demand, spot, obs_price, obs_avail, n_min, n_max, alpha, beta, mu1, mu2, p_o,
+                         done_at, progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od,
+                         n_sp)
     utility, cost, extra_slots = finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d,
                                         workload, tol, n_max, alpha, beta, mu1, mu2, p_o, value, gamma)
     return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots,
             error)
-
-
-@dataclass(frozen=True)
-class PoolResult:
-    """The outcomes of `AHAPPool.run`, one entry per policy (arrays as `_run_pool` returns
-    them); `outcomes()` and `records()` turn them into `SpotOutcome`s and result rows."""
-
-    deadline: int
-    n_od: np.ndarray
-    n_sp: np.ndarray
-    utility: list
-    cost: list
-    spot_cost: list
-    od_cost: list
-    completion: list
-    progress: list
-    reconfigurations: list
-    termination_slots: list
-
-    def outcomes(self) -> list[SpotOutcome]:
-        out = []
-        for q in range(len(self.utility)):
-            n_od = self.n_od[q].copy()
-            n_sp = self.n_sp[q].copy()
-            n_od.setflags(write=False)
-            n_sp.setflags(write=False)
-            out.append(SpotOutcome(
-                utility=self.utility[q], cost=self.cost[q], spot_cost=self.spot_cost[q],
-                on_demand_cost=self.od_cost[q], completion_time=self.completion[q],
-                progress_at_deadline=self.progress[q], met_deadline=self.completion[q] <= self.deadline,
-                reconfigurations=self.reconfigurations[q], termination_slots=self.termination_slots[q],
-                n_on_demand=n_od, n_spot=n_sp))
-        return out
-
-    def record(self, q: int, mechanism: str) -> dict:
-        """`SpotOutcome.record` of policy q, without building the outcome."""
-        return {
-            "mechanism": mechanism,
-            "utility": self.utility[q],
-            "cost": self.cost[q],
-            "completion_time": self.completion[q],
-            "spot_cost": self.spot_cost[q],
-            "on_demand_cost": self.od_cost[q],
-            "progress_at_deadline": self.progress[q],
-            "met_deadline": self.completion[q] <= self.deadline,
-            "reconfigurations": self.reconfigurations[q],
-        }
 
 
 class AHAPPool:
@@ -359,8 +233,7 @@ class AHAPPool:
         if len(market) < d:
             raise ValueError(f"market has {len(market)} slots, the job's deadline needs {d}")
         if len(self) == 0:
-            empty = np.zeros((0, d), dtype=np.int64)
-            return PoolResult(d, empty, empty, [], [], [], [], [], [], [], [])
+            return PoolResult.empty(d)
         # AHAP.reset's checks, in the order the policies would meet them one by one
         if forecast is None:
             raise ValueError(f"{self.names[0]} needs forecasts: pass forecast= to simulate")
@@ -381,8 +254,7 @@ class AHAPPool:
         tables = _job_tables(job)
         p_o = float(market.on_demand_price)
         tail_rate = min(n * p_o / job.throughput(n) for n in range(job.n_min, job.n_max + 1))
-        (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra,
-         error) = _run_pool(
+        *accounts, error = _run_pool(
             self.windows, self.commitments, self.thresholds,
             np.array(market.price[:d], dtype=np.float64), np.array(market.availability[:d], dtype=np.int64),
             f_price, f_avail, p_o, float(job.workload), int(d), int(job.n_min), int(job.n_max),
@@ -394,12 +266,7 @@ class AHAPPool:
         bad = np.flatnonzero(error)
         if bad.size:
             q = int(bad[0])
-            what = {1: "no plan: the DP found no candidate",
-                    2: "a decision exceeds the availability (5b)",
-                    3: "a decision breaks [N_min, N_max] (5c-5d)"}[int(error[q])]
-            if error[q] == 1:
-                raise ValueError(what)
-            raise PolicyError(f"{self.names[q]}: {what}")
-        return PoolResult(d, n_od, n_sp, utility.tolist(), cost.tolist(), spot_cost.tolist(),
-                          od_cost.tolist(), completion.tolist(), progress.tolist(), reconf.tolist(),
-                          extra.tolist())
+            if error[q] == NO_PLAN:
+                raise ValueError("no plan: the DP found no candidate")
+            raise PolicyError(f"{self.names[q]}: {SLOT_ERRORS[int(error[q])]}")
+        return PoolResult.of(d, *accounts)
