@@ -1,8 +1,9 @@
 """The window DP of problem (10) (paper 000, Sec. IV-A, Alg. 1 line 13) as the solver runs
 it (`window_kernels.dp_steps`: labels in sequence order, candidates merged from sorted
-runs, the cost floor written out) against the DP it replaced (`dp_steps_reference`):
-`solve` and `solve_reference` must return the same plan and the same objective bit for
-bit, on small windows (also with exact float ties) and on windows of the paper's size."""
+runs, the cost floor written out) against the DP it replaced (`dp_steps_reference`, a
+test-only kernel in tests/spot/reference_kernels.py): `solve` and `solve_reference` must
+return the same plan and the same objective bit for bit, on small windows (also with
+exact float ties) and on windows of the paper's size."""
 
 import numpy as np
 from hypothesis import given
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from algorithms.spot import window_kernels as wk
 from algorithms.spot import window_problem as wp
 from market.spot.finetune_job import FineTuneJob
+from tests.spot.reference_kernels import solve_reference
 from tests.spot.test_spot_window_problem import PROPS, window_cases
 
 
@@ -31,7 +33,7 @@ def kernel_args(job, t, z, n_prev, prices, avails, p_o):
 
 def assert_same(args):
     seq, obj = wk.solve(*args)
-    ref_seq, ref_obj = wk.solve_reference(*args)
+    ref_seq, ref_obj = solve_reference(*args)
     assert seq.tolist() == ref_seq.tolist()
     assert repr(float(obj)) == repr(float(ref_obj))
 

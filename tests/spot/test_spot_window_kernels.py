@@ -1,13 +1,14 @@
-"""The compiled parts of the window solver (algorithms/spot/window_kernels.py) against
-plain references: the cost floor equals the NumPy formulation (np.interp) bit for bit,
+"""The compiled reference DP's parts (tests/spot/reference_kernels.py, the DP that
+window_kernels.dp_steps replaced and is tested against in test_spot_window_dp.py) against
+plain definitions: the cost floor equals the NumPy formulation (np.interp) bit for bit,
 and the dominance pruning drops exactly the candidates its definition says."""
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from algorithms.spot import window_kernels as wk
 from algorithms.spot import window_problem as wp
+from tests.spot import reference_kernels as rk
 
 PROPS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -28,7 +29,7 @@ def test_cost_floor_is_numpy_interp(points, tail_rate, work):
     # the knots themselves and points just beside them too
     x = np.array(work + floor.work.tolist() + np.nextafter(floor.work, np.inf).tolist())
     expected = numpy_floor(floor, x)
-    got = [wk.cost_floor(float(v), floor.work, floor.cost, floor.work.size, floor.tail_rate) for v in x]
+    got = [rk.cost_floor(float(v), floor.work, floor.cost, floor.work.size, floor.tail_rate) for v in x]
     assert [repr(float(v)) for v in got] == [repr(float(v)) for v in expected]
 
 
@@ -51,7 +52,7 @@ def test_dominance_matches_its_definition(group):
     cand = np.flatnonzero(valid).astype(np.int64)
     keep = np.zeros(z.size, dtype=bool)
     if cand.size:
-        wk._undominated_row(cand.copy(), z, c, key, dz, dc, keep)
+        rk._undominated_row(cand.copy(), z, c, key, dz, dc, keep)
     expected = np.zeros(z.size, dtype=bool)
     for i in cand:
         expected[i] = not any(
