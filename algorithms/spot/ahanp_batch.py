@@ -37,6 +37,8 @@ def _run_pool(thresholds, price, avail, p_o, workload, deadline, n_min, n_max, a
     (progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od,
      n_sp) = open_accounts(n_pol, d)
     prev_avail = np.zeros(n_pol, dtype=np.int64)
+    od_t = np.zeros(n_pol, dtype=np.int64)  # the decisions of slot t
+    sp_t = np.zeros(n_pol, dtype=np.int64)
     for t in range(1, d + 1):
         p_t = price[t - 1]
         a_t = avail[t - 1]
@@ -70,11 +72,11 @@ def _run_pool(thresholds, price, avail, p_o, workload, deadline, n_min, n_max, a
                 n = min(max(n, n_min), n_max)
             # AHANP.decide (lines 7-8)
             prev_avail[q] = a_t
-            spot = min(a_t, n)
-            on_demand = n - spot
-            # simulate: checks (5b)-(5e) and the accounting of the slot
-            account_slot(q, t, on_demand, spot, p_t, a_t, n_min, n_max, alpha, beta, mu1, mu2, p_o, done_at,
-                         progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp)
+            sp_t[q] = min(a_t, n)
+            od_t[q] = n - sp_t[q]
+        # simulate: checks (5b)-(5e) and the accounting of the slot, for every running policy
+        account_slot(t, od_t, sp_t, p_t, a_t, n_min, n_max, alpha, beta, mu1, mu2, p_o, done_at,
+                     progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp)
     utility, cost, extra_slots = finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d,
                                         workload, tol, n_max, alpha, beta, mu1, mu2, p_o, value, gamma)
     return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots,

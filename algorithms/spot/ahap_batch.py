@@ -96,6 +96,8 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
         widest = max(widest, windows[q] + 1)
     (progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od,
      n_sp) = open_accounts(n_pol, d)
+    od_t = np.zeros(n_pol, dtype=np.int64)  # the decisions of slot t
+    sp_t = np.zeros(n_pol, dtype=np.int64)
     # plans[q, t, k]: the plan policy q made at slot t (1-based) for slot t + k
     plan_od = np.zeros((n_pol, d + 1, widest), dtype=np.int64)
     plan_sp = np.zeros((n_pol, d + 1, widest), dtype=np.int64)
@@ -200,10 +202,11 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
                 cut = min(on_demand, n - n_max)
                 on_demand -= cut
                 spot -= n - n_max - cut
-            # simulate: checks (5b)-(5e) and the accounting of the slot
-            account_slot(q, t, on_demand, spot, obs_price, obs_avail, n_min, n_max, alpha, beta, mu1, mu2, p_o,
-                         done_at, progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od,
-                         n_sp)
+            od_t[q] = on_demand
+            sp_t[q] = spot
+        # simulate: checks (5b)-(5e) and the accounting of the slot, for every running policy
+        account_slot(t, od_t, sp_t, obs_price, obs_avail, n_min, n_max, alpha, beta, mu1, mu2, p_o, done_at,
+                     progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp)
     utility, cost, extra_slots = finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d,
                                         workload, tol, n_max, alpha, beta, mu1, mu2, p_o, value, gamma)
     return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots,

@@ -3,24 +3,32 @@
 Sec. III-E2, for `ahap_batch.AHAPPool` and `ahanp_batch.AHANPPool`.
 
 The reference is `simulation.simulate`. A pool keeps one account per policy q (arrays
-indexed by q, `open_accounts`); after policy q decides slot t it calls `account_slot`:
-simulate's checks of the decision, (5b) n_t^s <= a_t and (5c)-(5d) n_t = 0 or
-N_min <= n_t <= N_max (where simulate raises PolicyError, error[q] is set and q stops),
-then the slot: a reconfiguration if n_t != n_{t-1}, progress + mu_t H(n_t) (eq. 1, 2,
-5a), cost n_t^o p^o + n_t^s p_t^s (eq. 3), completion at the first slot with progress
->= L - tol. After slot d `finish` runs the termination configuration of a job left
-unfinished (Sec. III-E2) and gives the cost and the utility V(T) - C (eq. 4, 5).
+indexed by q, `open_accounts`); once every running policy has decided slot t it calls
+`account_slot`, which does for each of them what simulate does after `decide`: the
+checks of the decision, (5b) n_t^s <= a_t and (5c)-(5d) n_t = 0 or N_min <= n_t <= N_max
+(where simulate raises PolicyError, error[q] is set and q stops), then the slot: a
+reconfiguration if n_t != n_{t-1}, progress + mu_t H(n_t) (eq. 1, 2, 5a), cost
+n_t^o p^o + n_t^s p_t^s (eq. 3), completion at the first slot with progress >= L - tol.
+After slot d `finish` runs the termination configuration of a job left unfinished
+(Sec. III-E2) and gives the cost and the utility V(T) - C (eq. 4, 5). A policy's decision
+in slot t depends only on its own account before t, so accounting the slot after all
+decisions is the same as after each one.
 
 Every float operation is simulate's (and FineTuneJob's), in the same order, without
 fast-math, so the pools' outcomes are simulate's bit for bit
 (tests/spot/test_spot_pool_accounting.py against `simulate` directly, and the pools'
-tests tests/spot/test_spot_ahap_batch.py, test_spot_ahanp_batch.py). `account_slot` is
-inlined into the pools' loops (inline='always', as window_kernels' small kernels).
+tests tests/spot/test_spot_ahap_batch.py, test_spot_ahanp_batch.py). `account_slot` takes the
+whole slot, not one policy: a compiled function with array arguments counts references
+to them at every call (atomic operations, not removed even with inline='always': 10
+increments and 10 decrements per policy and slot in the LLVM IR), which called per policy
+made the AHANP pool's compiled call 1.2-1.7x slower; once per slot it costs nothing
+measurable.
 
-Numba's on-disk cache (`cache=True`) is keyed by the file of the function compiled: the
-pools inline this code into their own cached machine code, so an edit here is seen by
-the pools only once their files' caches are rebuilt (touch ahap_batch.py and
-ahanp_batch.py, or delete algorithms/spot/__pycache__).
+Numba's on-disk cache (`cache=True`) is keyed by the file of the function compiled, and a
+pool's cached machine code contains the functions of this module it calls (Numba links
+them in; it does not see edits in another file), so after an edit here the pools use it
+only once their own caches are rebuilt: touch ahap_batch.py and ahanp_batch.py, or
+delete algorithms/spot/__pycache__ (the same holds for window_kernels.py).
 """
 
 from __future__ import annotations
@@ -78,34 +86,39 @@ def open_accounts(n_pol, d):
     return progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp
 
 
-@njit(cache=True, inline='always')
-def account_slot(q, t, on_demand, spot, price, avail, n_min, n_max, alpha, beta, mu1, mu2, p_o, done_at,
+@njit(cache=True)
+def account_slot(t, on_demand, spot, price, avail, n_min, n_max, alpha, beta, mu1, mu2, p_o, done_at,
                  progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp):
     """simulate's checks (5b)-(5e) and accounting of slot t (1-based, price p_t^s and
-    availability a_t) for policy q deciding (on_demand, spot); done_at = L - tol. A
-    rejected decision sets error[q] (AVAILABILITY_ERROR, BOUNDS_ERROR) and stops q; a
-    completed job stops q with completion[q] = t."""
-    if spot > avail:
-        error[q] = AVAILABILITY_ERROR
-        running[q] = False
-        return
-    n = on_demand + spot
-    if n != 0 and not (n_min <= n and n <= n_max):
-        error[q] = BOUNDS_ERROR
-        running[q] = False
-        return
-    last = n_prev[q]
-    if n != last:
-        reconf[q] += 1
-    progress[q] = progress[q] + slot_work(n, last, alpha, beta, mu1, mu2)
-    od_cost[q] += on_demand * p_o
-    spot_cost[q] += spot * price
-    n_od[q, t - 1] = on_demand
-    n_sp[q, t - 1] = spot
-    n_prev[q] = n
-    if progress[q] >= done_at:
-        completion[q] = t
-        running[q] = False
+    availability a_t) for every running policy q, which decided (on_demand[q], spot[q]);
+    done_at = L - tol. A rejected decision sets error[q] (AVAILABILITY_ERROR,
+    BOUNDS_ERROR) and stops q; a completed job stops q with completion[q] = t."""
+    for q in range(running.size):
+        if not running[q]:
+            continue
+        o = on_demand[q]
+        s = spot[q]
+        if s > avail:
+            error[q] = AVAILABILITY_ERROR
+            running[q] = False
+            continue
+        n = o + s
+        if n != 0 and not (n_min <= n and n <= n_max):
+            error[q] = BOUNDS_ERROR
+            running[q] = False
+            continue
+        last = n_prev[q]
+        if n != last:
+            reconf[q] += 1
+        progress[q] = progress[q] + slot_work(n, last, alpha, beta, mu1, mu2)
+        od_cost[q] += o * p_o
+        spot_cost[q] += s * price
+        n_od[q, t - 1] = o
+        n_sp[q, t - 1] = s
+        n_prev[q] = n
+        if progress[q] >= done_at:
+            completion[q] = t
+            running[q] = False
 
 
 @njit(cache=True)

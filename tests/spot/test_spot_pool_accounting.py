@@ -44,12 +44,11 @@ def run_accounts(job, market, scripts):
      n_sp) = open_accounts(len(scripts), d)
     for t in range(1, d + 1):
         price, avail = float(market.price[t - 1]), int(market.availability[t - 1])
-        for q, script in enumerate(scripts):
-            if running[q]:
-                on_demand, spot = script[t - 1]
-                account_slot(q, t, on_demand, spot, price, avail, job.n_min, job.n_max, job.alpha, job.beta,
-                             job.mu1, job.mu2, p_o, done_at, progress, n_prev, running, spot_cost, od_cost,
-                             reconf, completion, error, n_od, n_sp)
+        on_demand = np.array([script[t - 1][0] for script in scripts], dtype=np.int64)
+        spot = np.array([script[t - 1][1] for script in scripts], dtype=np.int64)
+        account_slot(t, on_demand, spot, price, avail, job.n_min, job.n_max, job.alpha, job.beta, job.mu1,
+                     job.mu2, p_o, done_at, progress, n_prev, running, spot_cost, od_cost, reconf, completion,
+                     error, n_od, n_sp)
     utility, cost, extra = finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d,
                                   job.workload, tol, job.n_max, job.alpha, job.beta, job.mu1, job.mu2, p_o,
                                   job.value, job.gamma)
