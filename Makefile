@@ -3,11 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.installed-bench
 UI_PORT ?= 5000
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction
+.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
@@ -18,27 +19,34 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[test,bench]"
+	touch $(BENCH_STAMP)
+
 install: $(STAMP) ## Create .venv and install the pinned dependencies
 
 sweep: $(STAMP) ## Run the demo multirun (spot family, local Ray, MLflow in mlflow.db); ARGS=... adds overrides
-	$(PY) -m sweep -m +sweep=demo $(ARGS)
+	$(PY) -m sweep -m experiment=demo $(ARGS)
 
 test: $(STAMP) ## Run the whole test suite (unit tests, smoke multirun on real Ray and MLflow)
 	$(PY) -m pytest -q $(ARGS)
 
+test-fast: $(STAMP) ## Run the tests not marked slow (everyday work; `make test` is the full suite CI runs)
+	$(PY) -m pytest -q -m "not slow" $(ARGS)
+
 smoke: $(STAMP) ## Run the smoke multirun alone (what CI runs end to end)
-	$(PY) -m sweep -m +sweep=smoke $(ARGS)
+	$(PY) -m sweep -m experiment=smoke $(ARGS)
 
 ui: $(STAMP) ## Browse mlflow.db in the MLflow UI at 127.0.0.1 (port 5000, or UI_PORT=...)
 	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT)
 
-bench: $(STAMP) ## Run the engine benchmarks (writes bench/results/engine.json)
+bench: $(BENCH_STAMP) ## Run the engine benchmarks (writes bench/results/engine.json)
 	$(PY) -m bench.engine_overhead $(ARGS)
 
-bench-fig9: $(STAMP) ## Time the Fig. 9 sweep end to end and profile it (writes bench/results/fig9.json)
+bench-fig9: $(BENCH_STAMP) ## Time the Fig. 9 sweep end to end and profile it (writes bench/results/fig9.json)
 	$(PY) -m bench.fig9 $(ARGS)
 
-bench-auction: $(STAMP) ## Time the auction family at 200 nodes, high load, one day (writes bench/results/auction_scale.json)
+bench-auction: $(BENCH_STAMP) ## Time the auction family at 200 nodes, high load, one day (writes bench/results/auction_scale.json)
 	$(PY) -m bench.auction_scale $(ARGS)
 
 reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 into reports/spot/ (long: see docs/spot/reproduction.md)

@@ -4,7 +4,7 @@
     python -m bench.fig9 [--replicates 1000] [--repeats 1] [--small-replicates N]
                          [--profile-replicates 3] [--baseline REV] [--out bench/results/fig9.json]
 
-1. End to end: `python -m sweep -m +sweep=paper_000_fig9 replicates=N tracking=off
+1. End to end: `python -m sweep -m experiment=spot/fig9 replicates=N tracking=off
    hydra.sweep.dir=<tmp>` as a subprocess, `--repeats` times: wall time (interpreter,
    Hydra, Ray start, the 4 cells, Parquet and EG outputs), the engine's own time from
    its "Done:" line, simulations (replicates x mechanisms x cells) and simulations/s
@@ -51,7 +51,7 @@ RAY_UP = re.compile(r"\(([\d,]+) simulations/s on (\d+) workers once Ray was up\
 
 
 def sweep_command(replicates: int, sweep_dir: str) -> list[str]:
-    return [sys.executable, "-m", "sweep", "-m", "+sweep=paper_000_fig9", f"replicates={replicates}",
+    return [sys.executable, "-m", "sweep", "-m", "experiment=spot/fig9", f"replicates={replicates}",
             "tracking=off", f"hydra.sweep.dir={sweep_dir}"]
 
 
@@ -87,7 +87,7 @@ def prepared_cells() -> list:
     cells = []
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base=None):
         for kind in NOISE_KINDS:
-            cfg = compose("config", overrides=["+sweep=paper_000_fig9", f"noise.kind={kind}"])
+            cfg = compose("config", overrides=["experiment=spot/fig9", f"noise.kind={kind}"])
             config = OmegaConf.to_container(cfg, resolve=True)
             config.pop("hydra", None)
             cells.append(family.prepare(config))
@@ -167,7 +167,7 @@ n = int(sys.argv[1])
 cells = []
 with initialize_config_dir(config_dir=os.path.abspath("conf"), version_base=None):
     for kind in ("mag_dep_uniform", "fixed_uniform", "mag_dep_heavy", "fixed_heavy"):
-        config = OmegaConf.to_container(compose("config", overrides=["+sweep=paper_000_fig9", f"noise.kind={kind}"]),
+        config = OmegaConf.to_container(compose("config", overrides=["experiment=spot/fig9", f"noise.kind={kind}"]),
                                         resolve=True)
         config.pop("hydra", None)
         cells.append(family.prepare(config))

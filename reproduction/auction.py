@@ -1,4 +1,4 @@
-"""Reports for the auction family's paper reproduction (papers/001_16667b406bf23ec3.txt, Sec. 5.2).
+"""Reports for the auction family's paper reproduction (paper 001, Sec. 5.2).
 
 Figs. 4-9 compare the social welfare of pdFTSP (as printed and the calibrated variant),
 Titan, EFT and NTM across one swept key; Fig. 12 the empirical competitive ratio OPT /
@@ -7,6 +7,9 @@ online welfare on small worlds; Fig. 13 the decision time per task of pdFTSP and
 tasks (from the Fig. 8 run's tasks.parquet); Fig. 10 a task's utility against its
 reported bid, computed here on one world (`truthfulness_report`). Every comparison reads
 the sweep dir's `results.parquet` / `tasks.parquet` and nothing else.
+
+`EXPERIMENTS` and `checks` are what `python -m reproduction auction` runs
+(reproduction/experiment.py).
 """
 from __future__ import annotations
 
@@ -15,6 +18,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sweep.plots import grouped_bars, pyplot, save
+from sweep.statistics import student_t_interval
+
+from .experiment import Check, Context, Experiment
 from .figure import Figure
 
 PDFTSP = "pdFTSP"
@@ -26,22 +33,15 @@ PAPER_50_NODES = {"Titan": 30.78, "EFT": 137.35, "NTM": 155.84}  # Sec. 5.2, Fig
 
 
 COMPARISONS = (
-    Figure("fig4_nodes", "paper_001_fig4", "cluster.nodes", "compute nodes K", "Fig. 4: welfare against data-center scale"),
-    Figure("fig5_vendors", "paper_001_fig5", "vendors.count", "labor vendors N", "Fig. 5: welfare against the number of vendors"),
-    Figure("fig6_node_type", "paper_001_fig6", "cluster.node_type", "node type", "Fig. 6: welfare against per-node capacity"),
-    Figure("fig7_trace", "paper_001_fig7", "tasks.arrivals", "arrivals", "Fig. 7: welfare with a real arrival trace"),
-    Figure("fig8_load", "paper_001_fig8", "tasks.load", "load (tasks per slot: 30 / 50 / 80)", "Fig. 8: welfare against the load"),
-    Figure("fig9_deadline", "paper_001_fig9", "tasks.deadline_slack", "deadline slack", "Fig. 9: welfare against deadlines"),
-    Figure("fig12_ratio", "paper_001_fig12", "tasks.load", "tasks per slot (4 nodes, 24 slots)", "Fig. 12: competitiveness"),
-    Figure("scale", "paper_001_scale", "tasks.load", "load", "pdFTSP against the scale of its prices"),
+    Figure("fig4_nodes", "auction/fig4", "cluster.nodes", "compute nodes K", "Fig. 4: welfare against data-center scale"),
+    Figure("fig5_vendors", "auction/fig5", "vendors.count", "labor vendors N", "Fig. 5: welfare against the number of vendors"),
+    Figure("fig6_node_type", "auction/fig6", "cluster.node_type", "node type", "Fig. 6: welfare against per-node capacity"),
+    Figure("fig7_trace", "auction/fig7", "tasks.arrivals", "arrivals", "Fig. 7: welfare with a real arrival trace"),
+    Figure("fig8_load", "auction/fig8", "tasks.load", "load (tasks per slot: 30 / 50 / 80)", "Fig. 8: welfare against the load"),
+    Figure("fig9_deadline", "auction/fig9", "tasks.deadline_slack", "deadline slack", "Fig. 9: welfare against deadlines"),
+    Figure("fig12_ratio", "auction/fig12", "tasks.load", "tasks per slot (4 nodes, 24 slots)", "Fig. 12: competitiveness"),
+    Figure("scale", "auction/scale", "tasks.load", "load", "pdFTSP against the scale of its prices"),
 )
-
-
-def _ci95(values: pd.Series) -> float:
-    from scipy import stats
-
-    n = len(values)
-    return float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
 
 
 def _x_values(frame: pd.DataFrame, x: str) -> pd.Series:
@@ -57,7 +57,7 @@ def summary(run_dir: Path, x: str) -> pd.DataFrame:
     rows = []
     for (value, mechanism), group in frame.groupby([x, "mechanism"], sort=False):
         row = {x: value, "mechanism": mechanism, "n": len(group), "welfare_mean": group["welfare"].mean(),
-               "welfare_ci95": _ci95(group["welfare"]), "admission_rate": group["admission_rate"].mean(),
+               "welfare_ci95": student_t_interval(group["welfare"]).half_width, "admission_rate": group["admission_rate"].mean(),
                "utilisation": group["utilisation"].mean(), "provider_utility": group["provider_utility"].mean(),
                "users_utility": group["users_utility"].mean(),
                "decision_ms_per_task": group["decision_ms_per_task"].mean()}
@@ -89,29 +89,8 @@ def improvement(table: pd.DataFrame, x: str, value, mechanism: str, base: str) -
 
 
 def _plot_bars(table: pd.DataFrame, figure: Figure, column: str, ylabel: str, path: Path, errors: str | None = None) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    values = list(dict.fromkeys(table[figure.x]))
-    mechanisms = list(dict.fromkeys(table["mechanism"]))
-    width = 0.8 / len(mechanisms)
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    for j, mechanism in enumerate(mechanisms):
-        part = table[table["mechanism"] == mechanism].set_index(figure.x).reindex(values)
-        ax.bar(np.arange(len(values)) + j * width, part[column], width,
-               yerr=None if errors is None else part[errors], capsize=3, label=SHORT.get(mechanism, mechanism))
-    ax.set_xticks(np.arange(len(values)) + width * (len(mechanisms) - 1) / 2)
-    ax.set_xticklabels([str(v) for v in values])
-    ax.set_xlabel(figure.xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(figure.title)
-    many = len(mechanisms) > 5  # long variant names: one per row
-    ax.legend(fontsize=8, ncol=1 if many else len(mechanisms), loc="upper center", bbox_to_anchor=(0.5, -0.14),
-              frameon=False)
-    fig.savefig(path, dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    grouped_bars(table, figure.x, column, xlabel=figure.xlabel, ylabel=ylabel, title=figure.title, path=path,
+                 errors=errors, labels=SHORT)
 
 
 def comparison_report(run_dir: Path, figure: Figure, out: Path) -> pd.DataFrame:
@@ -140,11 +119,7 @@ def decision_time_report(tables: dict[str, pd.DataFrame], out: Path) -> pd.DataF
         return None
     table = pd.concat(parts, ignore_index=True)
     table.to_csv(out / "fig13_runtime.csv", index=False, float_format="%.4f")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     labels = [f"{e.split('_')[0]} {s}" for e, s in dict.fromkeys(zip(table["experiment"], table["setting"]))]
     mechanisms = list(dict.fromkeys(table["mechanism"]))
@@ -159,8 +134,7 @@ def decision_time_report(tables: dict[str, pd.DataFrame], out: Path) -> pd.DataF
     ax.set_title("Fig. 13: running time per task")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "fig13_runtime.png", dpi=100)
-    plt.close(fig)
+    save(fig, out / "fig13_runtime.png")
     return table
 
 
@@ -176,11 +150,7 @@ def payments_report(run_dir: Path, out: Path, sample: int = 10, seed: int = 0) -
     table = picked[["cell", "replicate", "mechanism", "task", "bid", "payment"]].reset_index(drop=True)
     table.to_csv(out / "fig11_payments.csv", index=False, float_format="%.4f")
     worst = float((admitted["payment"] / admitted["bid"]).max()) if len(admitted) else float("nan")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4))
     idx = np.arange(len(table))
     ax.bar(idx - 0.2, table["bid"], 0.4, label="bid (true value)")
@@ -192,8 +162,7 @@ def payments_report(run_dir: Path, out: Path, sample: int = 10, seed: int = 0) -
     ax.set_title(f"Fig. 11: individual rationality (max payment/bid over {len(admitted):,} admitted: {worst:.3f})")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / "fig11_payments.png", dpi=100)
-    plt.close(fig)
+    save(fig, out / "fig11_payments.png")
     return table.assign(max_payment_over_bid_all=worst)
 
 
@@ -234,11 +203,7 @@ def truthfulness_report(out: Path, config: dict | None = None, tasks_to_probe: i
                              "utility": value - float(result.payment[task]) if won else 0.0})
     table = pd.DataFrame(rows)
     table.to_csv(out / "fig10_truthfulness.csv", index=False, float_format="%.4f")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for ax, payment in zip(axes, ("critical", "eq14")):
         for task, part in table[table["payment"] == payment].groupby("task"):
@@ -250,8 +215,7 @@ def truthfulness_report(out: Path, config: dict | None = None, tasks_to_probe: i
     axes[1].legend(fontsize=7)
     fig.suptitle("Fig. 10: truthfulness")
     fig.tight_layout()
-    fig.savefig(out / "fig10_truthfulness.png", dpi=100)
-    plt.close(fig)
+    save(fig, out / "fig10_truthfulness.png")
     return table
 
 
@@ -260,3 +224,71 @@ def truthful_gap(table: pd.DataFrame) -> pd.Series:
     truthful = table[np.isclose(table["bid_over_value"], 1.0)].set_index(["payment", "task"])["utility"]
     best = table.groupby(["payment", "task"])["utility"].max()
     return (best - truthful).groupby("payment").max()
+
+
+# ---- what `python -m reproduction auction` runs ----------------------------------------------
+FIGURES = {figure.name.split("_")[0]: figure for figure in COMPARISONS}
+
+
+def _comparison(name: str):
+    return lambda context: comparison_report(context.run_dir(name), FIGURES[name], context.out)
+
+
+def _payments(context: Context):
+    if not (context.run_dir("fig8") / "tasks.parquet").exists():
+        print("fig11: needs the fig8 run's tasks.parquet; run fig8 first", flush=True)
+        return None
+    return payments_report(context.run_dir("fig8"), context.out)
+
+
+def _decision_times(context: Context):
+    tables = {}
+    for source in ("fig4", "fig8"):
+        if source in context.reports:
+            tables[FIGURES[source].name] = context.reports[source]
+        elif (context.run_dir(source) / "results.parquet").exists():
+            tables[FIGURES[source].name] = summary(context.run_dir(source), FIGURES[source].x)
+    return decision_time_report(tables, context.out)
+
+
+EXPERIMENTS = (
+    *(Experiment(name, figure.config, _comparison(name)) for name, figure in FIGURES.items()),
+    Experiment("fig10", None, lambda context: truthfulness_report(context.out)),  # one world, in process
+    Experiment("fig11", None, _payments),       # from the Fig. 8 run's tasks.parquet
+    Experiment("fig13", None, _decision_times),  # from the Fig. 4 and Fig. 8 runs
+)
+
+
+def checks(context: Context) -> list[Check]:
+    """The paper's headline claims (Sec. 5.2) and the economic properties, on the reproduced numbers."""
+    out: list[Check] = []
+    reports = context.reports
+    for name, x, value, paper in (("fig8", "tasks.load", "high", PAPER_HIGH_LOAD),
+                                  ("fig4", "cluster.nodes", 50, PAPER_50_NODES)):
+        if name not in reports:
+            continue
+        for mechanism in (PDFTSP, CALIBRATED):
+            for base, claim in paper.items():
+                gain = improvement(reports[name], x, value, mechanism, base)
+                out.append(Check(name, f"{name} {x}={value}: {SHORT[mechanism]} over {base} (%)", gain, gain > 0,
+                                 "> 0", claim))
+    if "fig12" in reports:
+        online = reports["fig12"][reports["fig12"]["mechanism"] != "OPT"]
+        smallest = float(online["opt_ratio_min"].min())
+        out.append(Check("fig12", "fig12: smallest OPT / online welfare over all worlds (OPT never beaten)", smallest,
+                         smallest >= 1 - 1e-9, ">= 1 - 1e-9"))
+        for mechanism in (PDFTSP, CALIBRATED):
+            worst = float(online[online["mechanism"] == mechanism]["opt_ratio_max"].max())
+            out.append(Check("fig12", f"fig12: largest OPT / {SHORT[mechanism]} over all worlds", worst, worst <= 3,
+                             "<= 3 (the paper's empirical ratio)", 3.0))
+    if reports.get("fig11") is not None:
+        worst = float(reports["fig11"]["max_payment_over_bid_all"].iloc[0])
+        out.append(Check("fig11", "fig11: largest payment / bid of an admitted pdFTSP task (individually rational)",
+                         worst, worst <= 1 + 1e-12, "<= 1 + 1e-12"))
+    if "fig10" in reports:
+        gap = truthful_gap(reports["fig10"])
+        out.append(Check("fig10", "fig10: largest gain from misreporting, critical payment (truthful)",
+                         float(gap["critical"]), bool(gap["critical"] <= 1e-9), "<= 1e-9"))
+        out.append(Check("fig10", "fig10: largest gain from misreporting, eq. 14 as printed (reading 3: not truthful)",
+                         float(gap["eq14"]), bool(gap["eq14"] > 0), "> 0"))
+    return out

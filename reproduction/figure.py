@@ -1,4 +1,4 @@
-"""One reproduced figure: its grid file (`conf/sweep/<config>.yaml`) and the swept key on the x axis."""
+"""One reproduced figure: its experiment (`conf/experiment/<config>.yaml`) and the swept key on the x axis."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""Reports for the spot family's paper reproduction (papers/000_17f647b6e3bf630a.txt, Sec. VI-B).
+"""Reports for the spot family's paper reproduction (paper 000, Sec. VI-B).
 
 Figs. 5-8 compare OD-Only, MSU, UP, AHANP, AHAP and the offline optimum OPT across one
 swept key. As in Sec. VI-B, "AHAP" and "AHANP" are the best policy of each pool in the
@@ -7,6 +7,8 @@ Fig. 9 replays online policy selection (Alg. 2) over each noise cell's 1000 jobs
 full pool and for the pools with fixed hyperparameters (v = 1, sigma = 0.9); Fig. 10
 summarises the weight trajectory of its phased cell. Every function reads the sweep
 dir's `results.parquet` (and each cell's `config.yaml`) and nothing else.
+
+`EXPERIMENTS` and `checks` are what `python -m reproduction spot` runs (reproduction/experiment.py).
 """
 from __future__ import annotations
 
@@ -18,7 +20,10 @@ import yaml
 
 from algorithms.common.policy_selection import exponentiated_gradient
 from algorithms.spot import family, pool
+from sweep.plots import pyplot, save
+from sweep.statistics import t_half_width
 
+from .experiment import Check, Context, Experiment
 from .figure import Figure
 
 GROUPS = ("OD-Only", "MSU", "UP", "AHANP", "AHAP", "OPT")
@@ -26,18 +31,18 @@ PAPER_HEADLINE = {"OD-Only": 49.0, "MSU": 54.8, "UP": 33.4, "AHANP": 23.2}  # Se
 
 
 COMPARISONS = (
-    Figure("fig5_deadline", "paper_000_fig5", "job.deadline", "deadline d (30-minute slots)",
+    Figure("fig5_deadline", "spot/fig5", "job.deadline", "deadline d (30-minute slots)",
            "Fig. 5: utility against the deadline", facet="forecast.kind"),
-    Figure("fig6_reconfiguration", "paper_000_fig6", "job.mu1",
+    Figure("fig6_reconfiguration", "spot/fig6", "job.mu1",
            "effective fraction mu after a reconfiguration (0.2 = 100 Mbps, 0.9 = 800 Mbps)",
            "Fig. 6: utility against the reconfiguration overhead"),
-    Figure("fig7_availability", "paper_000_fig7", "market.mean_availability",
+    Figure("fig7_availability", "spot/fig7", "market.mean_availability",
            "mean spot availability (instances, cap 16)", "Fig. 7: utility against spot availability"),
-    Figure("fig8_price", "paper_000_fig8", "market.mean_price", "mean spot price / on-demand price",
+    Figure("fig8_price", "spot/fig8", "market.mean_price", "mean spot price / on-demand price",
            "Fig. 8: utility against the spot price"),
-    Figure("noise_robustness", "paper_000_noise", "noise.level", "prediction error level e (Fixed-Mag. + Uniform)",
+    Figure("noise_robustness", "spot/noise", "noise.level", "prediction error level e (Fixed-Mag. + Uniform)",
            "AHAP under prediction noise (Sec. VI-A noise models)"),
-    Figure("trace_v100", "paper_000_trace", "forecast.kind", "forecasts",
+    Figure("trace_v100", "spot/trace", "forecast.kind", "forecasts",
            "Real trace (AWS V100, d = 10)"),
 )
 
@@ -52,8 +57,6 @@ def best_of_groups(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     Columns: keys, group, policy, n, utility_mean, utility_ci95 (Student-t half-width),
     cost_mean, met_deadline_rate, reconfigurations_mean, pct_of_opt (mean utility / OPT's
     mean utility x 100, when OPT ran)."""
-    from scipy import stats
-
     by = keys + ["mechanism"]
     agg = frame.groupby(by, sort=False).agg(
         n=("utility", "size"), utility_mean=("utility", "mean"), utility_std=("utility", "std"),
@@ -63,8 +66,7 @@ def best_of_groups(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     agg["group"] = agg["mechanism"].map(group_of)
     agg = agg[agg["group"].isin(GROUPS)]
     best = agg.loc[agg.groupby(keys + ["group"], sort=False)["utility_mean"].idxmax()].copy()
-    half = stats.t.ppf(0.975, np.maximum(best["n"] - 1, 1)) * best["utility_std"].fillna(0) / np.sqrt(best["n"])
-    best["utility_ci95"] = half
+    best["utility_ci95"] = t_half_width(best["utility_std"].fillna(0).to_numpy(), best["n"].to_numpy())
     best = best.rename(columns={"mechanism": "policy"})
     opt = best[best["group"] == "OPT"].set_index(keys)["utility_mean"] if keys else None
     if opt is not None and len(opt):
@@ -86,11 +88,7 @@ def improvement(table: pd.DataFrame, over: str, of: str = "AHAP") -> float:
 
 
 def plot_comparison(table: pd.DataFrame, figure: Figure, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     facets = sorted(table[figure.facet].unique()) if figure.facet else [None]
     has_opt = table["pct_of_opt"].notna().any()
     rows = 2 if has_opt else 1
@@ -121,8 +119,7 @@ def plot_comparison(table: pd.DataFrame, figure: Figure, path: Path) -> None:
         axes[1][0].set_ylabel("% of the offline optimum's utility")
     axes[0][-1].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path)
 
 
 def comparison_report(sweep_dir: Path, figure: Figure, out_dir: Path) -> pd.DataFrame:
@@ -172,11 +169,7 @@ def selection_runs(frame: pd.DataFrame, config: dict, horizon: int | None = None
 
 
 def fig9_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     frame = pd.read_parquet(Path(sweep_dir) / "results.parquet")
     configs = _cell_configs(sweep_dir)
     rows, panels = [], []
@@ -223,8 +216,7 @@ def fig9_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
     axes[1][0].set_ylabel("average regret per job")
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out_dir / "fig9_convergence.png", dpi=100)
-    plt.close(fig)
+    save(fig, out_dir / "fig9_convergence.png")
     return table
 
 
@@ -262,3 +254,59 @@ def fig10_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
     table.to_csv(out_dir / "fig10_phases.csv", index=False, float_format="%.4f")
     shutil.copyfile(cell_dir / "policy_weights.png", out_dir / "fig10_weights.png")
     return table
+
+
+# ---- what `python -m reproduction spot` runs -------------------------------------------------
+def _comparison(figure: Figure):
+    return lambda context: comparison_report(context.run_dir(figure.name.split("_")[0]), figure, context.out)
+
+
+EXPERIMENTS = (
+    *(Experiment(figure.name.split("_")[0], figure.config, _comparison(figure)) for figure in COMPARISONS),
+    Experiment("fig9", "spot/fig9", lambda context: fig9_report(context.run_dir("fig9"), context.out)),
+    Experiment("fig10", "spot/fig10", lambda context: fig10_report(context.run_dir("fig10"), context.out),
+               multirun=False),
+)
+
+
+def checks(context: Context) -> list[Check]:
+    """The claims of Sec. VI-B and the properties that must hold, on the reproduced numbers."""
+    out: list[Check] = []
+    reports = context.reports
+    if "fig5" in reports:
+        t = reports["fig5"]
+        d10 = t[(t["job.deadline"] == 10) & (t["forecast.kind"] == "oracle")]
+        for other in ("OD-Only", "MSU", "UP", "AHANP"):
+            value = improvement(d10, other)
+            out.append(Check("fig5", f"d=10 oracle: AHAP over {other} (%)", value, value > 0, "> 0",
+                             PAPER_HEADLINE[other]))
+    for name in ("fig5", "fig6", "fig7", "fig8", "noise", "trace"):
+        if name in reports:
+            value = regret_vs_opt_min(context.run_dir(name))
+            out.append(Check(name, f"{name}: min over jobs of OPT - online policy (OPT never beaten)", value,
+                             value >= -1e-6, ">= -1e-6"))
+    if "fig6" in reports:
+        t = reports["fig6"].set_index(["job.mu1", "group"])["utility_mean"]
+        drop = {g: t[(0.9, g)] - t[(0.2, g)] for g in ("AHAP", "AHANP")}
+        out.append(Check("fig6", "fig6: AHAP utility drop from mu=0.9 to mu=0.2", drop["AHAP"], None,
+                         "information: the next row's reference"))
+        out.append(Check("fig6", "fig6: AHANP utility drop from mu=0.9 to mu=0.2 minus AHAP's (paper: AHANP drops less)",
+                         drop["AHANP"] - drop["AHAP"], drop["AHANP"] < drop["AHAP"], "< 0"))
+    if "noise" in reports:
+        # % of OPT: cells differ in their worlds (the seed hashes the whole config), OPT pairs them
+        t = reports["noise"].set_index(["noise.level", "group"])["pct_of_opt"]
+        gap = t[(0.0, "AHAP")] - t[(2.0, "AHAP")]
+        out.append(Check("noise", "noise: best AHAP's % of OPT with oracle minus with 200% noise", gap, gap >= 0,
+                         ">= 0"))
+    selection = reports.get("fig9")
+    if selection is not None:
+        full = selection[selection["pool"].str.startswith("full")]
+        for _, row in full.iterrows():
+            label = f"{row['noise.kind']} {row['noise.level']:g}"
+            fall = row["average_regret_K100"] - row["average_regret_K1000"]
+            out.append(Check("fig9", f"fig9 {label}: average regret K=100 minus K=1000 (falls with K)", fall,
+                             fall > 0, "> 0"))
+            share = row["final_weight_within_2pct"]
+            out.append(Check("fig9", f"fig9 {label}: final weight on policies within 2% of the best fixed", share,
+                             share >= 0.5, ">= 0.5"))
+    return out

@@ -14,12 +14,13 @@ from omegaconf import DictConfig
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> str:
     from .cells import make_cell
-    from .cli import exit_with_error, remove_if_no_results
+    from .cli import exit_with_error, mark_engine_reached, remove_if_no_results
     from .engine import run_cells
     from .errors import ConfigError
     from .schema import runner_config, tracking_config
     from .tracking import parent_params
 
+    mark_engine_reached()
     hydra_cfg = HydraConfig.get()
     out_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = list(hydra_cfg.overrides.task)
@@ -38,4 +39,16 @@ def main(cfg: DictConfig) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from .cli import check_output_dirs, engine_reached
+
+    check_output_dirs(sys.argv[1:])
+    try:
+        main()
+    except SystemExit as stop:
+        # Hydra exits 1 when it rejects the command line or composes no config (a key or group
+        # typo): bad input, status 2 like every other config error. Later failures keep theirs.
+        if stop.code == 1 and not engine_reached():
+            raise SystemExit(2) from None
+        raise

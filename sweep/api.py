@@ -46,8 +46,9 @@ def batch_run(
     ``grid`` maps config keys to values (``{"job.deadline": [8, 10]}``); ``overrides``
     apply to every cell (``["replicates=100", "market=trace", "market.path=..."]``);
     ``number_processes`` caps the Ray workers (``runner.num_workers``); ``tracking`` is a
-    tracking group (``off``, ``sqlite``, ``server``). Results are also written to
-    ``out_dir`` (a temporary folder if not given), so a rerun into it resumes.
+    tracking group (``off``, ``sqlite``, ``server``). With ``out_dir`` the results are also
+    written there, so a rerun into it resumes; without it they live in a temporary folder that
+    is removed before this function returns.
     """
     common = list(overrides) + [f"tracking={tracking}", f"runner.progress={progress}"]
     if number_processes is not None:
@@ -65,5 +66,8 @@ def batch_run(
             cells.append(make_cell(cfg, list(overrides) + cell_overrides, index, str(index)))
             configs.append(cfg)
     runner, tracking_cfg = runner_config(configs[0]), tracking_config(configs[0])
-    target = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="batch_run-"))
-    return run_cells(cells, target, runner, tracking_cfg, run_name=f"batch_run {target.name}", announce=False)
+    if out_dir is not None:
+        target = Path(out_dir)
+        return run_cells(cells, target, runner, tracking_cfg, run_name=f"batch_run {target.name}", announce=False)
+    with tempfile.TemporaryDirectory(prefix="batch_run-") as folder:
+        return run_cells(cells, Path(folder), runner, tracking_cfg, run_name="batch_run", announce=False)

@@ -22,15 +22,14 @@ import numpy as np
 import pandas as pd
 
 from .cells import Cell
-from .families import load_family
+from .plots import pyplot, save
 from .results import atomic_write
 
 SERIES_FILE = "series.parquet"
 
 
 def compute(cell: Cell, frame: pd.DataFrame) -> dict[str, Any]:
-    family = load_family(cell.family)
-    hook = getattr(family, "cell_outputs", None)
+    hook = cell.spec.cell_outputs
     return hook(cell.world, frame) if hook else {}
 
 
@@ -56,11 +55,7 @@ def read_series(cell_dir: Path) -> pd.DataFrame | None:
 
 
 def _draw(kind: str, table: pd.DataFrame, title: str, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(10, 5))
     if kind == "heatmap":
         image = ax.imshow(table.to_numpy(dtype=float).T, aspect="auto", origin="lower", cmap="viridis",
@@ -76,5 +71,4 @@ def _draw(kind: str, table: pd.DataFrame, title: str, path: Path) -> None:
         raise ValueError(f"unknown figure kind '{kind}' (heatmap, lines)")
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, format="png", dpi=100)
-    plt.close(fig)
+    save(fig, path)

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
-from .schema import EXECUTION_KEYS, validate_cell
+from .family import EXECUTION_KEYS, FamilySpec, family_of
+from .schema import validate_cell
 from .seeding import hashed_view, stable_hash
 
-# Override keys that say how to run or where a grid comes from, not what a cell is.
-_NON_WORLD_KEYS = EXECUTION_KEYS + ("sweep",)
+# Override keys that say how to run or which file a grid comes from, not what a cell is:
+# an experiment's or debug profile's effect on the world is in the cell's resolved values.
+_NON_WORLD_KEYS = EXECUTION_KEYS + ("experiment", "debug")
 
 
 def _split_override(text: str) -> tuple[str, str] | None:
@@ -28,7 +31,7 @@ def world_params(cfg: DictConfig, overrides: Sequence[str]) -> dict[str, Any]:
         if parsed is None:
             continue
         key, raw = parsed
-        if key.split(".")[0] in _NON_WORLD_KEYS:
+        if key.split(".")[0].split("/")[0] in _NON_WORLD_KEYS:
             continue
         value = OmegaConf.select(cfg, key, default=raw)
         params[key] = value if isinstance(value, (int, float, str, bool)) or value is None else raw
@@ -45,37 +48,48 @@ class Cell:
     config_hash: str = ""
     world_hash: str = ""
 
+    @cached_property
+    def spec(self) -> FamilySpec:
+        """The cell's family (sweep/family.py), found from its config's `family.module`."""
+        return family_of(self.world)
+
     @property
     def family(self) -> str:
         return self.world["family"]["name"]
 
     @property
+    def module(self) -> str:
+        return self.world["family"]["module"]
+
+    @property
     def replicates(self) -> int:
         return int(self.world["replicates"])
 
-    @property
-    def mechanisms(self) -> list[str]:
-        from .families import load_family
-
-        return list(load_family(self.family).mechanism_names(self.world))
+    @cached_property
+    def mechanisms(self) -> tuple[str, ...]:
+        return tuple(self.spec.mechanism_names(self.world))
 
     def payload(self) -> dict[str, Any]:
         """What a worker needs to simulate this cell."""
-        return {"family": self.family, "world": self.world, "world_hash": self.world_hash, "config_hash": self.config_hash}
+        return {"module": self.module, "world": self.world, "world_hash": self.world_hash,
+                "config_hash": self.config_hash, "mechanisms": self.mechanisms}
+
+
+def cell_hashes(world: dict, spec: FamilySpec) -> tuple[str, str]:
+    """(config_hash, world_hash): the world as its hashes see it (sweep/seeding.py), with and
+    without `replicates`. Replicate r draws from the world hash and r only."""
+    hashed = hashed_view(world, spec.input_files)
+    return stable_hash(hashed), stable_hash({k: v for k, v in hashed.items() if k != "replicates"})
 
 
 def make_cell(cfg: DictConfig, overrides: Sequence[str], index: int, subdir: str) -> Cell:
     """Validate one composed config (raises ConfigError) and describe it as a cell."""
-    world = validate_cell(cfg)
+    world, spec, mechanisms = validate_cell(cfg)
     params = world_params(cfg, overrides)
     name = ",".join(f"{k}={v}" for k, v in params.items()) or "default"
-    hashed = hashed_view(world)  # input files by content: the same data seeds the same worlds anywhere
-    return Cell(
-        index=index,
-        name=name,
-        params=params,
-        subdir=subdir,
-        world=world,
-        config_hash=stable_hash(hashed),
-        world_hash=stable_hash({k: v for k, v in hashed.items() if k != "replicates"}),
-    )
+    config_hash, world_hash = cell_hashes(world, spec)
+    cell = Cell(index=index, name=name, params=params, subdir=subdir, world=world,
+                config_hash=config_hash, world_hash=world_hash)
+    cell.__dict__["spec"] = spec  # validated already: no second lookup
+    cell.__dict__["mechanisms"] = mechanisms
+    return cell

@@ -7,6 +7,28 @@ from pathlib import Path
 
 # Files Hydra writes before any work starts; a folder holding only these holds no results.
 _HYDRA_ONLY = {".hydra", "multirun.yaml", "main.log"}
+_ENGINE_REACHED = False
+
+
+def mark_engine_reached() -> None:
+    """Called where Hydra hands over to the project (task function, sweeper, launcher): an exit
+    before it means Hydra rejected the command line or the config."""
+    global _ENGINE_REACHED
+    _ENGINE_REACHED = True
+
+
+def engine_reached() -> bool:
+    return _ENGINE_REACHED
+
+
+def check_output_dirs(argv: list[str]) -> None:
+    """`hydra.run.dir` / `hydra.sweep.dir` given on the command line must not name a file."""
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if sep and key.lstrip("+") in ("hydra.run.dir", "hydra.sweep.dir"):
+            path = Path(value)
+            if path.exists() and not path.is_dir():
+                exit_with_error(f"{key.lstrip('+')}: {path} exists and is not a folder")
 
 
 def remove_if_no_results(folder: Path) -> None:
@@ -17,9 +39,11 @@ def remove_if_no_results(folder: Path) -> None:
     if any(child.name not in _HYDRA_ONLY and not child.name.endswith(".log") for child in folder.iterdir()):
         return
     shutil.rmtree(folder, ignore_errors=True)
-    # outputs/DATE/ and outputs/ themselves, when this run made them and left them empty
-    for parent in list(folder.parents)[:2]:
-        if parent.is_dir() and parent != Path.cwd() and not any(parent.iterdir()):
+    # outputs/DATE/ and outputs/ (or multirun/...) when left empty; never a folder outside the
+    # launch directory, which the user may have made
+    cwd = Path.cwd().resolve()
+    for parent in list(folder.resolve().parents)[:2]:
+        if parent != cwd and cwd in parent.parents and parent.is_dir() and not any(parent.iterdir()):
             parent.rmdir()
 
 

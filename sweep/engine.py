@@ -39,14 +39,13 @@ def make_chunks(cells: Sequence[Cell], chunk_size: int, first: dict[int, int] | 
     of at most the family's ``MAX_REPLICATES_PER_CHUNK`` replicates when it sets one (a family
     whose replicate takes seconds, such as a day of auctions, spreads one per call). A cell
     starts at replicate ``first[cell.index]`` (default 0): the ones before are reused."""
-    from .families import load_family
     from .task_queue import Chunk
 
     chunks = []
     for cell in cells:
         per_replicate = max(len(cell.mechanisms), 1)
         step = max(1, chunk_size // per_replicate)
-        cap = getattr(load_family(cell.family), "MAX_REPLICATES_PER_CHUNK", None)
+        cap = cell.spec.max_replicates_per_chunk
         if cap:
             step = min(step, cap)
         for start in range((first or {}).get(cell.index, 0), cell.replicates, step):
@@ -95,22 +94,27 @@ def run_cells(
     if frames:
         log.info("resuming: %d of %d cells already complete in %s", len(frames), len(cells), out_dir)
 
+    first = {index: earlier.replicates for index, earlier in reused.items()}
+    chunks = make_chunks(todo, runner.chunk_size, first)
+    # Ray first: a cluster that refuses this driver (ConfigError) is bad input, found before any
+    # file or tracking run exists
+    cpus = _connect(runner) if chunks else 0
     out_dir.mkdir(parents=True, exist_ok=True)
     tracker = make_tracker(tracking)
-    family = cells[0].family if cells else "none"
-    tracker.start(out_dir, family, run_name or out_dir.name, run_params or {})
+    families = list(dict.fromkeys(cell.family for cell in cells))
+    tracker.start(out_dir, families, run_name or out_dir.name, run_params or {})
     for cell in cells:
-        if tracker.enabled and cell.index in frames and not tracker.already_logged(read_meta(cell_dirs[cell.index])):
+        if (tracker.enabled and cell.index in frames
+                and not tracker.already_logged(read_meta(cell_dirs[cell.index]), cell.family)):
             tracker.log_cell(cell, cell_dirs[cell.index], summarize(frames[cell.index], [cell]))
 
     started = time.perf_counter()
-    first = {index: earlier.replicates for index, earlier in reused.items()}
     total_sims = sum((cell.replicates - first.get(cell.index, 0)) * len(cell.mechanisms) for cell in todo)
     workers, sim_seconds = 0, 0.0
     status = "FAILED"
     try:
         if todo:
-            workers, sim_seconds = _simulate(todo, cell_dirs, frames, runner, tracker, total_sims, reused)
+            workers, sim_seconds = _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused)
         results = write_sweep(out_dir, cells, frames, cell_dirs)
         tables = side_table_names(cell_dirs[cell.index] for cell in cells if cell.index in frames)
         status = "FINISHED"
@@ -123,21 +127,36 @@ def run_cells(
         if status == "FINISHED":
             metrics["simulation_seconds"] = sim_seconds
             metrics["simulations_per_second"] = total_sims / sim_seconds if sim_seconds > 0 else 0.0
-            for mechanism, value in results.groupby("mechanism", sort=False)["utility"].mean().items():
-                metrics[metric_key("utility_mean", str(mechanism))] = float(value)
-        tracker.finish(out_dir, status, metrics)
+        tracker.finish(out_dir, status, {family: {**metrics, **(_utility_means(results, cells, family)
+                                                                if status == "FINISHED" else {})}
+                                         for family in families})
     if announce:
         _announce(out_dir, cells, len(todo), results, total_sims, elapsed, sim_seconds, workers, tracker, tables)
     return results
 
 
-def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims, reused) -> tuple[int, float]:
+def _utility_means(results: pd.DataFrame, cells: Sequence[Cell], family: str) -> dict[str, float]:
+    """Mean utility per mechanism over the sweep's cells of one family (the parent run's metrics)."""
+    indices = [cell.index for cell in cells if cell.family == family]
+    rows = results[results["cell_index"].isin(indices)] if len(results) else results
+    if not len(rows):
+        return {}
+    return {metric_key("utility_mean", str(mechanism)): float(value)
+            for mechanism, value in rows.groupby("mechanism", sort=False)["utility"].mean().items()}
+
+
+def _connect(runner: RunnerConfig) -> int:
+    from .task_queue import connect
+
+    return connect(runner)
+
+
+def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused) -> tuple[int, float]:
     import ray
 
-    from .task_queue import connect, run_chunks
+    from .task_queue import run_chunks
 
     by_index = {cell.index: cell for cell in todo}
-    chunks = make_chunks(todo, runner.chunk_size, {index: earlier.replicates for index, earlier in reused.items()})
     parts: dict[int, list] = {cell.index: [] for cell in todo}
     table_parts: dict[int, list] = {cell.index: [] for cell in todo}
     for index, earlier in reused.items():
@@ -182,7 +201,6 @@ def _simulate(todo, cell_dirs, frames, runner, tracker, total_sims, reused) -> t
             finish(index)  # every replicate asked for was reused
         if not chunks:
             return 0, 0.0
-        cpus = connect(runner)
         pool_started = time.perf_counter()
         payload_refs = {cell.index: ray.put(cell.payload()) for cell in todo if remaining.get(cell.index)}
         workers = runner.num_workers or cpus

@@ -4,7 +4,8 @@ Per cell: ``cell.parquet`` (one row per simulation), the family's side tables
 (``<name>.parquet``, e.g. one row per task), ``config.yaml`` and, written last,
 ``cell.json`` with the config hash, which marks the cell complete for resume. Per
 sweep: ``results.parquet`` (all cells), ``summary.csv`` (one row per cell and
-mechanism: mean, std and 95% CI of utility and cost, and the cell's overrides) and
+mechanism: mean, std and 95% CI of utility and the family's summary columns, its rates, and
+the cell's overrides) and
 one ``<name>.parquet`` per side table (all cells).
 Every file is written to a temporary name and renamed, so a reader never sees half a file.
 """
@@ -20,16 +21,15 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import yaml
-from scipy import stats
 
 from .cells import Cell
+from .statistics import student_t_interval
 
 CELL_TABLE = "cell.parquet"
 CELL_META = "cell.json"
 CELL_CONFIG = "config.yaml"
 RESULTS = "results.parquet"
 SUMMARY = "summary.csv"
-SUMMARY_METRICS = ("utility", "cost")
 ID_COLUMNS = ("cell", "cell_index", "replicate", "mechanism")
 # Side tables (docs/architecture.md, "Family interface"): ``<name>.parquet`` per cell and per
 # sweep. The names of the engine's own files (``series`` is cell_outputs.SERIES_FILE) are taken.
@@ -257,31 +257,23 @@ def with_params(frame: pd.DataFrame, cell: Cell) -> pd.DataFrame:
     return frame
 
 
-def _ci95(values: np.ndarray) -> tuple[float, float, float, float]:
-    n = len(values)
-    mean = float(np.mean(values))
-    std = float(np.std(values, ddof=1)) if n > 1 else 0.0
-    half = float(stats.t.ppf(0.975, n - 1) * std / np.sqrt(n)) if n > 1 else 0.0
-    return mean, std, mean - half, mean + half
-
-
 def summarize(frame: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
-    """One row per cell and mechanism: n, mean, std, 95% CI (Student t) of utility and cost, of
-    completion_time, and of the columns the family lists in its optional ``SUMMARY_METRICS``
-    (auction: welfare, payments, admitted tasks, ...) where a mechanism has them."""
-    from .families import load_family
-
+    """One row per cell and mechanism: n, then mean, std and 95% CI (Student t) of `utility`
+    and of the family's ``SUMMARY_COLUMNS`` where a mechanism has them, then `<column>_rate`
+    for its ``RATE_COLUMNS`` (sweep/family.py)."""
     by_index = {cell.index: cell for cell in cells}
     rows = []
     for (cell_index, mechanism), group in frame.groupby(["cell_index", "mechanism"], sort=False):
         cell = by_index[cell_index]
         row: dict[str, Any] = {"cell": cell.name, "cell_index": cell_index, **cell.params, "mechanism": mechanism, "n": len(group)}
-        extra = tuple(getattr(load_family(cell.family), "SUMMARY_METRICS", ()))
-        for metric in SUMMARY_METRICS + tuple(c for c in ("completion_time", *extra) if c in group and group[c].notna().any()):
-            mean, std, low, high = _ci95(group[metric].to_numpy(dtype=float))
-            row.update({f"{metric}_mean": mean, f"{metric}_std": std, f"{metric}_ci95_low": low, f"{metric}_ci95_high": high})
-        if "met_deadline" in group:
-            row["met_deadline_rate"] = float(group["met_deadline"].mean())
+        spec = cell.spec
+        for metric in ("utility", *(c for c in spec.summary_columns if c in group and group[c].notna().any())):
+            interval = student_t_interval(group[metric].to_numpy(dtype=float))
+            row.update({f"{metric}_mean": interval.mean, f"{metric}_std": interval.std,
+                        f"{metric}_ci95_low": interval.low, f"{metric}_ci95_high": interval.high})
+        for column in spec.rate_columns:
+            if column in group and group[column].notna().any():
+                row[f"{column}_rate"] = float(group[column].mean())
         rows.append(row)
     return pd.DataFrame(rows)
 

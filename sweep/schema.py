@@ -1,13 +1,14 @@
 """Dataclass schemas of the engine's config groups and the validation of a whole cell.
 
-The family's own groups (`job`, `market`, `mechanisms`) are checked by the family's
-``check_inputs`` against its dataclasses in ``market/``; this module checks the
-engine's groups (`runner`, `tracking`) and the top-level keys, and turns every
+The family's own sections are checked by the family's ``prepare`` (sweep/family.py); this
+module checks the engine's groups (`runner`, `tracking`), the top-level keys (each must be an
+engine key or a section the cell's family owns) and the mechanism names, and turns every
 problem into a :class:`ConfigError` that names the key.
 """
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, fields
 from typing import Any, Optional
 
@@ -15,13 +16,11 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from .errors import ConfigError
-from .families import load_family
-from .seeding import is_file_key
+from .family import ENGINE_KEYS, EXECUTION_KEYS, FamilySpec, family_of
+from .seeding import get_dotted, set_dotted
 
 RUNNER_KINDS = ("local", "cluster")
 TRACKING_KINDS = ("sqlite", "server", "off")
-# Keys that change how a cell is run, never what it computes: excluded from hashes.
-EXECUTION_KEYS = ("runner", "tracking", "hydra")
 
 
 @dataclass
@@ -68,9 +67,27 @@ class TrackingConfig:
                 "(sqlite:///PATH, http://HOST:PORT, file:PATH, postgresql://...)"
             )
         if self.uri.startswith("sqlite:///"):
-            parent = os.path.dirname(os.path.abspath(self.uri[len("sqlite:///"):])) or "."
-            if not os.path.isdir(parent):
-                raise ConfigError(f"tracking.uri: the folder of the SQLite store does not exist: {parent}")
+            check_sqlite_store(os.path.abspath(self.uri[len("sqlite:///"):]))
+
+
+def check_sqlite_store(path: str) -> None:
+    """A SQLite store the sweep can write: its folder exists and takes a new file, and the file,
+    if there, opens for writing. Checked by trying (permissions alone do not tell, e.g. as root
+    on /proc), before any work: MLflow would otherwise retry for minutes and the sweep end
+    without tracking."""
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise ConfigError(f"tracking.uri: the folder of the SQLite store does not exist: {parent}")
+    if os.path.isdir(path):
+        raise ConfigError(f"tracking.uri: {path} is a folder, not a SQLite file")
+    try:
+        if os.path.exists(path):
+            os.close(os.open(path, os.O_RDWR))
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".mlflow-probe-"):
+            pass
+    except OSError as err:
+        raise ConfigError(f"tracking.uri: cannot write the SQLite store {path} ({err.strerror or err}); "
+                          "pick a writable place (tracking.uri=sqlite:///PATH) or tracking=off") from None
 
 
 def _typed(schema: type, section: Any, key: str):
@@ -102,27 +119,44 @@ def world_config(cfg: DictConfig) -> dict:
     """The resolved config minus the execution keys: what a cell computes from."""
     keys = [key for key in cfg.keys() if key not in EXECUTION_KEYS]
     try:
-        world = OmegaConf.to_container(OmegaConf.masked_copy(cfg, keys), resolve=True)
+        return OmegaConf.to_container(OmegaConf.masked_copy(cfg, keys), resolve=True)
     except OmegaConfBaseException as err:
         raise ConfigError(f"{getattr(err, 'full_key', '') or 'config'}: {err.msg}") from None
-    return _absolute_paths(world)
 
 
-def _absolute_paths(node: Any) -> Any:
-    """Values of keys named ``path`` or ``*_path`` are files: resolve them against the launch
-    directory, since Ray workers run elsewhere."""
-    if isinstance(node, dict):
-        return {
-            key: os.path.abspath(value) if is_file_key(key, value) else _absolute_paths(value)
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_absolute_paths(item) for item in node]
-    return node
+def _absolute_input_paths(world: dict, spec: FamilySpec) -> None:
+    """The family's input files are resolved against the launch directory, since Ray workers
+    run elsewhere."""
+    for key in spec.input_files:
+        value = get_dotted(world, key)
+        if isinstance(value, str) and value:
+            set_dotted(world, key, os.path.abspath(value))
 
 
-def validate_cell(cfg: DictConfig) -> dict:
-    """Check every key of one composed config; return its resolved world config.
+def _check_top_level(world: dict, spec: FamilySpec) -> None:
+    unknown = sorted(str(key) for key in world if key not in ENGINE_KEYS and key not in spec.sections)
+    if unknown:
+        raise ConfigError(
+            f"{unknown[0]}: not a key of the {spec.name} family's cells (its sections: {', '.join(spec.sections)}; "
+            f"the engine's keys: {', '.join(ENGINE_KEYS)}). A key of another family's config? Pick that family "
+            f"with family=... or experiment=<family>/<name>"
+        )
+
+
+def _check_mechanism_names(names: Any, spec: FamilySpec) -> tuple[str, ...]:
+    if isinstance(names, str) or not all(isinstance(name, str) for name in names) or not names:
+        raise ConfigError(f"mechanisms: family {spec.name} named no mechanisms or not as strings: {names!r}")
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ConfigError(f"mechanisms: '{name}' is listed twice")
+        seen.add(name)
+    return tuple(names)
+
+
+def validate_cell(cfg: DictConfig) -> tuple[dict, FamilySpec, tuple[str, ...]]:
+    """Check every key of one composed config; return its resolved world config, its family
+    and the names of its mechanisms.
 
     Raises ConfigError naming the key (or the input file and line) on the first problem.
     """
@@ -138,15 +172,17 @@ def validate_cell(cfg: DictConfig) -> dict:
         raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
     if not isinstance(replicates, int) or isinstance(replicates, bool) or replicates < 1:
         raise ConfigError(f"replicates must be a positive integer, got {replicates!r}")
-    family_name = (world.get("family") or {}).get("name")
-    family = load_family(family_name)
+    spec = family_of(world)
+    _check_top_level(world, spec)
+    _absolute_input_paths(world, spec)
     try:
-        family.check_inputs(world)
+        spec.prepare(world)
+        names = spec.mechanism_names(world)
     except ConfigError:
         raise
     except (ValueError, TypeError, OSError) as err:
         raise ConfigError(str(err)) from None
-    return world
+    return world, spec, _check_mechanism_names(names, spec)
 
 
 def schema_fields(schema: type) -> list[str]:

@@ -1,20 +1,27 @@
-"""Stable hashes of configs and the seeds derived from them (docs/architecture.md, "Determinism").
+"""Stable hashes of configs and the seeds derived from them (docs/architecture.md, "Cells,
+seeds and hashes").
 
-Every simulation's randomness comes from a ``numpy.random.SeedSequence`` built from
-a hash of its cell's resolved world config and its replicate index, so results do
-not depend on the number of workers, the chunk size or the order of completion. An
-input file enters the hash by its content, not its path, so they do not depend on
-where the checkout lives either.
+Every simulation's randomness comes from a ``numpy.random.SeedSequence`` built from a hash of
+its cell's resolved world config and its replicate index, so results do not depend on the
+number of workers, the chunk size or the order of completion. An input file (a key the family
+lists in ``INPUT_FILES``) enters the hash by its parsed content, the values the world is built
+from, never its path or its bytes: the same data gives the same numbers wherever the checkout
+lives and whatever its line endings or byte-order mark.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
 import os
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+
+# `family.module` says where the family's code lives, not what a cell computes.
+UNHASHED = (("family", "module"),)
 
 
 def stable_hash(obj: Any) -> str:
@@ -23,36 +30,73 @@ def stable_hash(obj: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def is_file_key(key: Any, value: Any) -> bool:
-    """Config values of keys named ``path`` or ``*_path`` are input files."""
-    return isinstance(key, str) and (key == "path" or key.endswith("_path")) and isinstance(value, str) and bool(value)
-
-
-def hashed_view(node: Any) -> Any:
-    """The config as its hashes see it: each input file named by a path key stands for the
-    SHA-256 of its content (a file that cannot be read keeps its path)."""
-    if isinstance(node, dict):
-        return {key: _file_digest(value) if is_file_key(key, value) else hashed_view(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [hashed_view(item) for item in node]
+def get_dotted(config: Mapping, key: str) -> Any:
+    """The value at a dotted key (``market.path``), or None where any part is missing."""
+    node: Any = config
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
     return node
 
 
-def _file_digest(path: str) -> str:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return path
-    return _digest(os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
+def set_dotted(config: dict, key: str, value: Any) -> None:
+    *parents, last = key.split(".")
+    node = config
+    for part in parents:
+        node = node[part]
+    node[last] = value
+
+
+def hashed_view(world: Mapping, input_files: Mapping[str, Callable[[str], Any]] | None = None) -> dict:
+    """The config as its hashes see it: without ``family.module``, and each input file named
+    by one of ``input_files``' keys replaced by a digest of what its reader parses."""
+    view = copy.deepcopy(dict(world))
+    for path in UNHASHED:
+        node = get_dotted(view, ".".join(path[:-1]))
+        if isinstance(node, dict):
+            node.pop(path[-1], None)
+    for key, reader in (input_files or {}).items():
+        value = get_dotted(view, key)
+        if isinstance(value, str) and os.path.isfile(value):  # a file the cell does not read may be absent
+            set_dotted(view, key, file_content_digest(value, reader))
+    return view
+
+
+def file_content_digest(path: str, reader: Callable[[str], Any]) -> str:
+    stat = os.stat(path)
+    return _content_digest(os.path.abspath(path), stat.st_size, stat.st_mtime_ns, reader)
 
 
 @functools.lru_cache(maxsize=256)
-def _digest(path: str, size: int, mtime_ns: int) -> str:
+def _content_digest(path: str, size: int, mtime_ns: int, reader: Callable[[str], Any]) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return f"sha256:{digest.hexdigest()}"
+    _feed(digest, reader(path))
+    return f"content-sha256:{digest.hexdigest()}"
+
+
+def _feed(digest, value: Any) -> None:
+    """Feed a parsed value into ``digest``: mappings by sorted key, arrays by dtype, shape and
+    their bytes in C order (little-endian), sequences item by item, anything else by repr."""
+    if isinstance(value, Mapping):
+        digest.update(b"{")
+        for key in sorted(value, key=str):
+            digest.update(repr(str(key)).encode())
+            _feed(digest, value[key])
+        digest.update(b"}")
+    elif isinstance(value, np.ndarray):
+        array = np.ascontiguousarray(value)
+        if array.dtype.byteorder == ">":
+            array = array.astype(array.dtype.newbyteorder("<"))
+        digest.update(f"ndarray:{array.dtype.str}:{array.shape}".encode())
+        digest.update(array.tobytes() if array.dtype != object else repr(array.tolist()).encode())
+    elif isinstance(value, (list, tuple)):
+        digest.update(b"[")
+        for item in value:
+            _feed(digest, item)
+        digest.update(b"]")
+    else:
+        digest.update(repr(value).encode())
 
 
 def replicate_rng(world_hash: str, replicate: int) -> np.random.Generator:

@@ -73,20 +73,23 @@ class NullTracker:
 
     enabled = False
 
-    def start(self, out_dir: Path, family: str, run_name: str, params: dict[str, Any]) -> None: ...
+    def start(self, out_dir: Path, families: Sequence[str], run_name: str, params: dict[str, Any]) -> None: ...
 
-    def already_logged(self, meta: dict | None) -> bool:
+    def already_logged(self, meta: dict | None, family: str) -> bool:
         return True
 
     def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None: ...
 
-    def finish(self, out_dir: Path, status: str, metrics: dict[str, float] | None = None) -> None: ...
+    def finish(self, out_dir: Path, status: str, metrics: dict[str, dict[str, float]] | None = None) -> None: ...
 
     def describe(self) -> str:
         return "tracking is off"
 
 
 class MlflowTracker(NullTracker):
+    """One MLflow experiment per family, and in each a parent run for this sweep: a multirun
+    that mixes families (`family=spot,auction`) logs each cell under its own family."""
+
     enabled = True
 
     def __init__(self, config: TrackingConfig):
@@ -97,8 +100,7 @@ class MlflowTracker(NullTracker):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlflow")
         self._futures: list[Future] = []
         self._error: BaseException | None = None
-        self.parent_run_id: str | None = None
-        self.experiment_id: str | None = None
+        self.parents: dict[str, tuple[str, str]] = {}  # family -> (experiment id, parent run id)
         self._commit = git_commit()
 
     # -- failure handling: warn once, keep the sweep going on disk
@@ -117,6 +119,11 @@ class MlflowTracker(NullTracker):
     def failed(self) -> bool:
         return self._error is not None
 
+    @property
+    def parent_run_id(self) -> str | None:
+        """The parent run of a single-family sweep (the common case)."""
+        return next(iter(self.parents.values()))[1] if len(self.parents) == 1 else None
+
     def _check_reachable(self) -> None:
         if self.uri.startswith(("http://", "https://")):
             import urllib.request
@@ -125,50 +132,53 @@ class MlflowTracker(NullTracker):
                 if response.status != 200:
                     raise ConnectionError(f"{self.uri}/health answered {response.status}")
 
-    def start(self, out_dir: Path, family: str, run_name: str, params: dict[str, Any]) -> None:
+    def _experiment(self, family: str) -> str:
+        experiment = self.client.get_experiment_by_name(family)
+        if experiment is not None:
+            return experiment.experiment_id
+        location = None
+        if self.uri.startswith("sqlite:///"):
+            location = (Path(self.uri[len("sqlite:///"):]).parent / "mlartifacts").as_uri()
+        return self.client.create_experiment(family, artifact_location=location)
+
+    def start(self, out_dir: Path, families: Sequence[str], run_name: str, params: dict[str, Any]) -> None:
         try:
             self._check_reachable()
+            from mlflow.entities import Param
             from mlflow.tracking import MlflowClient
 
             self.client = MlflowClient(tracking_uri=self.uri)
-            experiment = self.client.get_experiment_by_name(family)
-            if experiment is None:
-                location = None
-                if self.uri.startswith("sqlite:///"):
-                    location = (Path(self.uri[len("sqlite:///"):]).parent / "mlartifacts").as_uri()
-                self.experiment_id = self.client.create_experiment(family, artifact_location=location)
-            else:
-                self.experiment_id = experiment.experiment_id
             state_path = Path(out_dir) / TRACKING_STATE
             state = json.loads(state_path.read_text()) if state_path.exists() else {}
-            if state.get("uri") == self.uri and state.get("parent_run_id"):
-                try:
-                    self.client.update_run(state["parent_run_id"], status="RUNNING")
-                    self.parent_run_id = state["parent_run_id"]
-                except Exception:
-                    self.parent_run_id = None
-            if self.parent_run_id is None:
-                run = self.client.create_run(
-                    self.experiment_id,
-                    run_name=run_name,
-                    tags={"git_commit": self._commit, "sweep_dir": str(Path(out_dir).resolve()), "family": family},
-                )
-                self.parent_run_id = run.info.run_id
-                from mlflow.entities import Param
-
-                self.client.log_batch(self.parent_run_id, params=[Param(k, str(v)[:6000]) for k, v in params.items()])
-            atomic_write_text(
-                state_path,
-                json.dumps({"uri": self.uri, "experiment_id": self.experiment_id, "parent_run_id": self.parent_run_id}),
-            )
+            earlier = state.get("parents", {}) if state.get("uri") == self.uri else {}
+            for family in families:
+                experiment_id = self._experiment(family)
+                parent = earlier.get(family)
+                if parent:
+                    try:
+                        self.client.update_run(parent, status="RUNNING")
+                    except Exception:
+                        parent = None
+                if not parent:
+                    run = self.client.create_run(
+                        experiment_id,
+                        run_name=run_name,
+                        tags={"git_commit": self._commit, "sweep_dir": str(Path(out_dir).resolve()), "family": family},
+                    )
+                    parent = run.info.run_id
+                    self.client.log_batch(parent, params=[Param(k, str(v)[:6000]) for k, v in params.items()])
+                self.parents[family] = (experiment_id, parent)
+            atomic_write_text(state_path, json.dumps(
+                {"uri": self.uri, "parents": {family: run for family, (_, run) in self.parents.items()}}))
         except Exception as err:  # any failure of the store: finish on disk
             self._fail(err)
 
-    def already_logged(self, meta: dict | None) -> bool:
-        return bool(meta and meta.get("mlflow_parent_run_id") == self.parent_run_id and meta.get("mlflow_run_id"))
+    def already_logged(self, meta: dict | None, family: str) -> bool:
+        parent = self.parents.get(family, (None, None))[1]
+        return bool(meta and parent and meta.get("mlflow_parent_run_id") == parent and meta.get("mlflow_run_id"))
 
     def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None:
-        if self.failed or self.parent_run_id is None:
+        if self.failed or cell.family not in self.parents:
             return
         self._futures.append(self._executor.submit(self._log_cell, cell, Path(cell_dir), summary))
 
@@ -178,11 +188,8 @@ class MlflowTracker(NullTracker):
         try:
             from mlflow.entities import Metric, Param, RunTag
 
-            run = self.client.create_run(
-                self.experiment_id,
-                run_name=cell.name[:250],
-                tags={"mlflow.parentRunId": self.parent_run_id},
-            )
+            experiment_id, parent = self.parents[cell.family]
+            run = self.client.create_run(experiment_id, run_name=cell.name[:250], tags={"mlflow.parentRunId": parent})
             now = int(time.time() * 1000)
             meta = read_meta(cell_dir) or {}
             scalars = {**cell_metrics(summary), **{metric_key(k): v for k, v in meta.get("metrics", {}).items()}}
@@ -214,35 +221,41 @@ class MlflowTracker(NullTracker):
                 if path.is_file() and path.name != CELL_META and not path.name.startswith("."):
                     self.client.log_artifact(run.info.run_id, str(path))
             self.client.set_terminated(run.info.run_id)
-            update_meta(cell_dir, mlflow_run_id=run.info.run_id, mlflow_parent_run_id=self.parent_run_id)
+            update_meta(cell_dir, mlflow_run_id=run.info.run_id, mlflow_parent_run_id=parent)
         except Exception as err:
             self._fail(err)
 
-    def finish(self, out_dir: Path, status: str, metrics: dict[str, float] | None = None) -> None:
+    def finish(self, out_dir: Path, status: str, metrics: dict[str, dict[str, float]] | None = None) -> None:
+        """Close every parent run with its family's ``metrics[family]`` and the sweep's files."""
         for future in self._futures:
             future.result()
         self._executor.shutdown(wait=True)
-        if self.failed or self.parent_run_id is None:
+        if self.failed or not self.parents:
             return
         try:
             from mlflow.entities import Metric
 
             now = int(time.time() * 1000)
-            if metrics:
-                self.client.log_batch(self.parent_run_id, metrics=[Metric(k, v, now, 0) for k, v in metrics.items()])
-            for name in (SUMMARY, RESULTS):
-                if (Path(out_dir) / name).exists():
-                    self.client.log_artifact(self.parent_run_id, str(Path(out_dir) / name))
-            self.client.set_terminated(self.parent_run_id, status=status)
+            for family, (_, parent) in self.parents.items():
+                values = (metrics or {}).get(family, {})
+                if values:
+                    self.client.log_batch(parent, metrics=[Metric(k, v, now, 0) for k, v in values.items()])
+                for name in (SUMMARY, RESULTS):
+                    if (Path(out_dir) / name).exists():
+                        self.client.log_artifact(parent, str(Path(out_dir) / name))
+                self.client.set_terminated(parent, status=status)
         except Exception as err:
             self._fail(err)
 
     def describe(self) -> str:
         if self.failed:
             return f"MLflow tracking failed ({self.uri}); upload with: python -m sweep.upload SWEEP_DIR --tracking-uri {self.uri}"
+        names = ", ".join(self.parents) or "none"
         if self.uri.startswith("sqlite:///"):
-            return f"MLflow: experiment in {self.uri}; browse with `make ui` (or: mlflow ui --backend-store-uri {self.uri} --host 127.0.0.1)"
-        return f"MLflow: {self.uri}/#/experiments/{self.experiment_id}/runs/{self.parent_run_id}"
+            return (f"MLflow: experiment(s) {names} in {self.uri}; browse with `make ui` "
+                    f"(or: mlflow ui --backend-store-uri {self.uri} --host 127.0.0.1)")
+        return "MLflow: " + ", ".join(f"{self.uri}/#/experiments/{experiment}/runs/{run}"
+                                      for experiment, run in self.parents.values())
 
 
 def make_tracker(config: TrackingConfig) -> NullTracker:

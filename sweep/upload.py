@@ -12,6 +12,7 @@ import pandas as pd
 import yaml
 
 from .cells import Cell
+from .errors import ConfigError
 from .results import CELL_META, CELL_TABLE, read_meta, summarize
 from .schema import TrackingConfig
 from .tracking import MlflowTracker
@@ -45,11 +46,18 @@ def upload(sweep_dir: Path, uri: str) -> int:
     if not cells:
         sys.stderr.write(f"Error: {sweep_dir}: no completed cells (no {CELL_META} files) to upload\n")
         return 2
+    for cell, cell_dir in cells:
+        try:
+            cell.spec
+        except ConfigError as err:
+            sys.stderr.write(f"Error: {cell_dir / 'config.yaml'}: {err}\n")
+            return 2
     kind = "sqlite" if uri.startswith("sqlite:") else "server"
     tracker = MlflowTracker(TrackingConfig(kind=kind, uri=uri))
-    tracker.start(sweep_dir, cells[0][0].family, f"upload {sweep_dir.name}", {"uploaded_from": str(sweep_dir)})
+    families = list(dict.fromkeys(cell.family for cell, _ in cells))
+    tracker.start(sweep_dir, families, f"upload {sweep_dir.name}", {"uploaded_from": str(sweep_dir)})
     for cell, cell_dir in cells:
-        if not tracker.already_logged(read_meta(cell_dir)):
+        if not tracker.already_logged(read_meta(cell_dir), cell.family):
             tracker.log_cell(cell, cell_dir, summarize(pd.read_parquet(cell_dir / CELL_TABLE), [cell]))
     tracker.finish(sweep_dir, "FINISHED")
     if tracker.failed:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .families import load_family
+from .family import REQUIRED_COLUMNS, load_family
 from .results import check_table_name, concat_columns
 from .seeding import replicate_rng
 
@@ -49,13 +49,14 @@ class SimulationWorker:
         Side tables, if the family returns any, come under ``TABLES_KEY``.
         """
         _maybe_die()
-        family = load_family(payload["family"])
+        family = load_family(payload["module"])
         prepared = self._prepare(family, payload)
         columns: dict[str, Any] = {"replicate": []}
         tables: dict[str, list[dict[str, np.ndarray]]] = {}
         count = 0
         for replicate in range(rep_start, rep_stop):
             rows = family.simulate_replicate(prepared, replicate, replicate_rng(payload["world_hash"], replicate))
+            check_rows(rows, payload["mechanisms"], family.name, replicate)
             for row in rows:
                 columns["replicate"].append(replicate)
                 for key, value in row.items():
@@ -70,13 +71,29 @@ class SimulationWorker:
                         column.append(None)
                 side = row.get(ROW_TABLES)
                 if side is not None:
-                    _add_tables(tables, side, replicate, row.get("mechanism"), payload["family"])
+                    _add_tables(tables, side, replicate, row.get("mechanism"), family.name)
         if tables:
             columns[TABLES_KEY] = {name: concat_columns(pieces) for name, pieces in tables.items()}
         return columns
 
     def pid(self) -> int:
         return os.getpid()
+
+
+def check_rows(rows: Any, mechanisms: tuple[str, ...], family: str, replicate: int) -> None:
+    """The contract's promise about rows (docs/architecture.md): one per mechanism, in the
+    order of ``mechanism_names``, each with the engine's required columns."""
+    if not isinstance(rows, list) or len(rows) != len(mechanisms):
+        count = len(rows) if isinstance(rows, list) else type(rows).__name__
+        raise ValueError(f"family '{family}', replicate {replicate}: simulate_replicate must return a list of "
+                         f"{len(mechanisms)} rows (one per mechanism), got {count}")
+    for expected, row in zip(mechanisms, rows):
+        missing = [column for column in REQUIRED_COLUMNS if not isinstance(row, dict) or column not in row]
+        if missing:
+            raise ValueError(f"family '{family}', replicate {replicate}: a row has no {', '.join(missing)} column")
+        if row["mechanism"] != expected:
+            raise ValueError(f"family '{family}', replicate {replicate}: rows must follow mechanism_names "
+                             f"(expected {expected!r}, got {row['mechanism']!r})")
 
 
 def _add_tables(tables: dict, side: Any, replicate: int, mechanism: Any, family: str) -> None:

@@ -1,2 +1,2 @@
-"""The `auction` family: online auctions for LoRA fine-tuning tasks (paper 001_16667b406bf23ec3.txt).
+"""The `auction` family: online auctions for LoRA fine-tuning tasks (paper 001).
 `family` is the interface the sweep engine calls."""

@@ -1,5 +1,5 @@
 """The greedy placement shared by the EFT and NTM baselines (paper
-001_16667b406bf23ec3.txt, Sec. 5.1): from the task's earliest start, in every slot put
+paper 001, Sec. 5.1): from the task's earliest start, in every slot put
 the task on the fastest node where it fits (ties: the lowest node index), until its
 computation is done; a task that cannot finish by its deadline is rejected. Running in
 the fastest free node of every slot is the earliest finish with one node per slot (4b).

@@ -1,4 +1,4 @@
-"""EFT, Earliest Finish Time (paper 001_16667b406bf23ec3.txt, Sec. 5.1, baseline ii):
+"""EFT, Earliest Finish Time (paper 001, Sec. 5.1, baseline ii):
 the vendor with the lowest delay (ties: the cheaper, then the lower index), then the
 earliest-finishing placement (algorithms/auction/earliest_finish.py); every task that
 can finish by its deadline is admitted, whatever its bid; pay-as-bid (no pricing).

@@ -1,4 +1,4 @@
-"""The `auction` family as the sweep engine sees it (paper 001_16667b406bf23ec3.txt).
+"""The `auction` family as the sweep engine sees it (paper 001).
 
 Config keys (conf/family/auction.yaml, docs/auction/model.md):
   cluster:    market/auction/gpu_cluster.py ClusterParams;
@@ -10,18 +10,18 @@ Config keys (conf/family/auction.yaml, docs/auction/model.md):
   mechanisms: names among pdFTSP, Titan, EFT, NTM, OPT (OPT: small worlds only), and pdFTSP
               variants `pdFTSP(key=value,...)` whose keys override the `pdftsp` section, e.g.
               `pdFTSP(beta=lemma2_tight,price_scale=0.1,schedule_space=fitting)`.
-Other top-level keys (the spot family's `market`, seed, replicates) are ignored here.
+The engine rejects any other top-level key but its own (seed, replicates, mechanisms, family).
 
 One replicate is one day: it draws the world (tasks, then vendors' offers) from rng, then
 runs every mechanism on that same world (common random numbers); mechanisms that
-randomise (NTM's and Titan's vendors) get their own streams spawned from rng after the
-world, one per mechanism in list order. Each row's `utility` is the social welfare
+randomise (NTM's and Titan's vendors) get a stream of their own, derived from the replicate's
+seed and the mechanism's name (algorithms/common/streams.py), so a mechanism's numbers do not
+depend on which others run beside it. Each row's `utility` is the social welfare
 (eq. 3) and `cost` the operating plus vendor cost; its `tables` entry holds one row per
 task for tasks.parquet.
 """
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +30,11 @@ import numpy as np
 from algorithms.auction.eft import EFT
 from algorithms.auction.ntm import NTM
 from algorithms.auction.pdftsp import PAYMENTS, SCHEDULE_SPACES, PdFTSP
+from algorithms.common.mechanism_names import check_unique, parse_name
+from algorithms.common.optimum_columns import add_optimum_columns
+from algorithms.common.streams import mechanism_stream
+from market.auction.arrival_trace import load_arrival_trace
+from market.common.fields import as_section, choice, is_real, real, reject_unknown_keys
 from market.auction.gpu_cluster import ClusterParams
 from market.auction.labor_vendors import VendorParams
 from market.auction.lora_instance import LoraInstance, draw_instance
@@ -40,11 +45,14 @@ MECHANISMS = ("pdFTSP", "Titan", "EFT", "NTM", "OPT")
 OPT_MAX_NODES = 8
 OPT_MAX_EXPECTED_TASKS = 60
 OPT_TIME_LIMIT = 60.0  # CP-SAT deterministic time per world; rows say whether it proved optimality
+SECTIONS = ("cluster", "tasks", "vendors", "pdftsp", "titan")
 MAX_REPLICATES_PER_CHUNK = 1  # a replicate is a day of auctions (seconds): one per Ray call
-TIMING_COLUMNS = ("decision_ms_per_task",)  # measured, not simulated: they differ run to run
+# measured, not simulated (rows and tasks.parquet): they differ run to run
+TIMING_COLUMNS = ("decision_ms_per_task", "decision_seconds")
 # summary.csv and MLflow get mean, std and 95% CI of these too (utility is the welfare)
-SUMMARY_METRICS = ("welfare", "provider_utility", "users_utility", "payments", "admitted", "admission_rate",
-                   "utilisation", "decision_ms_per_task", "opt_ratio")
+SUMMARY_COLUMNS = ("cost", "completion_time", "welfare", "provider_utility", "users_utility", "payments", "admitted",
+                   "admission_rate", "utilisation", "decision_ms_per_task", "opt_ratio")
+INPUT_FILES = {"tasks.trace_path": load_arrival_trace}
 
 
 PDFTSP_KEYS = ("alpha", "beta", "price_scale", "payment", "schedule_space")
@@ -53,24 +61,16 @@ BOUNDS = ("lemma2", "lemma2_tight")
 
 def _pdftsp_settings(d: Mapping, where: str) -> dict:
     """Check a pdFTSP setting mapping (the `pdftsp` section or a name's parameters)."""
-    unknown = sorted(str(k) for k in d if k not in PDFTSP_KEYS)
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} (known: {', '.join(PDFTSP_KEYS)})")
+    reject_unknown_keys(PDFTSP_KEYS, d, where)
     for key in ("alpha", "beta"):
         raw = d.get(key, "lemma2")
-        ok = raw in BOUNDS if isinstance(raw, str) else (
-            isinstance(raw, numbers.Real) and not isinstance(raw, bool) and np.isfinite(raw) and raw > 0)
+        ok = raw in BOUNDS if isinstance(raw, str) else is_real(raw) and np.isfinite(raw) and raw > 0
         if not ok or (key == "alpha" and raw == "lemma2_tight"):
             allowed = "'lemma2' or a number > 0" if key == "alpha" else "'lemma2', 'lemma2_tight' or a number > 0"
             raise ValueError(f"{where}.{key} must be {allowed}, got {raw!r}")
-    scale = d.get("price_scale", 1.0)
-    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not (np.isfinite(scale) and scale > 0):
-        raise ValueError(f"{where}.price_scale must be a number > 0, got {scale!r}")
-    if d.get("payment", "critical") not in PAYMENTS:
-        raise ValueError(f"{where}.payment must be one of {', '.join(PAYMENTS)}, got {d.get('payment')!r}")
-    if d.get("schedule_space", "paper") not in SCHEDULE_SPACES:
-        raise ValueError(f"{where}.schedule_space must be one of {', '.join(SCHEDULE_SPACES)}, "
-                         f"got {d.get('schedule_space')!r}")
+    real(d.get("price_scale", 1.0), f"{where}.price_scale", 0, strict_min=True)
+    choice(d.get("payment", "critical"), f"{where}.payment", PAYMENTS)
+    choice(d.get("schedule_space", "paper"), f"{where}.schedule_space", SCHEDULE_SPACES)
     return dict(d)
 
 
@@ -103,21 +103,12 @@ class PdftspParams:
 
 
 def parse_variant(name: str) -> dict | None:
-    """`pdFTSP(key=value,...)` -> its settings (strings, or numbers where they parse); None
-    for a plain name."""
-    if not (name.startswith("pdFTSP(") and name.endswith(")")):
+    """`pdFTSP(key=value,...)` -> its settings (the grammar of
+    algorithms/common/mechanism_names.py); None for any other name."""
+    parsed = parse_name(name)
+    if parsed.kind != "pdFTSP" or not parsed.params:
         return None
-    settings = {}
-    body = name[len("pdFTSP("):-1]
-    for part in filter(None, (p.strip() for p in body.split(","))):
-        key, sep, value = part.partition("=")
-        if not sep:
-            raise ValueError(f"mechanisms: {name!r}: expected key=value, got {part!r}")
-        try:
-            settings[key.strip()] = float(value)
-        except ValueError:
-            settings[key.strip()] = value.strip()
-    return _pdftsp_settings(settings, f"mechanisms: {name}")
+    return _pdftsp_settings(parsed.params, f"mechanisms: {name}")
 
 
 @dataclass(frozen=True)
@@ -136,32 +127,27 @@ def _mechanisms(config: Mapping) -> tuple[str, ...]:
     if isinstance(names, str) or not isinstance(names, Sequence) or not names:
         raise ValueError(f"mechanisms: must be a non-empty list of names, got {names!r}")
     for name in names:
-        if name not in MECHANISMS and parse_variant(str(name)) is None:
+        if name not in MECHANISMS and parse_variant(name) is None:
             raise ValueError(f"mechanisms: unknown mechanism {name!r} for family auction "
                              f"(known: {', '.join(MECHANISMS)}, or pdFTSP(key=value,...))")
-    if len(set(names)) != len(names):
-        raise ValueError(f"mechanisms: listed twice in {list(names)}")
-    return tuple(names)
+    return tuple(check_unique(names))
 
 
 def _titan_time_limit(config: Mapping) -> float:
-    section = dict(config.get("titan") or {})
-    unknown = sorted(set(section) - {"time_limit"})
-    if unknown:
-        raise ValueError(f"titan: unknown key(s) {', '.join(map(repr, unknown))} (known: time_limit)")
-    limit = section.get("time_limit", 2.0)
-    if isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not limit > 0:
-        raise ValueError(f"titan.time_limit must be a number > 0 (CP-SAT deterministic time), got {limit!r}")
-    return float(limit)
+    section = as_section(config.get("titan"), "titan")
+    reject_unknown_keys(("time_limit",), section, "titan")
+    return real(section.get("time_limit", 2.0), "titan.time_limit", 0, strict_min=True)
 
 
 def prepare(config: dict) -> PreparedAuction:
+    """Validate a config (errors name the key, or the arrival trace's file and line) and build
+    what its days share (the trace is read once)."""
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
     cluster = ClusterParams.from_dict(config.get("cluster"))
     tasks = TaskParams.from_dict(config.get("tasks"))
     vendors = VendorParams.from_dict(config.get("vendors"))
-    section = _pdftsp_settings(dict(config.get("pdftsp") or {}), "pdftsp")
+    section = _pdftsp_settings(as_section(config.get("pdftsp"), "pdftsp"), "pdftsp")
     mechanisms = _mechanisms(config)
     pdftsp = {name: PdftspParams.from_dict({**section, **(parse_variant(name) or {})}, tasks, cluster,
                                            "pdftsp" if name == "pdFTSP" else f"mechanisms: {name}")
@@ -179,11 +165,6 @@ def prepare(config: dict) -> PreparedAuction:
         raise ValueError(f"tasks.trace_start ({tasks.trace_start}) + tasks.slots ({tasks.slots}) exceeds "
                          f"the {len(trace)} slots of {tasks.trace_path}")
     return PreparedAuction(cluster, tasks, vendors, pdftsp, _titan_time_limit(config), mechanisms, trace)
-
-
-def check_inputs(config: dict) -> None:
-    """Validate a config; errors name the key, or the arrival trace's file and line."""
-    prepare(config)
 
 
 def mechanism_names(config: dict) -> list[str]:
@@ -211,10 +192,9 @@ def draw_world(prepared: PreparedAuction, rng: np.random.Generator) -> LoraInsta
 
 def simulate_replicate(prepared: PreparedAuction, replicate: int, rng: np.random.Generator) -> list[dict]:
     instance = draw_world(prepared, rng)
-    streams = rng.spawn(len(prepared.mechanisms))
     rows = []
-    for name, stream in zip(prepared.mechanisms, streams):
-        extra = {}
+    optimum = {}
+    for name in prepared.mechanisms:
         if name == "OPT":
             from algorithms.auction.offline_optimum import offline_optimum
 
@@ -222,10 +202,10 @@ def simulate_replicate(prepared: PreparedAuction, replicate: int, rng: np.random
             outcome = result.outcome
             # CP-SAT's bound caps the true optimum: OPT / online ratios from an unproven
             # incumbent are at most (bound / incumbent) too low.
-            extra = {"opt_proven": result.optimal, "opt_bound": result.solution.bound}
+            optimum = {"proven": result.optimal, "bound": result.solution.bound}
         else:
             mechanism = make_mechanism(name, prepared)
-            outcome = mechanism.run(instance, stream)
+            outcome = mechanism.run(instance, mechanism_stream(rng, name))
         metrics = outcome.metrics()
         if name == "Titan":
             metrics["titan_limited_slots"] = mechanism.last_stats.limited_slots
@@ -240,11 +220,7 @@ def simulate_replicate(prepared: PreparedAuction, replicate: int, rng: np.random
             "cost": metrics["operating_cost"] + metrics["vendor_cost"],
             "completion_time": float(turnaround.mean()) if len(turnaround) else float("nan"),
             **metrics,
-            **extra,
             "tables": {"tasks": table},
         })
-    if "OPT" in prepared.mechanisms:
-        best = next(row["utility"] for row in rows if row["mechanism"] == "OPT")
-        for row in rows:
-            row["opt_ratio"] = best / row["utility"] if row["utility"] > 0 else float("inf")
+    add_optimum_columns(rows, "OPT", ratio=True, **optimum)
     return rows

@@ -1,6 +1,6 @@
 """Resource bookkeeping shared by every auction mechanism: compute and memory in use
 on each node and slot, and the capacity check of constraints (4f)-(4g) of paper
-001_16667b406bf23ec3.txt (Alg. 1 line 8, "enough resources").
+paper 001 (Alg. 1 line 8, "enough resources").
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NTM, No Task Merging (paper 001_16667b406bf23ec3.txt, Sec. 5.1, baseline iii): a
+"""NTM, No Task Merging (paper 001, Sec. 5.1, baseline iii): a
 random vendor, at most one task per node and slot (no multi-LoRA sharing of a node),
 the earliest-finishing placement (algorithms/auction/earliest_finish.py); every task
 that can finish by its deadline is admitted; pay-as-bid (no pricing).

@@ -1,4 +1,4 @@
-"""Problem (4) of paper 001_16667b406bf23ec3.txt (Sec. 2.2) as a CP-SAT model, and its
+"""Problem (4) of paper 001 (Sec. 2.2) as a CP-SAT model, and its
 offline optimum "OPT" with perfect knowledge of every task (the benchmark of the
 competitive ratio, Theorem 5, Fig. 12).
 

@@ -1,5 +1,5 @@
 """What one auction mechanism did with one world, and the metrics of paper
-001_16667b406bf23ec3.txt, Sec. 2.2: social welfare (eq. 3), provider utility (eq. 2),
+paper 001, Sec. 2.2: social welfare (eq. 3), provider utility (eq. 2),
 users' utility (eq. 1), admitted tasks, resource utilisation, payments, decision time.
 
 Mechanisms without pricing (Titan, EFT, NTM) charge pay-as-bid (payment = bid), so

@@ -1,5 +1,5 @@
 """pdFTSP: online primal-dual scheduling and pricing of LoRA tasks (paper
-001_16667b406bf23ec3.txt, Sec. 3.3-3.4, Alg. 1 and Alg. 2, eq. 7-11 and 14).
+paper 001, Sec. 3.3-3.4, Alg. 1 and Alg. 2, eq. 7-11 and 14).
 
 Tasks are handled one by one in arrival order. For task i:
 - Alg. 2: for each vendor n (only "no vendor" if f_i = 0) findSchedule (the DP of eq. 13,

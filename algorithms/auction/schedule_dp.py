@@ -1,8 +1,8 @@
-"""findSchedule of Alg. 2 (paper 001_16667b406bf23ec3.txt, Sec. 3.3, eq. 12-13): the
+"""findSchedule of Alg. 2 (paper 001, Sec. 3.3, eq. 12-13): the
 cheapest way to give task i its computation M_i between its earliest start and d_i,
 at most one node per slot (4b).
 
-Reading (SEED_NOTES `auction`; docs/auction/model.md): the objective of problem (12)
+Reading (reading notes `auction`; docs/auction/model.md): the objective of problem (12)
 prices every used (k, t) at the maximum dual over the schedule, which is not additive
 over slots; the DP uses the per-slot increments of Alg. 2 line 13,
     Delta_kt = s_ik lambda_kt + r_i phi_kt + e_ikt,

@@ -1,4 +1,4 @@
-"""Titan adapted to the online setting (paper 001_16667b406bf23ec3.txt, Sec. 5.1,
+"""Titan adapted to the online setting (paper 001, Sec. 5.1,
 baseline i): at the start of each slot, solve the MILP of problem (4) (Sec. 2.2) over
 the tasks that arrived in that slot only, on the capacity the tasks admitted before
 leave (the ledger), maximising their welfare

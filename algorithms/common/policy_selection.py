@@ -1,15 +1,15 @@
 """Online policy selection by exponentiated gradient, shared by every family.
 
-Paper 000_17f647b6e3bf630a.txt, Sec. V (Alg. 2 "Online Policy Selection
+Paper paper 000, Sec. V (Alg. 2 "Online Policy Selection
 Algorithm", Theorem 2, eq. 13) and Sec. VI-B ("Convergence under Prediction
-Noise", "Policy Evolution and Adaptation", Figs. 9-10); SEED_NOTES `spot`.
+Noise", "Policy Evolution and Adaptation", Figs. 9-10); reading notes `spot`.
 
 The module knows nothing about jobs, markets or mechanisms. A family evaluates
 each of its M candidate policies on each of K jobs (Alg. 2 line 8: the utility
 "assuming we apply allocation policy m") and passes the (K, M) utility matrix in
 its own units together with a bound [lower, upper] it guarantees; everything
 comes back as arrays. Delayed feedback (the IaaS family's OptiLearning,
-003_beffb89b2dca6cca.txt Sec. IV-D, Alg. 3) is a per-job delay counted in jobs.
+paper 003 Sec. IV-D, Alg. 3) is a per-job delay counted in jobs.
 docs/spot/policy-selection.md states the contracts.
 """
 
@@ -52,7 +52,7 @@ def _bounds(lower: Any, upper: Any) -> tuple[float, float]:
 def normalise(utilities: np.ndarray, lower: float, upper: float) -> np.ndarray:
     """Map utilities from [lower, upper] affinely onto [0, 1].
 
-    Theorem 2 of 000_17f647b6e3bf630a.txt (Sec. V-C) assumes normalised
+    Theorem 2 of paper 000 (Sec. V-C) assumes normalised
     utilities. The family guarantees the bound (docs/spot/policy-selection.md gives
     the spot family's); a value outside it is a broken contract, so it raises
     ValueError naming the bound violated, with the worst offender and its index,
@@ -82,7 +82,7 @@ def normalise(utilities: np.ndarray, lower: float, upper: float) -> np.ndarray:
 
 
 def learning_rate(n_policies: int, horizon: int) -> float:
-    """eta = sqrt(2 ln M / K), Alg. 2 line 3 of 000_17f647b6e3bf630a.txt.
+    """eta = sqrt(2 ln M / K), Alg. 2 line 3 of paper 000.
 
     With this eta Theorem 2 (eq. 13) bounds the regret on the normalised scale
     by sqrt(2 K ln M). M = 1 gives eta = 0 (nothing to learn).
@@ -93,7 +93,7 @@ def learning_rate(n_policies: int, horizon: int) -> float:
 
 
 def regret_bound(n_policies: int, horizon: int) -> float:
-    """sqrt(2 K ln M): the right side of eq. 13 (Theorem 2, 000_17f647b6e3bf630a.txt).
+    """sqrt(2 K ln M): the right side of eq. 13 (Theorem 2, paper 000).
 
     On the normalised [0, 1] scale; multiply by (upper - lower) for original
     units. Holds for eta = learning_rate(M, K) and no delay, for every prefix
@@ -244,13 +244,13 @@ def exponentiated_gradient(
     optimum: np.ndarray | None = None,
     delay: int | np.ndarray = 0,
 ) -> SelectionRun:
-    """Run Alg. 2 of 000_17f647b6e3bf630a.txt (Sec. V-B) over K jobs and M policies.
+    """Run Alg. 2 of paper 000 (Sec. V-B) over K jobs and M policies.
 
     utilities: (K, M), u_k^m of Alg. 2 line 8 in the family's original units,
         all within [lower, upper] (checked by `normalise`, never clipped).
     eta: None -> learning_rate(M, K) (Alg. 2 line 3, Theorem 2); a float; or a
         (K,) array whose entry j scales job j's feedback (a decaying schedule such
-        as OptiLearning's eta_t, 003_beffb89b2dca6cca.txt Alg. 3 line 9).
+        as OptiLearning's eta_t, paper 003 Alg. 3 line 9).
     optimum: (K,) per-job utility of the offline optimum in original units; adds
         `regret_vs_optimum`. Not checked against the policies' utilities.
     delay: int or (K,) integer array. Job j's feedback reaches the weights after
@@ -311,7 +311,7 @@ def exponentiated_gradient(
 def delays_from_arrivals(arrival_slots: np.ndarray, lag: int) -> np.ndarray:
     """Per-job delays (in jobs) for feedback that arrives `lag` slots after arrival.
 
-    OptiLearning (003_beffb89b2dca6cca.txt Sec. IV-D, Alg. 3 lines 3-15): in slot t
+    OptiLearning (paper 003 Sec. IV-D, Alg. 3 lines 3-15): in slot t
     the jobs arriving at t are assigned policies first, then the weights learn
     from the jobs that arrived at t - d. With jobs indexed in arrival order
     (arrival_slots non-decreasing integers), job j's feedback therefore enters
@@ -349,7 +349,7 @@ def phase_schedule(boundaries: Sequence[int], settings: Sequence[Any], n_jobs: i
     """The setting in force for each of n_jobs jobs, phase i covering jobs
     boundaries[i] .. boundaries[i+1] - 1 (the last phase runs to n_jobs - 1).
 
-    Fig. 10 of 000_17f647b6e3bf630a.txt (Sec. VI-B, "Policy Evolution and
+    Fig. 10 of paper 000 (Sec. VI-B, "Policy Evolution and
     Adaptation"): boundaries [0, 800, 1600, 2400], four noise settings, 3600 jobs.
     Boundaries must be integers, start at 0, increase strictly and stay below
     n_jobs, one per setting.
@@ -388,7 +388,7 @@ def phase_schedule(boundaries: Sequence[int], settings: Sequence[Any], n_jobs: i
 
 def weights_frame(run: SelectionRun, policy_names: Sequence[str]) -> "pd.DataFrame":
     """Wide table of `run.weights` for a Parquet artifact (the data of Fig. 10's
-    heatmap, 000_17f647b6e3bf630a.txt Sec. VI-B): column "job" = k = 0..K (row k
+    heatmap, paper 000 Sec. VI-B): column "job" = k = 0..K (row k
     selects job k; row K is the final weight vector), then one column per policy
     in policy order. Imports pandas on call.
     """

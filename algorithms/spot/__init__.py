@@ -1,5 +1,5 @@
 """The `spot` family: deadline-aware fine-tuning on spot and on-demand GPUs
-(paper 000_17f647b6e3bf630a.txt). `family` is the interface the sweep engine calls."""
+(paper 000). `family` is the interface the sweep engine calls."""
 
 from algorithms.spot.msu import MaximalSpotUtilization
 from algorithms.spot.od_only import OnDemandOnly

@@ -1,5 +1,5 @@
 """AHANP: Adaptive Hybrid Allocation for Non-Predictive scenarios (paper
-000_17f647b6e3bf630a.txt, Sec. IV-B and Appendix A-A, Alg. 3), with spot price
+paper 000, Sec. IV-B and Appendix A-A, Alg. 3), with spot price
 threshold sigma.
 
 Indicators of slot t (1-based; Sec. IV-B, Alg. 3 line 3):
@@ -7,7 +7,7 @@ Indicators of slot t (1-based; Sec. IV-B, Alg. 3 line 3):
   Z^exp_0 = 0: the job is taken to be on schedule, z_hat = 1 (Z_0 = Z^exp_0 = 0).
   "z_hat >= 1" is tested as Z_{t-1} >= Z^exp_{t-1} - tol with the job's tolerance.
 - p_hat = p_t^s / (sigma p^o).
-- n_hat = n_t^avail / n_{t-1}^avail, infinite whenever n_{t-1}^avail = 0 (SEED_NOTES),
+- n_hat = n_t^avail / n_{t-1}^avail, infinite whenever n_{t-1}^avail = 0 (reading notes),
   0/0 included. At t = 1 there is no previous availability; like n_0 = 0 (line 1)
   it is taken as 0, so n_hat = infinity at t = 1.
 
@@ -20,7 +20,7 @@ Line 5, the seven cases of the table, in the paper's order:
   6. z_hat < 1, n_hat = infinity:           N_min
   7. z_hat < 1, n_hat < infinity:           2 n_{t-1}
 0.5 n_{t-1} is rounded up (the reduced count keeps at least half the instances).
-Line 6, "limit n_t to [N_min, N_max]", applies to a job that runs (SEED_NOTES: idle
+Line 6, "limit n_t to [N_min, N_max]", applies to a job that runs (reading notes: idle
 is a decision): a 0 from cases 1, 3, 4 or 5 stays 0 (the job is on schedule and
 waits). Cases 6 and 7 are the behind-schedule cases, in which the job runs (Sec.
 IV-B: "the instance count is doubled"): doubling an idle count (n_{t-1} = 0) gives

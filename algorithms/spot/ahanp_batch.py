@@ -1,4 +1,4 @@
-"""AHANP (paper 000_17f647b6e3bf630a.txt, Appendix A-A, Alg. 3) for a pool of
+"""AHANP (paper 000, Appendix A-A, Alg. 3) for a pool of
 thresholds sigma on one world, compiled: the fast path of `family.simulate_replicate`.
 
 The reference is `algorithms/spot/ahanp.py` (`AHANP.indicators` / `total` /

@@ -1,4 +1,4 @@
-"""AHAP: Adaptive Hybrid Allocation with Prediction (paper 000_17f647b6e3bf630a.txt,
+"""AHAP: Adaptive Hybrid Allocation with Prediction (paper 000,
 Sec. IV-A, Alg. 1), committed horizon control with window omega, commitment v and
 spot price threshold sigma.
 
@@ -16,7 +16,7 @@ window:
 
 Every plan is stored. The executed decision (lines 14-16) averages the plans for
 slot t made at slots t, t-1, ..., t-v+1 (the text says averaging, the formula a
-sum; SEED_NOTES: average, as CHC does); plans made before slot 1 do not exist, so
+sum; reading notes: average, as CHC does); plans made before slot 1 do not exist, so
 the average runs over the plans that exist (min(v, t) of them). Rounding:
 1. total = round-half-up(mean of the plans' totals),
    spot = min(round-half-up(mean of the plans' spot counts), total),
@@ -24,7 +24,7 @@ the average runs over the plans that exist (min(v, t) of them). Rounding:
 2. line 16: spot = min(spot, real availability); spot that is not there is not
    replaced by on-demand (the pseudocode does not), except through step 3;
 3. line 22, "limit n^o + n^s to [N_min, N_max]", only for a job that runs
-   (SEED_NOTES: idle is a decision): a total of 0 stays 0; a positive total below
+   (reading notes: idle is a decision): a total of 0 stays 0; a positive total below
    N_min is raised to N_min with on-demand; a total above N_max (impossible after
    averaging plans within [0, N_max], kept for safety) loses on-demand first,
    then spot.

@@ -1,4 +1,4 @@
-"""AHAP (paper 000_17f647b6e3bf630a.txt, Sec. IV-A, Alg. 1) for a whole pool of
+"""AHAP (paper 000, Sec. IV-A, Alg. 1) for a whole pool of
 (omega, v, sigma) policies on one world, compiled: the fast path of
 `family.simulate_replicate`.
 

@@ -1,4 +1,4 @@
-"""The `spot` family as the sweep engine sees it (paper 000_17f647b6e3bf630a.txt).
+"""The `spot` family as the sweep engine sees it (paper 000).
 
 The engine passes a plain dict config with the keys
   job:          FineTuneJob fields (market/spot/finetune_job.py); missing keys take the
@@ -8,7 +8,7 @@ The engine passes a plain dict config with the keys
   mechanisms:   names (algorithms/spot/pool.py): OD-Only, MSU, UP, OPT, AHAP(...),
                 AHANP(...), or the groups AHAP / AHANP expanded over `pool`;
   pool, forecast, noise, job_sampling, selection: algorithms/spot/world_config.py;
-and ignores every other top-level key (seed, replicates, ...). One replicate is one
+(SECTIONS; the engine rejects any other top-level key but its own). One replicate is one
 job: it draws one world (forecast.history slots before the job, d slots of the job
 and forecast.horizon slots after, so that forecasts near d exist), the job's
 parameters if job_sampling says so, and the forecasts with their noise, then runs
@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import numbers
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from algorithms.common.optimum_columns import add_optimum_columns
+from algorithms.common.selection_outputs import selection_outputs
 from algorithms.spot import pool as pool_names
 from algorithms.spot.ahanp import AHANP
 from algorithms.spot.ahap import AHAP
@@ -39,12 +40,17 @@ from algorithms.spot.simulation import SpotPolicy, simulate
 from algorithms.spot.uniform_progress import UniformProgress
 from algorithms.spot.window_problem import WindowSolver
 from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig, SelectionConfig
+from market.common.fields import as_section, in_range, integer, real, reject_unknown_keys
 from market.spot.finetune_job import FineTuneJob
 from market.spot.forecast import SpotForecast, oracle_forecast
 from market.spot.spot_market import SpotMarket, SyntheticMarketParams
-from market.spot.spot_trace import load_spot_trace, sample_window
+from market.spot.spot_trace import load_spot_trace, sample_window, spot_trace_values
 
 NAME = "spot"
+SECTIONS = ("job", "market", "pool", "forecast", "noise", "job_sampling", "selection")
+SUMMARY_COLUMNS = ("cost", "completion_time")
+RATE_COLUMNS = ("met_deadline",)
+INPUT_FILES = {"market.path": spot_trace_values}
 
 BASELINES: dict[str, type[SpotPolicy]] = {
     OnDemandOnly.name: OnDemandOnly,
@@ -80,13 +86,10 @@ class PreparedSpot:
         return any(name.startswith("AHAP(") for name in self.mechanisms)
 
 
-def _section(config: Mapping, key: str) -> Mapping:
-    section = config.get(key, {} if key == "job" else None)
-    if section is None:
+def _section(config: Mapping, key: str) -> dict:
+    if key not in config and key != "job":
         raise ValueError(f"{key}: missing section")
-    if not isinstance(section, Mapping):
-        raise ValueError(f"{key}: must be a mapping, got {type(section).__name__}")
-    return section
+    return as_section(config.get(key), key)
 
 
 def _job(config: Mapping) -> FineTuneJob:
@@ -102,29 +105,19 @@ def _mechanisms(config: Mapping, pool: pool_names.PoolConfig) -> tuple[str, ...]
 
 def _trace_source(market: Mapping, deadline: int) -> TraceSource:
     """`deadline` here is the number of slots one world needs (history + d + horizon)."""
-    unknown = sorted(str(k) for k in market if k not in TRACE_KEYS)
-    if unknown:
-        raise ValueError(
-            f"market: unknown key(s) {', '.join(repr(k) for k in unknown)} for kind "
-            f"'trace' (known: {', '.join(TRACE_KEYS)})"
-        )
+    reject_unknown_keys(TRACE_KEYS, market, "market", " for kind 'trace'")
     path = market.get("path")
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise ValueError(f"market.path must be a file path, got {path!r}")
-    capacity = market.get("capacity", 16)
-    if isinstance(capacity, bool) or not isinstance(capacity, numbers.Integral) or capacity < 1:
-        raise ValueError(f"market.capacity must be a positive integer, got {capacity!r}")
-    price = market.get("on_demand_price", 1.0)
-    if isinstance(price, bool) or not isinstance(price, numbers.Real) or not price > 0:
-        raise ValueError(f"market.on_demand_price must be > 0, got {price!r}")
-    start = market.get("start")
-    if start is not None and (
-        isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0
-    ):
-        raise ValueError(f"market.start must be null or an integer >= 0, got {start!r}")
+    capacity = integer(market.get("capacity", 16), "market.capacity", 1, allow_float=False)
+    price = in_range(real(market.get("on_demand_price", 1.0), "market.on_demand_price"),
+                     "market.on_demand_price", 0, strict_min=True)
+    start = integer(market.get("start"), "market.start", 0, allow_float=False, optional=True)
+    if os.path.isdir(path):
+        raise ValueError(f"market.path: {os.path.abspath(path)}: is a directory, not a CSV file")
     if not os.path.isfile(path):
         raise ValueError(f"market.path: {os.path.abspath(path)}: file not found")
-    trace = load_spot_trace(os.path.abspath(path), int(capacity), float(price))
+    trace = load_spot_trace(os.path.abspath(path), capacity, price)
     if len(trace) < deadline:
         raise ValueError(
             f"market.path: {path}: trace has {len(trace)} slots, a world needs {deadline} "
@@ -135,7 +128,7 @@ def _trace_source(market: Mapping, deadline: int) -> TraceSource:
             f"market.start ({start}) + a world's {deadline} slots exceeds the "
             f"{len(trace)} slots of {path}"
         )
-    return TraceSource(trace, None if start is None else int(start))
+    return TraceSource(trace, start)
 
 
 def _market(config: Mapping, deadline: int) -> SyntheticMarketParams | TraceSource:
@@ -148,18 +141,14 @@ def _market(config: Mapping, deadline: int) -> SyntheticMarketParams | TraceSour
     raise ValueError(f"market.kind must be 'synthetic' or 'trace', got {kind!r}")
 
 
-def check_inputs(config: dict) -> None:
-    """Validate a config; errors name the key (job.deadline, market.path, ...) or
-    the trace file and line (TraceError)."""
-    prepare(config)
-
-
 def prepare(config: dict) -> PreparedSpot:
-    """Everything shared by the replicates of one cell (the trace is loaded once)."""
+    """Validate a config (errors name the key, e.g. job.deadline or market.path, or the trace
+    file and line: TraceError) and build everything its replicates share (the trace is loaded
+    once)."""
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
     job = _job(config)
-    pool = pool_names.PoolConfig.from_dict(config.get("pool"))
+    pool = pool_names.PoolConfig.from_dict(as_section(config.get("pool"), "pool"))
     mechanisms = _mechanisms(config, pool)
     forecast = ForecastConfig.from_dict(config.get("forecast"))
     noise = NoiseConfig.from_dict(config.get("noise"))
@@ -178,7 +167,7 @@ def prepare(config: dict) -> PreparedSpot:
 
 
 def mechanism_names(config: dict) -> list[str]:
-    return list(_mechanisms(config, pool_names.PoolConfig.from_dict(config.get("pool"))))
+    return list(_mechanisms(config, pool_names.PoolConfig.from_dict(as_section(config.get("pool"), "pool"))))
 
 
 def draw_market(prepared: PreparedSpot, rng: np.random.Generator) -> SpotMarket:
@@ -258,8 +247,9 @@ def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Ge
 
     The AHAP policies run together (`ahap_batch.AHAPPool`, the compiled fast path, the
     same outcomes bit for bit as `simulate` with `AHAP`), so do the AHANP ones
-    (`ahanp_batch.AHANPPool`); the others one by one through `simulate`. Rows carry `regret_vs_opt` (the offline optimum's utility minus the
-    row's) when OPT is among the mechanisms."""
+    (`ahanp_batch.AHANPPool`); the others one by one through `simulate`. When OPT is among
+    the mechanisms, rows carry `regret_vs_opt` (the offline optimum's utility minus the row's)
+    and `opt_proven` (whether CP-SAT proved the plan optimal)."""
     world = draw_market(prepared, rng)
     job = draw_job(prepared, rng)
     forecast = make_forecast(prepared, world, job, replicate, rng) if prepared.predictive else None
@@ -278,19 +268,18 @@ def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Ge
         for q, i in enumerate(ahanp_at):
             rows[i] = result.record(q, prepared.mechanisms[i])
     solver = None
+    proven = None
     for i, name in enumerate(prepared.mechanisms):
         if rows[i] is not None:
             continue
         if name == pool_names.OPTIMUM:
             plan = solve_offline(job, job_market.window(0, job.deadline))
+            proven = plan.status == "OPTIMAL"
             outcome = simulate(job, job_market, FixedPlan(plan.n_on_demand, plan.n_spot))
         else:
             outcome = simulate(job, job_market, make_policy(name, solver), forecast)
         rows[i] = outcome.record(name)
-    if pool_names.OPTIMUM in prepared.mechanisms:
-        best = next(row["utility"] for row in rows if row["mechanism"] == pool_names.OPTIMUM)
-        for row in rows:
-            row["regret_vs_opt"] = best - row["utility"]
+    add_optimum_columns(rows, pool_names.OPTIMUM, regret=True, proven=proven)
     if prepared.job_sampling.active:
         for row in rows:
             row.update(job_workload=job.workload, job_n_min=job.n_min, job_n_max=job.n_max)
@@ -321,62 +310,11 @@ def utility_bounds(prepared: PreparedSpot) -> tuple[float, float]:
 
 
 def cell_outputs(config: dict, frame) -> dict:
-    """Online policy selection over the cell's jobs (Alg. 2, Sec. V), in replicate order:
-    the weight trajectory (Fig. 10's data and heatmap), cumulative regret against the
-    best fixed policy in hindsight and against the offline optimum (when OPT runs), and
-    the weights of the final top-5 policies as step series."""
-    from algorithms.common.policy_selection import exponentiated_gradient, regret_bound, weights_frame
-
+    """Online policy selection (Alg. 2, Sec. V) over the cell's jobs in replicate order, among
+    `selection.mechanisms` (algorithms/common/selection_outputs.py), with utilities normalised
+    by `utility_bounds`."""
     prepared = prepare(config)
     if not prepared.selection:
         return {}
-    names = list(prepared.selection)
-    table = frame.pivot(index="replicate", columns="mechanism", values="utility").sort_index()
-    utilities = table[names].to_numpy(dtype=float)
-    optimum = table[pool_names.OPTIMUM].to_numpy(dtype=float) if pool_names.OPTIMUM in table else None
     lower, upper = utility_bounds(prepared)
-    run = exponentiated_gradient(utilities, lower, upper, optimum=optimum)
-    jobs = np.arange(1, run.n_jobs + 1)
-    series = {
-        "selection/cumulative_regret": run.regret,
-        "selection/average_regret": run.regret / jobs,
-        "selection/expected_utility": run.expected_utility,
-    }
-    if run.regret_vs_optimum is not None:
-        series["selection/cumulative_regret_vs_opt"] = run.regret_vs_optimum
-    for index in run.top_policies(5):
-        series[f"weight/{names[index]}"] = run.weights[1:, index]
-    means = utilities.mean(axis=0)
-    best = run.best_fixed
-    near_best = np.abs(means - means[best]) <= 0.02 * abs(means[best])
-    policies = {
-        "policy": names,
-        "mean_utility": means,
-        "final_weight": run.final_weights,
-        "within_2pct_of_best": near_best,
-    }
-    import pandas as pd
-
-    metrics = {
-        "selection/final_regret": float(run.regret[-1]),
-        "selection/average_regret": float(run.regret[-1] / run.n_jobs),
-        "selection/regret_bound": regret_bound(len(names), run.n_jobs) * (upper - lower),
-        "selection/best_fixed_mean_utility": float(means[best]),
-        "selection/expected_utility_mean": float(run.expected_utility.mean()),
-        "selection/final_weight_of_best_fixed": float(run.final_weights[best]),
-        "selection/final_weight_within_2pct": float(run.final_weights[near_best].sum()),
-        "selection/eta": float(np.mean(run.eta)),
-        "selection/lower_bound": lower,
-        "selection/upper_bound": upper,
-    }
-    if run.regret_vs_optimum is not None:
-        metrics["selection/final_regret_vs_opt"] = float(run.regret_vs_optimum[-1])
-    return {
-        "tables": {
-            "policy_weights": weights_frame(run, names).set_index("job"),
-            "policy_selection": pd.DataFrame(policies),
-        },
-        "series": series,
-        "metrics": metrics,
-        "figures": {"policy_weights.png": ("heatmap", "policy_weights")},
-    }
+    return selection_outputs(frame, prepared.selection, lower, upper, optimum=pool_names.OPTIMUM)

@@ -1,6 +1,6 @@
 """MSU baseline: Maximal Spot Utilization.
 
-Paper 000_17f647b6e3bf630a.txt, Sec. VI-A: "MSU prioritizes using all available
+Paper paper 000, Sec. VI-A: "MSU prioritizes using all available
 spot instances in the early stages of job execution and switches to on-demand
 instances near the deadline". Each slot runs all usable spot, min(avail, N_max)
 (0 when fewer than N_min are available), whatever its price, as long as the job

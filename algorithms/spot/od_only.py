@@ -1,7 +1,7 @@
 """OD-Only baseline: on-demand instances only, just enough to finish by d.
 
-Paper 000_17f647b6e3bf630a.txt, Sec. VI-A ("OD-Only executes fine-tuning jobs
-using only on-demand instances"); SEED_NOTES `spot`: "enough to finish by d".
+Paper paper 000, Sec. VI-A ("OD-Only executes fine-tuning jobs
+using only on-demand instances"); reading notes `spot`: "enough to finish by d".
 
 Each slot keeps the previous count when running it to d still completes the
 job (no reconfiguration, mu = 1); otherwise it takes the smallest n in

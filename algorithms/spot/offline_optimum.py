@@ -1,6 +1,6 @@
 """Offline optimum of problem (5) with perfect knowledge, solved with OR-Tools CP-SAT.
 
-Paper 000_17f647b6e3bf630a.txt, Sec. III-D, problem (5): choose n_t^o, n_t^s for
+Paper paper 000, Sec. III-D, problem (5): choose n_t^o, n_t^s for
 t = 1..d to maximise V(T) - C (eq. 3, 4) subject to (5a)-(5e), knowing every
 spot price p_t^s and availability n_t^avail in advance. The result is the
 hindsight benchmark "OPT" of Theorem 1 (Sec. IV-A). The accounting is exactly
@@ -12,7 +12,7 @@ configuration of Sec. III-E2 (`FineTuneJob.termination`, V~ of eq. 9).
 Reduction to totals. Progress depends only on the totals n_t = n_t^o + n_t^s,
 and for a total n the cheapest split is n^s = min(n_t^avail, n) when
 p_t^s < p^o, else all on-demand (`cheapest_split`). The model chooses
-n_t in {0} U [N_min, N_max] (idle allowed: delta_t = 0 in (5c)-(5d), SEED_NOTES).
+n_t in {0} U [N_min, N_max] (idle allowed: delta_t = 0 in (5c)-(5d), reading notes).
 
 Model. Booleans x[t, n], exactly one per slot, say "slot t runs a total of n";
 the cost of slot t is sum_n c_t(n) x[t, n] with c_t the cheapest split's cost.

@@ -5,20 +5,25 @@ threshold sigma; AHANP policies vary sigma. The paper's pool (omega in 1..5,
 sigma in 0.3..0.9) has 15 x 7 = 105 AHAP and 7 AHANP policies, indexed 1..112 in
 Fig. 10 in that order: AHAP by omega, then v, then sigma, then AHANP by sigma.
 
-In a config, `mechanisms` lists names: `OD-Only`, `MSU`, `UP`, `OPT`, an explicit
-`AHAP(w=3,v=2,sigma=0.5)` or `AHANP(sigma=0.7)`, or the group names `AHAP` and
-`AHANP`, which expand to every member of the configured pool.
+In a config, `mechanisms` lists names (the grammar of algorithms/common/mechanism_names.py):
+`OD-Only`, `MSU`, `UP`, `OPT`, an explicit `AHAP(w=3,v=2,sigma=0.5)` or `AHANP(sigma=0.7)`
+(keys in any order; results write them in this order), or the group names `AHAP` and
+`AHANP`, which expand to every member of the configured pool. A policy listed twice, also
+through a group, is an error.
 """
 from __future__ import annotations
 
-import re
+import numbers
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from algorithms.common.mechanism_names import check_unique, parse_name
+from market.common.fields import as_section, number_list, reject_unknown_keys
+
 BASELINES = ("OD-Only", "MSU", "UP")
 OPTIMUM = "OPT"
-_AHAP = re.compile(r"^AHAP\(w=(\d+),v=(\d+),sigma=([0-9.]+)\)$")
-_AHANP = re.compile(r"^AHANP\(sigma=([0-9.]+)\)$")
+GROUPS = ("AHAP", "AHANP")
+_KEYS = {"AHAP": ("w", "v", "sigma"), "AHANP": ("sigma",)}
 
 
 def ahap_name(window: int, commitment: int, threshold: float) -> str:
@@ -39,16 +44,13 @@ class PoolConfig:
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> "PoolConfig":
-        d = dict(d or {})
-        unknown = sorted(set(d) - {"window", "commitment", "threshold"})
-        if unknown:
-            raise ValueError(f"pool: unknown key(s) {', '.join(map(repr, unknown))} (known: window, commitment, threshold)")
-        pool = cls(
-            window=_ints(d.get("window", cls.window), "pool.window"),
-            commitment=None if d.get("commitment") is None else _ints(d["commitment"], "pool.commitment"),
-            threshold=_floats(d.get("threshold", cls.threshold), "pool.threshold"),
+        d = as_section(d, "pool")
+        reject_unknown_keys(cls, d, "pool")
+        return cls(
+            window=number_list(d.get("window", cls.window), "pool.window", int, 1),
+            commitment=None if d.get("commitment") is None else number_list(d["commitment"], "pool.commitment", int, 1),
+            threshold=number_list(d.get("threshold", cls.threshold), "pool.threshold", float, 0, strict_min=True),
         )
-        return pool
 
     def ahap(self) -> list[str]:
         names = []
@@ -62,49 +64,40 @@ class PoolConfig:
         return [ahanp_name(sigma) for sigma in self.threshold]
 
 
-def _ints(values, key: str) -> tuple[int, ...]:
-    values = values if isinstance(values, (list, tuple)) else [values]
-    if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
-        raise ValueError(f"{key} must be a non-empty list of positive integers, got {values!r}")
-    return tuple(values)
-
-
-def _floats(values, key: str) -> tuple[float, ...]:
-    values = values if isinstance(values, (list, tuple)) else [values]
-    if not values or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 for v in values):
-        raise ValueError(f"{key} must be a non-empty list of positive numbers, got {values!r}")
-    return tuple(float(v) for v in values)
-
-
 def parse(name: str) -> tuple[str, dict]:
     """The kind and parameters of a single mechanism name; ValueError for an unknown name."""
-    if name in BASELINES or name == OPTIMUM:
-        return name, {}
-    match = _AHAP.match(name)
-    if match:
-        window, commitment, threshold = int(match[1]), int(match[2]), float(match[3])
-        if not 1 <= commitment <= window:
+    parsed = parse_name(name)
+    if parsed.kind in BASELINES + (OPTIMUM,) and not parsed.params:
+        return parsed.kind, {}
+    if parsed.kind in _KEYS and parsed.params:
+        keys = _KEYS[parsed.kind]
+        if sorted(parsed.params) != sorted(keys):
+            raise ValueError(f"mechanisms: {name}: {parsed.kind} takes the keys {', '.join(keys)}")
+        sigma = parsed.params["sigma"]
+        if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not sigma > 0:
+            raise ValueError(f"mechanisms: {name}: sigma must be a number > 0")
+        if parsed.kind == "AHANP":
+            return "AHANP", {"threshold": float(sigma)}
+        window, commitment = parsed.params["w"], parsed.params["v"]
+        if not all(isinstance(x, int) and x >= 1 for x in (window, commitment)):
+            raise ValueError(f"mechanisms: {name}: w and v must be positive integers")
+        if not commitment <= window:
             raise ValueError(f"mechanisms: {name}: the commitment v must be in 1..w (Sec. VI-A)")
-        if not threshold > 0:
-            raise ValueError(f"mechanisms: {name}: sigma must be > 0")
-        return "AHAP", {"window": window, "commitment": commitment, "threshold": threshold}
-    match = _AHANP.match(name)
-    if match:
-        return "AHANP", {"threshold": float(match[1])}
-    known = ", ".join([*BASELINES, OPTIMUM, "AHAP", "AHANP", "AHAP(w=W,v=V,sigma=S)", "AHANP(sigma=S)"])
+        return "AHAP", {"window": window, "commitment": commitment, "threshold": float(sigma)}
+    known = ", ".join([*BASELINES, OPTIMUM, *GROUPS, "AHAP(w=W,v=V,sigma=S)", "AHANP(sigma=S)"])
     raise ValueError(f"mechanisms: unknown mechanism '{name}' (known: {known})")
 
 
 def expand(names: Sequence[str], pool: PoolConfig) -> list[str]:
-    """Config names -> the mechanism names of the results, groups expanded, duplicates dropped, order kept."""
+    """Config names -> the mechanism names of the results, groups expanded, order kept; a name
+    listed twice (also through a group) is an error."""
     out: list[str] = []
     for name in names:
         if name == "AHAP":
-            group = pool.ahap()
+            out.extend(pool.ahap())
         elif name == "AHANP":
-            group = pool.ahanp()
+            out.extend(pool.ahanp())
         else:
             kind, params = parse(name)
-            group = [ahap_name(**params) if kind == "AHAP" else ahanp_name(**params) if kind == "AHANP" else name]
-        out.extend(n for n in group if n not in out)
-    return out
+            out.append(ahap_name(**params) if kind == "AHAP" else ahanp_name(**params) if kind == "AHANP" else name)
+    return check_unique(out)

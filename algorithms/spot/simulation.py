@@ -1,11 +1,11 @@
 """Shared slot-by-slot accounting for every spot policy.
 
-Paper 000_17f647b6e3bf630a.txt, Sec. III: in each slot t = 1..d a policy buys
+Paper paper 000, Sec. III: in each slot t = 1..d a policy buys
 n_t^o on-demand and n_t^s spot instances; constraints (5b)-(5e) bound them;
 progress grows by mu_t H(n_t) (eq. 1, 2, 5a) and cost by n_t^o p^o + n_t^s p_t^s
 (eq. 3). A job unfinished at d runs the termination configuration of Sec. III-E2,
 and the utility is V(T) - C (eq. 5), i.e. V~(Z_ddl) - C_ddl (eq. 7-9). Idle
-(n_t = 0) is a decision: delta_t = 0 in (5c)-(5d) (SEED_NOTES, `spot`).
+(n_t = 0) is a decision: delta_t = 0 in (5c)-(5d) (reading notes, `spot`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """UP baseline: Uniform Progress (Wu et al., "Can't Be Late", NSDI'24).
 
-Paper 000_17f647b6e3bf630a.txt, Sec. VI-A: "UP compares the accumulated progress
+Paper paper 000, Sec. VI-A: "UP compares the accumulated progress
 against the expected progress, which incorporates reconfiguration overhead. It
 prioritizes spot usage when available, and resorts to on-demand instances only
 when progress falls behind and spot instances are unavailable." The expected

@@ -1,13 +1,13 @@
 """Problem (10) of AHAP, solved exactly over one prediction window.
 
-Paper 000_17f647b6e3bf630a.txt, Sec. IV-A, Alg. 1 line 13, problem (10): at slot
+Paper paper 000, Sec. IV-A, Alg. 1 line 13, problem (10): at slot
 t choose n_tau^o, n_tau^s for the slots tau = t..t+omega of the window to maximise
 
     V~(Z_{t+omega}) - sum_tau (n_tau^o p^o + n_tau^s p_{tau|t}^s)
 
 against the predicted spot prices p_{tau|t}^s and availabilities n_{tau|t}^avail,
 subject to (5b)-(5e): n^s <= n^avail, and n = n^o + n^s in {0} U [N_min, N_max]
-(0 is idle, SEED_NOTES `spot`). Progress follows eq. 2 / 5a, mu_tau relative to
+(0 is idle, reading notes `spot`). Progress follows eq. 2 / 5a, mu_tau relative to
 the previous slot's total (the first relative to the real n_{t-1}). The window
 is cut at the deadline d: slots after d are not decided here (Sec. III-E2 hands
 them to the termination configuration).
@@ -17,7 +17,7 @@ when the spot price is strictly below p^o, else all on-demand (`cheapest_split`)
 progress depends only on the totals, so (10) is a problem over totals.
 
 Terminal value. The paper writes V~(Z_{t+omega}) without saying what V~ means
-for a window ending before d. SEED_NOTES asks for a documented choice under
+for a window ending before d. The reading notes ask for a documented choice under
 which buying inside the window has value. This module uses the *on-demand
 continuation value* (`continuation_value`): the best utility still obtainable
 from the window's end e = t + omega by on-demand instances only, i.e. a constant

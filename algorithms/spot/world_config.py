@@ -1,7 +1,7 @@
 """Config sections of the spot family beyond the job and the market: forecasts,
 prediction noise (with phases), per-job sampling and online policy selection.
 
-Paper 000_17f647b6e3bf630a.txt: forecasts by ARIMA or an oracle (Sec. II-C, VI-A),
+Paper paper 000: forecasts by ARIMA or an oracle (Sec. II-C, VI-A),
 the four noise settings with an error level (Sec. VI-A, Figs. 9-10), the Fig. 9
 job distribution (L ~ U[70, 120], N_min in [1, 4], N_max in [12, 16]) and the
 policy pool Alg. 2 selects from (Sec. V, VI-A).

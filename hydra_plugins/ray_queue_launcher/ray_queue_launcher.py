@@ -13,9 +13,11 @@ from typing import List, Optional, Sequence
 from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.utils import JobReturn, JobStatus, configure_log, filter_overrides, setup_globals
+from hydra.errors import HydraException
 from hydra.plugins.launcher import Launcher
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf.errors import OmegaConfBaseException
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +44,13 @@ class RayQueueLauncher(Launcher):
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         from sweep.cells import make_cell
-        from sweep.cli import exit_with_error, remove_if_no_results
+        from sweep.cli import exit_with_error, mark_engine_reached, remove_if_no_results
         from sweep.engine import run_cells
         from sweep.errors import ConfigError
         from sweep.schema import runner_config, tracking_config
         from sweep.tracking import parent_params
 
+        mark_engine_reached()
         setup_globals()
         assert self.config is not None and self.hydra_context is not None
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
@@ -56,7 +59,11 @@ class RayQueueLauncher(Launcher):
         try:
             for offset, overrides in enumerate(job_overrides):
                 idx = initial_job_idx + offset
-                sweep_config = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
+                listed = " ".join(filter_overrides(overrides)) or "(no overrides)"
+                try:
+                    sweep_config = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
+                except (HydraException, OmegaConfBaseException) as err:  # a key or group typo, a bad value
+                    raise ConfigError(f"{' '.join(str(err).split())} [cell #{idx}: {listed}]") from None
                 with open_dict(sweep_config):
                     sweep_config.hydra.job.id = idx
                     sweep_config.hydra.job.num = idx
@@ -65,7 +72,6 @@ class RayQueueLauncher(Launcher):
                 try:
                     cells.append(make_cell(sweep_config, list(overrides), idx, subdir))
                 except ConfigError as err:
-                    listed = " ".join(filter_overrides(overrides)) or "(no overrides)"
                     raise ConfigError(f"{err} [cell #{idx}: {listed}]") from None
                 configs.append(sweep_config)
             runner, tracking = runner_config(configs[0]), tracking_config(configs[0])

@@ -1,6 +1,6 @@
 """Per-slot arrival counts from a CSV trace, replayed as the task arrivals of the
-`auction` family (paper 001_16667b406bf23ec3.txt, Sec. 5.1, "real-world traces";
-SEED_NOTES `auction`: replay real per-slot counts scaled to the load asked for).
+`auction` family (paper 001, Sec. 5.1, "real-world traces";
+reading notes `auction`: replay real per-slot counts scaled to the load asked for).
 
 Format (data/README.md): a header row with at least the columns `slot`
 (0, 1, 2, ... consecutive) and `arrivals` (integer >= 0); `timestamp` and any other

@@ -1,4 +1,4 @@
-"""The GPU cluster of the `auction` family (paper 001_16667b406bf23ec3.txt, Sec. 2.1, 5.1).
+"""The GPU cluster of the `auction` family (paper 001, Sec. 2.1, 5.1).
 
 K compute nodes, each of one type, run LoRA fine-tuning tasks that share one copy of
 the base model (size r_b GB) per node. Node k has a compute capacity C_kp (samples

@@ -1,4 +1,4 @@
-"""Labor vendors that pre-process a task's dataset (paper 001_16667b406bf23ec3.txt,
+"""Labor vendors that pre-process a task's dataset (paper 001,
 Sec. 2.1, "Data Pre-Processing"): vendor n charges q_in and takes h_in slots for task i.
 
 The paper gives no numbers. This project's documented model (docs/auction/model.md):

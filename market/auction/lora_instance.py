@@ -1,5 +1,5 @@
 """One world of the `auction` family: a cluster, a day of LoRA tasks and the vendors'
-offers for each task (paper 001_16667b406bf23ec3.txt, Sec. 2.1).
+offers for each task (paper 001, Sec. 2.1).
 
 The horizon is the day's `tasks.slots` arrival slots, extended to the last deadline so
 that tasks arriving late in the day are not cut off; the operating-cost profile

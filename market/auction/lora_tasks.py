@@ -1,4 +1,4 @@
-"""LoRA fine-tuning tasks of the `auction` family (paper 001_16667b406bf23ec3.txt,
+"""LoRA fine-tuning tasks of the `auction` family (paper 001,
 Sec. 2.1 and 5.1): task i = {a_i, d_i, D_i, r_i, M_i, f_i, b_i}.
 
 Generator (docs/auction/model.md; the paper's Sec. 5.1 where it says, this project's

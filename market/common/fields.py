@@ -24,7 +24,7 @@ from dataclasses import fields, is_dataclass
 
 __all__ = [
     "as_section", "choice", "in_range", "integer", "interval", "is_integral", "is_real",
-    "real", "reject_unknown_keys",
+    "number_list", "real", "reject_unknown_keys",
 ]
 
 
@@ -98,7 +98,9 @@ def _range_text(minimum, maximum, strict_min: bool, strict_max: bool) -> str:
 
 
 def _in_range(x, minimum, maximum, strict_min: bool, strict_max: bool) -> bool:
-    """Written as `not (lo <= x)` rather than `x < lo` so that NaN is never in range."""
+    """NaN is never in range, with or without bounds."""
+    if x != x:
+        return False
     if minimum is not None and not (x > minimum if strict_min else x >= minimum):
         return False
     if maximum is not None and not (x < maximum if strict_max else x <= maximum):
@@ -159,7 +161,7 @@ def in_range(value, key: str, minimum=None, maximum=None, strict_min: bool = Fal
     """`value` (already known to be a number) within the bounds, else
     ``{key} must be > 0, got -0.5`` or ``{key} must be in (0, 1], got 1.1``."""
     if not _in_range(value, minimum, maximum, strict_min, strict_max):
-        what = _range_text(minimum, maximum, strict_min, strict_max)
+        what = _range_text(minimum, maximum, strict_min, strict_max) or "a number"
         raise ValueError(f"{key} must be {'in ' if minimum is not None and maximum is not None else ''}"
                          f"{what}, got {value!r}")
     return value
@@ -190,3 +192,19 @@ def interval(value, key: str, kind: type = float, minimum=None, strict_min: bool
     if not ok:
         raise ValueError(f"{key} must satisfy {bound}low <= high, got {value!r}")
     return (kind(low), kind(high))
+
+
+def number_list(value, key: str, kind: type = float, minimum=None, strict_min: bool = False) -> tuple:
+    """A non-empty list of numbers (a single number is a list of one), each a `kind` (int: an
+    integer, not a bool; float: a finite number) within the bound, as a tuple of `kind`.
+    Errors read ``{key} must be a non-empty list of positive integers, got [...]``."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if kind is int:
+        ok = [is_integral(x, False) and _in_range(x, minimum, None, strict_min, False) for x in items]
+        noun = "positive integers" if minimum == 1 and not strict_min else f"integers {_range_text(minimum, None, strict_min, False)}"
+    else:
+        ok = [is_real(x) and math.isfinite(x) and _in_range(x, minimum, None, strict_min, False) for x in items]
+        noun = "positive numbers" if minimum == 0 and strict_min else f"numbers {_range_text(minimum, None, strict_min, False)}"
+    if not items or not all(ok):
+        raise ValueError(f"{key} must be a non-empty list of {noun.rstrip()}, got {items!r}")
+    return tuple(kind(x) for x in items)

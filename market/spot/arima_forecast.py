@@ -1,4 +1,4 @@
-"""ARIMA forecasts of spot prices and availability (paper 000_17f647b6e3bf630a.txt, Sec. II-C).
+"""ARIMA forecasts of spot prices and availability (paper 000, Sec. II-C).
 
 Sec. II-C fits an ARIMA model (Box-Jenkins) to the 30-minute series of spot
 availability and price and forecasts them ahead (Fig. 3); Alg. 1 line 3 reads

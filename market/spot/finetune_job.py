@@ -1,4 +1,4 @@
-"""The fine-tuning job of paper 000_17f647b6e3bf630a.txt, Sec. III.
+"""The fine-tuning job of paper 000, Sec. III.
 
 A job is the four-tuple {L, d, N_min, N_max} of Sec. III-A plus the throughput
 model H(n) (eq. 1), the reconfiguration efficiency mu_t (eq. 2), the value
@@ -9,7 +9,7 @@ Defaults are the paper's evaluation settings (Sec. VI-A): L = 80, d = 10 slots,
 N_min = 1, N_max = 12, mu = 0.9; "unit GPU compute power equals 1" and "L = 80 is
 done by 8 GPUs in 10 slots" give alpha = 1, beta = 0. Eq. 1 writes beta != 0;
 beta stays configurable. The paper gives neither v nor gamma: the defaults
-v = 160 = 2 * L * p_o and gamma = 2 are this project's choice (SEED_NOTES,
+v = 160 = 2 * L * p_o and gamma = 2 are this project's choice (reading notes,
 `spot`), with which OD-Only earns a positive utility (160 - 81 = 79).
 """
 

@@ -1,6 +1,6 @@
 """Forecasts of spot prices and availability, as the policies of paper 000 see them.
 
-Paper 000_17f647b6e3bf630a.txt, Alg. 1 line 3: at slot t the policy predicts the
+Paper paper 000, Alg. 1 line 3: at slot t the policy predicts the
 spot price p_{t+tau|t} and availability n^avail_{t+tau|t} for tau = 0..omega.
 `SpotForecast` holds every prediction a job can ask for, made before the job runs
 from one world, so that every policy in a pool reads the same forecasts (common

@@ -1,9 +1,9 @@
-"""Prediction noise on spot forecasts (paper 000_17f647b6e3bf630a.txt, Sec. VI-A).
+"""Prediction noise on spot forecasts (paper 000, Sec. VI-A).
 
 Sec. VI-A ("Prediction Noise") defines four settings: the error is either
 magnitude-dependent (Mag-Dep.) or fixed-magnitude (Fixed-Mag.), and uniform or
 heavy-tailed; Fig. 10 uses error levels e of 10%, 30%, 50% and 200%. The paper
-gives no formulas; this module's reading (SEED_NOTES `spot`), for a true value x
+gives no formulas; this module's reading (reading notes `spot`), for a true value x
 and a standardised error eps:
 
   mag_dep_*:  x_hat = x * (1 + e * eps)          (error proportional to x)

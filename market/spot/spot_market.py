@@ -1,12 +1,12 @@
 """Spot market paths and the synthetic spot market generator.
 
-Paper 000_17f647b6e3bf630a.txt, Sec. III-B: in slot t spot instances cost p_t^s
+Paper paper 000, Sec. III-B: in slot t spot instances cost p_t^s
 and n_t^avail of them are available, both constant within the slot; on-demand
 instances are always available at p^o. Sec. VI-A: 30-minute slots, p^o = 1, spot
 prices normalised to it, availability capped to [0, 16].
 
 The Vast.ai series of Sec. II-B is not available here, so `SyntheticMarketParams`
-generates one with the properties the paper reports (SEED_NOTES, `spot`): a daily
+generates one with the properties the paper reports (reading notes, `spot`): a daily
 cycle of 48 slots with more availability (and lower prices) by day (Sec. II-C),
 autocorrelated noise, and a spot price median about 60% of its P90 (Sec. II-B).
 """
@@ -121,7 +121,7 @@ def ar1_paths(rng: np.random.Generator, n_series: int, n_slots: int, ar: float,
 
 @dataclass(frozen=True)
 class SyntheticMarketParams:
-    """Daily-cycle spot market with AR(1) multiplicative noise (SEED_NOTES `spot`).
+    """Daily-cycle spot market with AR(1) multiplicative noise (reading notes `spot`).
 
     For slot k with time of day s = (start + k) mod slots_per_day, the day
     indicator c_k = -cos(2 pi s / slots_per_day) is -1 at midnight, +1 at noon:

@@ -1,7 +1,7 @@
 """CSV spot-market traces: loader and random windows.
 
 Replays real per-slot spot price and availability in place of the paper's
-Vast.ai series (paper 000_17f647b6e3bf630a.txt, Sec. II-B and VI-A; SEED_NOTES,
+Vast.ai series (paper 000, Sec. II-B and VI-A; reading notes,
 `spot`). Format (data/README.md): a header row with at least the
 columns `slot` (0, 1, 2, ... consecutive), `spot_price` (spot price divided by
 the on-demand price, > 0) and `availability` (integer in [0, capacity]);
@@ -11,15 +11,15 @@ the on-demand price, > 0) and `availability` (integer in [0, capacity]);
 from __future__ import annotations
 
 import math
-import numbers
 import os
 
 import numpy as np
 
 from market.common.csv_trace import TraceError, parse_int, read_rows
+from market.common.fields import integer, real
 from market.spot.spot_market import SpotMarket
 
-__all__ = ["TraceError", "load_spot_trace", "sample_window"]
+__all__ = ["TraceError", "load_spot_trace", "sample_window", "spot_trace_values"]
 
 REQUIRED_COLUMNS = ("slot", "spot_price", "availability")
 
@@ -27,11 +27,26 @@ REQUIRED_COLUMNS = ("slot", "spot_price", "availability")
 def load_spot_trace(path, capacity: int = 16, on_demand_price: float = 1.0) -> SpotMarket:
     """Read a market trace; prices are multiplied by on_demand_price (see SpotMarket)."""
     path = os.fspath(path)
-    if isinstance(capacity, bool) or not isinstance(capacity, numbers.Integral) or capacity < 0:
-        raise ValueError(f"capacity must be an integer >= 0, got {capacity!r}")
-    capacity = int(capacity)
-    if not (isinstance(on_demand_price, numbers.Real) and on_demand_price > 0):
-        raise ValueError(f"on_demand_price must be > 0, got {on_demand_price!r}")
+    capacity = integer(capacity, "capacity", 0, allow_float=False)
+    on_demand_price = real(on_demand_price, "on_demand_price", 0, strict_min=True)
+    values = _parse(path, capacity)
+    return SpotMarket(
+        values["spot_price"] * on_demand_price,
+        values["availability"],
+        on_demand_price=on_demand_price,
+        capacity=capacity,
+    )
+
+
+def spot_trace_values(path) -> dict[str, np.ndarray]:
+    """The values a world is built from: `spot_price` (relative to on-demand) and
+    `availability`, slot by slot. What the seeds hash (the family's INPUT_FILES): the same
+    values give the same numbers whatever the file's bytes (line endings, a BOM, number
+    formatting, other columns)."""
+    return _parse(os.fspath(path), None)
+
+
+def _parse(path: str, capacity: int | None) -> dict[str, np.ndarray]:
     prices: list[float] = []
     avails: list[int] = []
     for line, values in read_rows(path, REQUIRED_COLUMNS):
@@ -49,20 +64,15 @@ def load_spot_trace(path, capacity: int = 16, on_demand_price: float = 1.0) -> S
         if not (math.isfinite(price) and price > 0):
             raise TraceError(path, line, f"spot_price {values['spot_price']!r} must be > 0")
         avail = parse_int(values["availability"])
-        if avail is None or not 0 <= avail <= capacity:
+        if avail is None or avail < 0 or (capacity is not None and avail > capacity):
+            bound = "" if capacity is None else f"in [0, {capacity}]"
             raise TraceError(
                 path, line,
-                f"availability {values['availability']!r} must be an integer "
-                f"in [0, {capacity}]",
+                f"availability {values['availability']!r} must be an integer " + (bound or ">= 0"),
             )
         prices.append(price)
         avails.append(avail)
-    return SpotMarket(
-        np.asarray(prices) * on_demand_price,
-        np.asarray(avails, dtype=np.int64),
-        on_demand_price=on_demand_price,
-        capacity=capacity,
-    )
+    return {"spot_price": np.asarray(prices, dtype=np.float64), "availability": np.asarray(avails, dtype=np.int64)}
 
 
 def sample_window(

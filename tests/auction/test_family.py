@@ -65,7 +65,7 @@ def test_variants_share_the_world_and_differ_by_settings():
 @pytest.mark.parametrize("change, key", [
     ({"mechanisms": ["pdFTSP", "VCG"]}, "mechanisms: unknown mechanism 'VCG'"),
     ({"mechanisms": []}, "mechanisms: must be a non-empty list"),
-    ({"mechanisms": ["EFT", "EFT"]}, "mechanisms: listed twice"),
+    ({"mechanisms": ["EFT", "EFT"]}, "'EFT' is listed twice"),
     ({"mechanisms": ["pdFTSP(scale=2)"]}, "unknown key"),
     ({"pdftsp": {"alpha": "lemma2_tight"}}, "pdftsp.alpha"),
     ({"pdftsp": {"payment": "vcg"}}, "pdftsp.payment"),
@@ -76,18 +76,18 @@ def test_variants_share_the_world_and_differ_by_settings():
 ])
 def test_config_errors_name_the_key(change, key):
     with pytest.raises(ValueError, match=key.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
-        family.check_inputs({**SMALL, **change})
+        family.prepare({**SMALL, **change})
 
 
 def test_trace_errors_name_file_and_line(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("slot,arrivals\n0,1\n1,oops\n")
     with pytest.raises(TraceError, match=r"bad\.csv:3"):
-        family.check_inputs({**SMALL, "tasks": {"arrivals": "trace", "trace_path": str(path)}})
+        family.prepare({**SMALL, "tasks": {"arrivals": "trace", "trace_path": str(path)}})
     short = tmp_path / "short.csv"
     short.write_text("slot,arrivals\n0,1\n1,2\n")
     with pytest.raises(ValueError, match="a day needs 144"):
-        family.check_inputs({**SMALL, "tasks": {"arrivals": "trace", "trace_path": str(short)}})
+        family.prepare({**SMALL, "tasks": {"arrivals": "trace", "trace_path": str(short)}})
 
 
 def test_trace_replay_scales_to_the_load():

@@ -55,30 +55,3 @@ def test_truthfulness_report_small_world(tmp_path):
     gap = auction.truthful_gap(table)
     assert gap["critical"] <= 1e-9
     assert (tmp_path / "fig10_truthfulness.png").exists()
-
-
-def test_checks_of_a_subset_keep_the_other_experiments_checks(tmp_path):
-    from reproduction.driver import write_checks
-
-    known = ["fig4", "fig8", "fig12", "fig10"]
-
-    def row(experiment: str, value: float) -> dict:
-        return {"experiment": experiment, "check": f"{experiment}: x", "value": value, "holds": True}
-
-    write_checks(tmp_path, [row("fig8", 1.0), row("fig12", 2.0), row("fig10", 3.0)], ["fig8", "fig12", "fig10"], known)
-    # a rerun of fig12 and of fig4 (new): fig12's row is replaced, fig8's and fig10's are kept
-    table = write_checks(tmp_path, [row("fig12", 5.0), row("fig4", 4.0)], ["fig12", "fig4"], known)
-    assert list(table["experiment"]) == ["fig4", "fig8", "fig12", "fig10"]
-    assert list(table["value"]) == [4.0, 1.0, 5.0, 3.0]
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "checks.csv"), table)
-
-
-def test_checks_replace_an_empty_or_older_file(tmp_path):
-    from reproduction.driver import write_checks
-
-    row = {"experiment": "fig8", "check": "fig8: x", "value": 1.0, "holds": True}
-    for earlier in ("", "check,value,holds\nold,1.0,True\n"):
-        (tmp_path / "checks.csv").write_text(earlier)
-        table = write_checks(tmp_path, [row], ["fig8"], ["fig8"])
-        assert list(table["check"]) == ["fig8: x"]
-    assert list(write_checks(tmp_path, [], ["fig4"], ["fig4", "fig8"])["check"]) == ["fig8: x"]

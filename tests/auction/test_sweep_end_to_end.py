@@ -8,11 +8,11 @@ from mlflow.tracking import MlflowClient
 
 from tests.engine.conftest import run_cli
 
-pytestmark = pytest.mark.slow
 
 MECHANISMS = ["pdFTSP", "Titan", "EFT", "NTM", "OPT"]
 
 
+@pytest.mark.slow
 def test_a_small_auction_grid_end_to_end(tmp_path):
     sweep_dir, uri = tmp_path / "sweep", f"sqlite:///{tmp_path / 'mlflow.db'}"
     proc = run_cli("-m", "family=auction", "cluster.nodes=3,4", "tasks.load=1.0", "tasks.slots=12",

@@ -1,4 +1,4 @@
-"""Online policy selection (paper 000_17f647b6e3bf630a.txt Sec. V, Alg. 2, Theorem 2)."""
+"""Online policy selection (paper 000 Sec. V, Alg. 2, Theorem 2)."""
 
 import math
 

@@ -63,13 +63,3 @@ def mlflow_server(tmp_path):
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
-
-
-@pytest.fixture
-def fake_family(monkeypatch):
-    """Register the fake family of test_side_tables.py (for this test only)."""
-    from sweep import families
-
-    from . import test_side_tables
-
-    monkeypatch.setitem(families.FAMILY_MODULES, test_side_tables.FAKE, test_side_tables.__name__)

@@ -1,10 +1,7 @@
 """A fake family for tests/engine/test_engine_units.py: one mechanism reports a key the
 other does not (as the auction family's Titan rows do)."""
 NAME = "ragged"
-
-
-def check_inputs(config):
-    pass
+SECTIONS = ()
 
 
 def prepare(config):

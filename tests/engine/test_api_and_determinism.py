@@ -6,10 +6,10 @@ import pytest
 
 from sweep import batch_run
 
-pytestmark = pytest.mark.slow
 GRID = {"job.deadline": [8, 12], "market.mean_availability": [4.0, 10.0]}
 
 
+@pytest.mark.slow
 def test_batch_run_returns_every_simulation(tmp_path):
     df = batch_run(GRID, overrides=["replicates=10"], number_processes=2, out_dir=tmp_path)
     assert len(df) == 4 * 10 * 3
@@ -19,6 +19,7 @@ def test_batch_run_returns_every_simulation(tmp_path):
     assert (tmp_path / "results.parquet").exists() and (tmp_path / "summary.csv").exists()
 
 
+@pytest.mark.slow
 def test_same_numbers_with_one_or_two_workers_and_any_chunk_size(tmp_path):
     one = batch_run(GRID, overrides=["replicates=40", "runner.chunk_size=3"], number_processes=1, out_dir=tmp_path / "a")
     two = batch_run(GRID, overrides=["replicates=40", "runner.chunk_size=64"], number_processes=2, out_dir=tmp_path / "b")
@@ -67,6 +68,13 @@ def test_an_input_file_seeds_by_its_content_not_its_path(tmp_path):
     a, b = cell(tmp_path / "a" / "trace.csv"), cell(tmp_path / "b" / "trace.csv")
     assert a.world["market"]["path"] != b.world["market"]["path"]
     assert (a.world_hash, a.config_hash) == (b.world_hash, b.config_hash)
-    with open(tmp_path / "b" / "trace.csv", "a") as handle:
+    edited = tmp_path / "b" / "trace.csv"
+    with open(edited, "a") as handle:
         handle.write("\n")
-    assert cell(tmp_path / "b" / "trace.csv").world_hash != a.world_hash
+    assert cell(edited).world_hash == a.world_hash, "a trailing blank line is not content"
+    lines = edited.read_bytes().split(b"\n")
+    fields = lines[1].split(b",")
+    fields[2] = str(float(fields[2]) + 0.01).encode()
+    lines[1] = b",".join(fields)
+    edited.write_bytes(b"\n".join(lines))
+    assert cell(edited).world_hash != a.world_hash

@@ -1,7 +1,7 @@
 """Per-cell analyses of a family: files on disk, step metrics and artifacts in MLflow."""
 from __future__ import annotations
 
-import types
+import dataclasses
 
 import numpy as np
 import pandas as pd
@@ -9,6 +9,7 @@ from mlflow.tracking import MlflowClient
 
 from sweep import cell_outputs
 from sweep.cells import Cell
+from sweep.family import load_family
 from sweep.results import read_meta, summarize, write_cell
 from sweep.schema import TrackingConfig
 from sweep.tracking import MlflowTracker
@@ -25,9 +26,9 @@ def fake_family(world, frame):
 
 
 def test_cell_outputs_reach_disk_and_mlflow(tmp_path, monkeypatch):
-    monkeypatch.setattr(cell_outputs, "load_family", lambda name: types.SimpleNamespace(cell_outputs=fake_family))
-    world = {"family": {"name": "spot"}, "mechanisms": ["A", "B"], "replicates": 2}
+    world = {"family": {"name": "spot", "module": "algorithms.spot.family"}, "mechanisms": ["A", "B"], "replicates": 2}
     cell = Cell(index=0, name="c0", params={"job.deadline": 8}, subdir="0", world=world, config_hash="h", world_hash="w")
+    cell.__dict__["spec"] = dataclasses.replace(load_family("algorithms.spot.family"), cell_outputs=fake_family)
     frame = pd.DataFrame({"cell": "c0", "cell_index": 0, "replicate": [0, 0, 1, 1], "mechanism": ["A", "B"] * 2,
                           "utility": [1.0, 2.0, 3.0, 4.0], "cost": [1.0, 1.0, 1.0, 1.0]})
     cell_dir = tmp_path / "0"
@@ -40,7 +41,7 @@ def test_cell_outputs_reach_disk_and_mlflow(tmp_path, monkeypatch):
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     tracker = MlflowTracker(TrackingConfig(kind="sqlite", uri=uri))
-    tracker.start(tmp_path, "spot", "test", {})
+    tracker.start(tmp_path, ["spot"], "test", {})
     tracker.log_cell(cell, cell_dir, summarize(frame, [cell]))
     tracker.finish(tmp_path, "FINISHED")
     assert not tracker.failed

@@ -33,7 +33,7 @@ def test_replicate_rng_depends_only_on_hash_and_replicate():
 
 
 def _cell(index=0, replicates=10):
-    world = {"family": {"name": "spot"}, "mechanisms": ["OD-Only", "MSU", "UP"], "replicates": replicates}
+    world = {"family": {"name": "spot", "module": "algorithms.spot.family"}, "mechanisms": ["OD-Only", "MSU", "UP"], "replicates": replicates}
     return Cell(index=index, name=f"c{index}", params={"job.deadline": 8 + index}, subdir=str(index), world=world)
 
 
@@ -48,17 +48,16 @@ def test_chunks_cover_every_replicate_once():
 
 
 def test_a_family_may_cap_replicates_per_chunk():
-    world = {"family": {"name": "auction"}, "mechanisms": ["pdFTSP", "EFT"], "replicates": 5}
+    world = {"family": {"name": "auction", "module": "algorithms.auction.family"}, "mechanisms": ["pdFTSP", "EFT"], "replicates": 5}
     chunks = make_chunks([Cell(index=0, name="a", params={}, subdir="0", world=world)], chunk_size=200)
     assert [(c.rep_start, c.rep_stop, c.simulations) for c in chunks] == [(r, r + 1, 2) for r in range(5)]
 
 
 def test_a_key_only_some_rows_report_is_null_elsewhere(monkeypatch):
-    from sweep import families
     from sweep.worker import SimulationWorker
 
-    monkeypatch.setitem(families.FAMILY_MODULES, "ragged", "tests.engine.ragged_family")
-    world = {"family": {"name": "ragged"}, "mechanisms": ["A", "B"], "replicates": 3}
+    world = {"family": {"name": "ragged", "module": "tests.engine.ragged_family"}, "mechanisms": ["A", "B"],
+             "replicates": 3}
     cell = Cell(index=0, name="r", params={}, subdir="0", world=world, config_hash=stable_hash(world),
                 world_hash=stable_hash(world))
     columns = SimulationWorker().run_chunk(cell.payload(), 0, 3)
@@ -128,36 +127,6 @@ def test_config_files_carry_the_model_defaults():
     assert NoiseConfig.from_dict(plain["noise"]) == NoiseConfig()
     assert JobSampling.from_dict(plain["job_sampling"]) == JobSampling()
     assert PoolConfig.from_dict(plain["pool"]) == PoolConfig()
-
-
-@pytest.mark.parametrize("grid", sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "conf" / "sweep").glob("*.yaml")))
-def test_every_grid_file_composes_and_validates(grid):
-    from hydra import compose, initialize_config_dir
-
-    from sweep.api import CONF_DIR
-    from sweep.cells import make_cell
-
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=[f"+sweep={grid}", "tracking=off"], return_hydra_config=True)
-        # the grid's first cell: the first value of every swept key (family=auction included)
-        params = cfg.hydra.sweeper.params or {}
-        first = [f"{key}={_first_value(str(value))}" for key, value in params.items()]
-        cfg = compose("config", overrides=[f"+sweep={grid}", "tracking=off", *first])
-    assert make_cell(cfg, first, 0, "0").replicates >= 1
-    assert cfg.family.name == ("auction" if grid.startswith("paper_001") else "spot")
-
-
-def _first_value(sweep: str) -> str:
-    """`a,b,c` -> `a`; `choice([1,2],[3,4])` -> `[1,2]`."""
-    if sweep.startswith("choice("):
-        inner = sweep[len("choice("):-1]
-        depth = 0
-        for i, ch in enumerate(inner):
-            depth += ch in "[(" and 1 or (-1 if ch in "])" else 0)
-            if ch == "," and depth == 0:
-                return inner[:i]
-        return inner
-    return sweep.split(",")[0]
 
 
 @pytest.mark.parametrize("per_second, shown", [(12345.6, "12,346"), (10.0, "10"), (2.345, "2.3"), (0.0389, "0.039")])

@@ -15,7 +15,6 @@ from sweep import batch_run
 
 from .conftest import ROOT, run_cli
 
-pytestmark = pytest.mark.slow
 KEYS = ["cell", "replicate", "mechanism"]
 GRID_ARGS = ["job.deadline=8,10,12,14", "job.workload=60,90", "replicates=300", "runner.chunk_size=60"]
 GRID = {"job.deadline": [8, 10, 12, 14], "job.workload": [60, 90]}
@@ -32,6 +31,7 @@ def same_numbers(got: pd.DataFrame, expected: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(got[columns], expected[columns], check_dtype=False)
 
 
+@pytest.mark.slow
 def test_interrupted_sweep_resumes_to_the_same_results(tmp_path):
     sweep_dir = tmp_path / "sweep"
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
@@ -62,6 +62,7 @@ def test_interrupted_sweep_resumes_to_the_same_results(tmp_path):
     assert len(children) == 8
 
 
+@pytest.mark.slow
 def test_rerun_of_a_complete_sweep_simulates_nothing(tmp_path):
     sweep_dir = tmp_path / "sweep"
     args = ["-m", "job.deadline=8,10", "replicates=5", "tracking=off", f"hydra.sweep.dir={sweep_dir}"]
@@ -71,6 +72,7 @@ def test_rerun_of_a_complete_sweep_simulates_nothing(tmp_path):
     assert "0 simulations" in again.stdout and "2 cell(s) were already complete" in again.stdout
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_replaced_and_its_chunk_retried(tmp_path):
     marker = tmp_path / "killed"
     sweep_dir = tmp_path / "sweep"
@@ -82,17 +84,18 @@ def test_a_killed_worker_is_replaced_and_its_chunk_retried(tmp_path):
     same_numbers(pd.read_parquet(sweep_dir / "results.parquet"), reference(tmp_path))
 
 
+@pytest.mark.slow
 def test_sweep_on_a_ray_cluster_on_loopback(tmp_path):
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
     try:
         sweep_dir = tmp_path / "sweep"
-        proc = run_cli("-m", "+sweep=smoke", "runner=cluster", f"runner.address={cluster.address}", "tracking=off",
+        proc = run_cli("-m", "experiment=smoke", "runner=cluster", f"runner.address={cluster.address}", "tracking=off",
                        f"hydra.sweep.dir={sweep_dir}")
         assert proc.returncode == 0, proc.stderr[-3000:]
         df = pd.read_parquet(sweep_dir / "results.parquet")
-        expected = batch_run({"job.deadline": [8, 12], "job.workload": [60, 80]}, overrides=["+sweep=smoke"],
+        expected = batch_run({"job.deadline": [8, 12], "job.workload": [60, 80]}, overrides=["experiment=smoke"],
                              out_dir=tmp_path / "local")
         same_numbers(df, expected.sort_values(KEYS).reset_index(drop=True))
     finally:

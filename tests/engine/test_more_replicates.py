@@ -28,7 +28,7 @@ def assert_same_files(a, b):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
-def test_more_replicates_simulates_only_the_new_ones(fake_family, monkeypatch, tmp_path):
+def test_more_replicates_simulates_only_the_new_ones(monkeypatch, tmp_path):
     run(monkeypatch, grid((2, 1)), tmp_path / "grown")
     simulated = run(monkeypatch, grid((7, 5)), tmp_path / "grown")
     assert simulated == {(0, r) for r in range(2, 7)} | {(1, r) for r in range(1, 5)}
@@ -36,20 +36,20 @@ def test_more_replicates_simulates_only_the_new_ones(fake_family, monkeypatch, t
     assert_same_files(tmp_path / "grown", tmp_path / "fresh")
 
 
-def test_fewer_replicates_simulates_nothing(fake_family, monkeypatch, tmp_path):
+def test_fewer_replicates_simulates_nothing(monkeypatch, tmp_path):
     run(monkeypatch, grid((7, 5)), tmp_path / "shrunk")
     assert run(monkeypatch, grid((3, 2)), tmp_path / "shrunk") == set()
     run(monkeypatch, grid((3, 2)), tmp_path / "fresh")
     assert_same_files(tmp_path / "shrunk", tmp_path / "fresh")
 
 
-def test_another_world_in_the_same_folder_is_simulated_again(fake_family, monkeypatch, tmp_path):
+def test_another_world_in_the_same_folder_is_simulated_again(monkeypatch, tmp_path):
     run(monkeypatch, grid((2, 2)), tmp_path)
     simulated = run(monkeypatch, grid((3, 3), tasks=(3, 6)), tmp_path)
     assert simulated == {(0, 2)} | {(1, r) for r in range(3)}
 
 
-def test_a_damaged_earlier_cell_is_not_reused(fake_family, monkeypatch, tmp_path):
+def test_a_damaged_earlier_cell_is_not_reused(monkeypatch, tmp_path):
     run(monkeypatch, grid((2, 2)), tmp_path)
     tasks = pd.read_parquet(tmp_path / "1" / "tasks.parquet")
     tasks.iloc[:-1].to_parquet(tmp_path / "1" / "tasks.parquet", index=False)  # cell.json counts one row more

@@ -154,7 +154,7 @@ def test_the_cli_reports_a_missing_token_as_an_error_message(tmp_path, monkeypat
     for name in TOKEN_VARS:
         monkeypatch.delenv(name, raising=False)
     out = tmp_path / "out"
-    proc = run_cli(*(["-m", "+sweep=smoke"] if multirun else []), "runner=cluster", "runner.address=127.0.0.1:1",
+    proc = run_cli(*(["-m", "experiment=smoke"] if multirun else []), "runner=cluster", "runner.address=127.0.0.1:1",
                    "tracking=off", f"hydra.{'sweep' if multirun else 'run'}.dir={out}", timeout=120,
                    env={"HOME": str(tmp_path), "RAY_AUTH_MODE": "token"})  # no token in this HOME
     assert proc.returncode == 2, proc.stderr[-3000:]
@@ -228,7 +228,7 @@ def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, tmp_path_fac
 
         address = f"127.0.0.1:{port}"
         sweep_dir = tmp_path / "sweep"
-        proc = run_cli("-m", "+sweep=smoke", "runner=cluster", f"runner.address={address}", "tracking=off",
+        proc = run_cli("-m", "experiment=smoke", "runner=cluster", f"runner.address={address}", "tracking=off",
                        f"hydra.sweep.dir={sweep_dir}")
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert f"presenting the Ray auth token from {home / '.ray' / 'auth_token'} to {address}" in proc.stdout

@@ -1,9 +1,10 @@
 """Side tables of a family (docs/architecture.md, "Family interface" and "Results"): a row's
 ``"tables"`` become ``<name>.parquet`` per cell and per sweep, in canonical order.
 
-This module is also the fake family the tests register (``FAMILY_MODULES`` is monkeypatched,
-never extended for good). Most tests run the engine with an in-process queue (the real
-``SimulationWorker``, chunks in a shuffled order, no Ray); one slow test uses the Ray pool.
+This module is also the fake family the tests use: a cell names it by ``family.module``, as any
+family is found (sweep/family.py), so neither the driver nor a Ray worker needs to register it.
+Most tests run the engine with an in-process queue (the real ``SimulationWorker``, chunks in a
+shuffled order, no Ray); one slow test uses the Ray pool.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sweep import families, task_queue
+from sweep import task_queue
 from sweep.cells import Cell
 from sweep.engine import run_cells
 from sweep.results import read_meta
@@ -26,10 +27,8 @@ TASK_COLUMNS = ["cell", "cell_index", "replicate", "mechanism", "task", "bid", "
 
 # ---- the fake family -------------------------------------------------------------------------
 NAME = FAKE
-
-
-def check_inputs(config):
-    pass
+SECTIONS = ("job",)
+SUMMARY_COLUMNS = ("cost", "completion_time")
 
 
 def prepare(config):
@@ -42,11 +41,11 @@ def mechanism_names(config):
 
 
 def simulate_replicate(prepared, replicate, rng):
-    """Rows in reverse mechanism order (the engine sorts them); 1..tasks tasks, varying by replicate."""
+    """Rows in mechanism order; 1..tasks tasks, varying by replicate."""
     n = 1 + replicate % prepared["tasks"]
     bids = rng.uniform(0.0, 1.0, size=n)
     rows = []
-    for m, mechanism in reversed(list(enumerate(prepared["mechanisms"]))):
+    for m, mechanism in enumerate(prepared["mechanisms"]):
         payment = bids * (m + 1)
         admitted = bids > 0.3 * (m + 1)
         row = {"mechanism": mechanism, "utility": float(payment[admitted].sum()), "cost": float(n),
@@ -63,7 +62,7 @@ def simulate_replicate(prepared, replicate, rng):
 
 # ---- helpers ---------------------------------------------------------------------------------
 def make_cell(index: int, tasks: int, replicates: int = 7, emit="tasks") -> Cell:
-    world = {"family": {"name": FAKE}, "job": {"tasks": tasks}, "mechanisms": ["B", "A", "C"],
+    world = {"family": {"name": FAKE, "module": __name__}, "job": {"tasks": tasks}, "mechanisms": ["B", "A", "C"],
              "replicates": replicates, "seed": 0}
     if emit != "tasks":
         world["job"]["emit"] = emit
@@ -120,20 +119,20 @@ def expected_tasks(cell: Cell) -> pd.DataFrame:
 
 
 # ---- tests -----------------------------------------------------------------------------------
-def test_worker_takes_the_tables_out_of_the_rows(fake_family):
+def test_worker_takes_the_tables_out_of_the_rows():
     cell = make_cell(0, 3)
     columns = SimulationWorker().run_chunk(cell.payload(), 2, 4)
     assert "tables" not in columns and len(columns["utility"]) == 6
     tasks = columns[TABLES_KEY]["tasks"]
     assert list(tasks) == ["replicate", "mechanism", "task", "bid", "payment", "admitted"]
-    # replicate 2 has 3 tasks, replicate 3 has 1; rows as the family returned them (C, A, B)
+    # replicate 2 has 3 tasks, replicate 3 has 1; rows in the order of mechanism_names (B, A, C)
     assert list(tasks["replicate"]) == [2] * 9 + [3] * 3
-    assert list(tasks["mechanism"]) == ["C"] * 3 + ["A"] * 3 + ["B"] * 3 + ["C", "A", "B"]
+    assert list(tasks["mechanism"]) == ["B"] * 3 + ["A"] * 3 + ["C"] * 3 + ["B", "A", "C"]
     assert list(tasks["task"]) == [2, 1, 0] * 3 + [0, 0, 0]
     assert tasks["admitted"].dtype == bool and tasks["bid"].dtype == float
 
 
-def test_cell_and_sweep_tables_in_canonical_order(fake_family, monkeypatch, tmp_path, capsys):
+def test_cell_and_sweep_tables_in_canonical_order(monkeypatch, tmp_path, capsys):
     in_process_queue(monkeypatch, seed=3)
     results = run_cells(cells(), tmp_path, runner(chunk_size=4), OFF)  # 4 // 3 mechanisms: 1 replicate per chunk
     assert "tables" not in results and TABLES_KEY not in results
@@ -153,7 +152,7 @@ def test_cell_and_sweep_tables_in_canonical_order(fake_family, monkeypatch, tmp_
     assert f"tasks (the family's side table, all cells): {tmp_path / 'tasks.parquet'}" in capsys.readouterr().out
 
 
-def test_same_files_whatever_the_chunks_and_their_order(fake_family, monkeypatch, tmp_path):
+def test_same_files_whatever_the_chunks_and_their_order(monkeypatch, tmp_path):
     in_process_queue(monkeypatch, seed=None)
     run_cells(cells(), tmp_path / "a", runner(chunk_size=1000), OFF, announce=False)
     in_process_queue(monkeypatch, seed=7)
@@ -163,7 +162,7 @@ def test_same_files_whatever_the_chunks_and_their_order(fake_family, monkeypatch
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
-def test_resume_reads_the_tables_back_from_the_cells(fake_family, monkeypatch, tmp_path):
+def test_resume_reads_the_tables_back_from_the_cells(monkeypatch, tmp_path):
     in_process_queue(monkeypatch)
     run_cells(cells(), tmp_path, runner(chunk_size=6), OFF, announce=False)
     before = pd.read_parquet(tmp_path / "tasks.parquet")
@@ -181,7 +180,7 @@ def test_resume_reads_the_tables_back_from_the_cells(fake_family, monkeypatch, t
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "tasks.parquet"), before)
 
 
-def test_a_sweep_without_tables_writes_nothing_new(fake_family, monkeypatch, tmp_path, capsys):
+def test_a_sweep_without_tables_writes_nothing_new(monkeypatch, tmp_path, capsys):
     in_process_queue(monkeypatch)
     run_cells([make_cell(0, 3, emit="none")], tmp_path, runner(chunk_size=6), OFF)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["0", "results.parquet", "summary.csv"]
@@ -201,13 +200,13 @@ def test_a_sweep_without_tables_writes_nothing_new(fake_family, monkeypatch, tmp
     (lambda n: {"tasks": {"x": [[1], [1, 2]]}}, "not a 1-D array"),
     (lambda n: [1, 2], "must be a dict"),
 ])
-def test_bad_tables_raise_a_clear_error(fake_family, emit, message):
+def test_bad_tables_raise_a_clear_error(emit, message):
     cell = make_cell(0, 3, emit=emit)
     with pytest.raises(ValueError, match=message):
         SimulationWorker().run_chunk(cell.payload(), 0, 2)
 
 
-def test_a_side_table_may_not_share_a_cell_outputs_name(fake_family, monkeypatch, tmp_path):
+def test_a_side_table_may_not_share_a_cell_outputs_name(monkeypatch, tmp_path):
     from sweep import cell_outputs
 
     in_process_queue(monkeypatch)
@@ -217,18 +216,7 @@ def test_a_side_table_may_not_share_a_cell_outputs_name(fake_family, monkeypatch
     assert not (tmp_path / "0" / "cell.json").exists()
 
 
-class RegisteringWorker(SimulationWorker):
-    """The real worker, in a Ray actor that first registers the fake family in its own process."""
-
-    def __init__(self) -> None:
-        families.FAMILY_MODULES[FAKE] = __name__
-        super().__init__()
-
-
-@pytest.mark.slow
-def test_same_files_with_one_or_two_ray_workers(fake_family, monkeypatch, tmp_path):
-    task_queue.close_pool()  # a pool of another test holds actors of the plain worker class
-    monkeypatch.setattr(task_queue, "SimulationWorker", RegisteringWorker)
+def test_same_files_with_one_or_two_ray_workers(tmp_path):
     try:
         run_cells(cells(), tmp_path / "one", runner(chunk_size=3, workers=1), OFF, announce=False)
         run_cells(cells(), tmp_path / "two", runner(chunk_size=7, workers=2), OFF, announce=False)

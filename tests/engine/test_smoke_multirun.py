@@ -7,9 +7,8 @@ from mlflow.tracking import MlflowClient
 
 from .conftest import run_cli
 
-pytestmark = pytest.mark.slow
 
-CELLS = 4  # conf/sweep/smoke.yaml: job.deadline 8,12 x job.workload 60,80
+CELLS = 4  # conf/experiment/smoke.yaml: job.deadline 8,12 x job.workload 60,80
 REPLICATES = 20
 MECHANISMS = ["OD-Only", "MSU", "UP"]
 
@@ -61,25 +60,28 @@ def check_mlflow(uri, summary, server=False):
         assert {a.path for a in client.list_artifacts(child.info.run_id)} == {"cell.parquet", "config.yaml"}
 
 
+@pytest.mark.slow
 def test_smoke_multirun_sqlite(tmp_path):
     sweep_dir = tmp_path / "sweep"
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    proc = run_cli("-m", "+sweep=smoke", "runner.num_workers=2", f"tracking.uri={uri}", f"hydra.sweep.dir={sweep_dir}")
+    proc = run_cli("-m", "experiment=smoke", "runner.num_workers=2", f"tracking.uri={uri}", f"hydra.sweep.dir={sweep_dir}")
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "results (one row per simulation)" in proc.stdout
     _, summary = check_sweep_dir(sweep_dir)
     check_mlflow(uri, summary)
 
 
+@pytest.mark.slow
 def test_smoke_multirun_mlflow_server(tmp_path, mlflow_server):
     sweep_dir = tmp_path / "sweep"
-    proc = run_cli("-m", "+sweep=smoke", "runner.num_workers=2", "tracking=server",
+    proc = run_cli("-m", "experiment=smoke", "runner.num_workers=2", "tracking=server",
                    f"tracking.uri={mlflow_server}", f"hydra.sweep.dir={sweep_dir}")
     assert proc.returncode == 0, proc.stderr[-4000:]
     _, summary = check_sweep_dir(sweep_dir)
     check_mlflow(mlflow_server, summary, server=True)
 
 
+@pytest.mark.slow
 def test_single_run_writes_the_same_files(tmp_path):
     run_dir = tmp_path / "run"
     proc = run_cli("job.deadline=12", "replicates=15", "tracking=off", f"hydra.run.dir={run_dir}")
@@ -91,6 +93,7 @@ def test_single_run_writes_the_same_files(tmp_path):
     assert list(summary["mechanism"]) == MECHANISMS
 
 
+@pytest.mark.slow
 def test_unreachable_tracking_server_still_finishes_on_disk(tmp_path):
     sweep_dir = tmp_path / "sweep"
     proc = run_cli("-m", "job.deadline=8,10", "replicates=5", "tracking=server", "tracking.uri=http://127.0.0.1:9",
@@ -101,6 +104,7 @@ def test_unreachable_tracking_server_still_finishes_on_disk(tmp_path):
     assert len(pd.read_parquet(sweep_dir / "results.parquet")) == 2 * 5 * len(MECHANISMS)
 
 
+@pytest.mark.slow
 def test_upload_a_finished_sweep_later(tmp_path):
     from sweep.upload import main as upload_main
 
@@ -114,9 +118,10 @@ def test_upload_a_finished_sweep_later(tmp_path):
     assert len([r for r in runs if "mlflow.parentRunId" in r.data.tags]) == 2
 
 
+@pytest.mark.slow
 def test_policy_selection_outputs_of_a_small_fig9_grid(tmp_path):
     sweep_dir = tmp_path / "sweep"
-    proc = run_cli("-m", "+sweep=paper_000_fig9", "replicates=12", "pool.window=[1,2]", "pool.threshold=[0.5,0.9]",
+    proc = run_cli("-m", "experiment=spot/fig9", "replicates=12", "pool.window=[1,2]", "pool.threshold=[0.5,0.9]",
                    "tracking=off", f"hydra.sweep.dir={sweep_dir}")
     assert proc.returncode == 0, proc.stderr[-4000:]
     results = pd.read_parquet(sweep_dir / "results.parquet")
@@ -131,6 +136,7 @@ def test_policy_selection_outputs_of_a_small_fig9_grid(tmp_path):
         assert len(series["selection/cumulative_regret"]) == 12
 
 
+@pytest.mark.slow
 def test_the_design_cards_grid_keys_sweep_from_the_command_line(tmp_path):
     """Window, commitment and threshold (of the pool), the availability cap, the synthetic
     market's means and the noise kind and level are all grid keys of one multirun."""

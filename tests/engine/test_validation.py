@@ -72,3 +72,44 @@ def test_trace_bad_value_names_the_line(tmp_path):
     bad = tmp_path / "bad_value.csv"
     bad.write_text("\n".join(lines) + "\n")
     assert_rejected(tmp_path, ["market=trace", f"market.path={bad}"], f"{bad}:6:", "spot_price")
+
+
+def test_a_trace_that_is_not_utf8_names_the_file_and_line(tmp_path):
+    bad = tmp_path / "latin1.csv"
+    bad.write_bytes(TRACE.read_bytes().replace(b"2023-08-27T00:30", "2023-08-27T00:30\u00e9".encode("latin-1"), 1))
+    assert_rejected(tmp_path, ["market=trace", f"market.path={bad}"], f"{bad}:3:", "not UTF-8")
+
+
+def test_a_folder_as_trace_path_is_not_a_missing_file(tmp_path):
+    assert_rejected(tmp_path, ["market=trace", f"market.path={tmp_path}"], "is a directory")
+
+
+@pytest.mark.parametrize("typo, key", [("job.deadlin=5,6", "job.deadlin"), ("markt=trace,synthetic", "markt"),
+                                       ("family=auction,spot", "market.mean_price")])
+def test_a_typo_in_a_multirun_exits_2_and_leaves_nothing(tmp_path, typo, key):
+    # the third: market.mean_price is not a key of an auction cell
+    args = [typo] + (["market.mean_price=0.3"] if typo.startswith("family") else [])
+    err = assert_rejected(tmp_path, args, key)
+    assert "cell #" in err
+
+
+def test_a_key_of_another_family_is_rejected(tmp_path):
+    assert_rejected(tmp_path, ["+cluster.nodes=5"], "cluster: not a key of the spot family's cells")
+
+
+def test_an_unwritable_sqlite_store_is_rejected_before_any_work(tmp_path):
+    sweep_dir = tmp_path / "out"
+    proc = run_cli("-m", "tracking.uri=sqlite:////proc/no/mlflow.db", f"hydra.sweep.dir={sweep_dir}", timeout=120)
+    assert proc.returncode == 2 and "tracking.uri" in proc.stderr, proc.stderr
+    assert not sweep_dir.exists()
+
+
+@pytest.mark.parametrize("multirun", [True, False])
+def test_an_output_dir_that_is_a_file(tmp_path, multirun):
+    target = tmp_path / "taken"
+    target.write_text("not a folder")
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    proc = run_cli(*(["-m"] if multirun else []), f"{key}={target}", "tracking=off", timeout=120)
+    assert proc.returncode == 2 and f"{key}: {target} exists and is not a folder" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert target.read_text() == "not a folder"

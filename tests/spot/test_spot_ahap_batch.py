@@ -98,7 +98,7 @@ def fig9_prepared(kind):
     from omegaconf import OmegaConf
 
     with initialize_config_dir(config_dir=os.path.abspath("conf"), version_base=None):
-        cfg = compose("config", overrides=["+sweep=paper_000_fig9", f"noise.kind={kind}"])
+        cfg = compose("config", overrides=["experiment=spot/fig9", f"noise.kind={kind}"])
     config = OmegaConf.to_container(cfg, resolve=True)
     config.pop("hydra", None)
     return family.prepare(config)

@@ -1,4 +1,4 @@
-"""SpotMarket and the synthetic market generator (SEED_NOTES `spot`, paper 000 Sec. II-B, VI-A)."""
+"""SpotMarket and the synthetic market generator (reading notes `spot`, paper 000 Sec. II-B, VI-A)."""
 
 import dataclasses
 

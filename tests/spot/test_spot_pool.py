@@ -1,4 +1,6 @@
 """The policy pool of paper 000 Sec. VI-A and the mechanism names of the results."""
+import re
+
 import pytest
 
 from algorithms.spot.pool import PoolConfig, expand, parse
@@ -19,15 +21,32 @@ def test_fixed_commitment_and_threshold_subgrids():
     assert len(expand(["AHAP"], PoolConfig.from_dict({"threshold": [0.9]}))) == 15
 
 
-def test_explicit_names_round_trip_and_duplicates_are_dropped():
+def test_explicit_names_round_trip_in_any_key_order():
     assert parse("AHAP(w=3,v=2,sigma=0.5)") == ("AHAP", {"window": 3, "commitment": 2, "threshold": 0.5})
+    assert parse("AHAP(sigma=0.5,v=2,w=3)") == parse("AHAP(w=3,v=2,sigma=0.5)")
     assert parse("AHANP(sigma=0.7)") == ("AHANP", {"threshold": 0.7})
-    assert expand(["UP", "UP", "AHANP(sigma=0.70)"], PoolConfig()) == ["UP", "AHANP(sigma=0.7)"]
+    assert expand(["UP", "AHANP(sigma=0.70)", "AHAP(sigma=0.50,v=1,w=2)"], PoolConfig()) == [
+        "UP", "AHANP(sigma=0.7)", "AHAP(w=2,v=1,sigma=0.5)"]
+
+
+@pytest.mark.parametrize("names, twice", [
+    (["UP", "UP"], "UP"),
+    (["AHANP(sigma=0.70)", "AHANP(sigma=0.7)"], "AHANP(sigma=0.7)"),
+    (["AHAP", "AHAP(w=1,v=1,sigma=0.3)"], "AHAP(w=1,v=1,sigma=0.3)"),  # also in the group
+])
+def test_a_mechanism_listed_twice_is_an_error(names, twice):
+    with pytest.raises(ValueError, match=re.escape(f"'{twice}' is listed twice")):
+        expand(names, PoolConfig())
 
 
 @pytest.mark.parametrize("name, message", [
     ("AHAP(w=2,v=3,sigma=0.5)", "commitment"),
     ("Greedy", "unknown mechanism 'Greedy'"),
+    ("AHAP(w=2,v=1)", "takes the keys w, v, sigma"),
+    ("AHAP(w=2.5,v=1,sigma=0.5)", "positive integers"),
+    ("AHANP(sigma=-1)", "sigma must be a number > 0"),
+    ("AHANP(sigma=0.5", "not a mechanism name"),
+    ("MSU()", "expected key=value"),
 ])
 def test_bad_names_are_rejected(name, message):
     with pytest.raises(ValueError, match=message):

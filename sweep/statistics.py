@@ -1,0 +1,34 @@
+"""The Student-t interval of a mean: summary.csv, MLflow and the paper reproductions' tables."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats
+
+
+class Interval(NamedTuple):
+    mean: float
+    std: float
+    low: float
+    high: float
+    half_width: float
+
+
+def t_half_width(std, n, confidence: float = 0.95):
+    """Half the width of the two-sided Student-t interval of a mean, from the sample standard
+    deviation and the count (arrays or numbers; 0 where n < 2)."""
+    std, n = np.asarray(std, dtype=float), np.asarray(n)
+    half = stats.t.ppf((1 + confidence) / 2, np.maximum(n - 1, 1)) * std / np.sqrt(n)
+    return np.where(n > 1, half, 0.0) if half.ndim else (float(half) if n > 1 else 0.0)
+
+
+def student_t_interval(values, confidence: float = 0.95) -> Interval:
+    """Mean, sample standard deviation and the two-sided Student-t interval of the mean of
+    ``values`` (one value: std 0 and an interval of width 0)."""
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    mean = float(np.mean(values))
+    std = float(np.std(values, ddof=1)) if n > 1 else 0.0
+    half = t_half_width(std, n, confidence)
+    return Interval(mean, std, mean - half, mean + half, half)
