@@ -97,7 +97,8 @@ def run_cells(
     first = {index: earlier.replicates for index, earlier in reused.items()}
     chunks = make_chunks(todo, runner.chunk_size, first)
     # Ray first: a cluster that refuses this driver (ConfigError) is bad input, found before any
-    # file or tracking run exists
+    # file or tracking run exists. The wall time reported includes Ray's start, as it always has.
+    started = time.perf_counter()
     cpus = _connect(runner) if chunks else 0
     out_dir.mkdir(parents=True, exist_ok=True)
     tracker = make_tracker(tracking)
@@ -108,7 +109,6 @@ def run_cells(
                 and not tracker.already_logged(read_meta(cell_dirs[cell.index]), cell.family)):
             tracker.log_cell(cell, cell_dirs[cell.index], summarize(frames[cell.index], [cell]))
 
-    started = time.perf_counter()
     total_sims = sum((cell.replicates - first.get(cell.index, 0)) * len(cell.mechanisms) for cell in todo)
     workers, sim_seconds = 0, 0.0
     status = "FAILED"
