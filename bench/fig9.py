@@ -23,6 +23,11 @@
    replicates of each of the 4 cells with `family.simulate_replicate` after one
    untimed replicate; reported: seconds per job and cell (median of the repeats), the
    median of the per-repeat ratios, and whether the rows (`repr`) are identical.
+4. `--end-to-end-baseline REV`: step 1 for REV's tree and the working tree side by side,
+   `--repeats` times, alternating which goes first, after one untimed warm-up run in REV's
+   tree (its Numba cache); each tree runs its own command (`+sweep=paper_000_fig9` in trees
+   older than conf/experiment/). Reported: wall per tree (median) and the median of the
+   per-repeat ratios working tree / REV.
 """
 from __future__ import annotations
 
@@ -50,17 +55,19 @@ DONE = re.compile(r"Done: (\d+) cell\(s\), ([\d,]+) simulations in ([\d.]+) s")
 RAY_UP = re.compile(r"\(([\d,]+) simulations/s on (\d+) workers once Ray was up\)")
 
 
-def sweep_command(replicates: int, sweep_dir: str) -> list[str]:
-    return [sys.executable, "-m", "sweep", "-m", "experiment=spot/fig9", f"replicates={replicates}",
+def sweep_command(replicates: int, sweep_dir: str, tree: Path = ROOT) -> list[str]:
+    experiment = ("experiment=spot/fig9" if (tree / "conf" / "experiment" / "spot" / "fig9.yaml").is_file()
+                  else "+sweep=paper_000_fig9")
+    return [sys.executable, "-m", "sweep", "-m", experiment, f"replicates={replicates}",
             "tracking=off", f"hydra.sweep.dir={sweep_dir}"]
 
 
-def end_to_end(replicates: int) -> dict:
+def end_to_end(replicates: int, tree: Path = ROOT) -> dict:
     """One sweep from the command line, timed from outside."""
     with tempfile.TemporaryDirectory(prefix="fig9-") as tmp:
-        command = sweep_command(replicates, tmp)
+        command = sweep_command(replicates, tmp, tree)
         start = time.perf_counter()
-        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        proc = subprocess.run(command, cwd=tree, capture_output=True, text=True)
         wall = time.perf_counter() - start
         if proc.returncode != 0:
             sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
@@ -181,6 +188,29 @@ print(f"{(time.perf_counter() - start) / (4 * n)!r} {digest.hexdigest()}")
 """
 
 
+def compare_end_to_end(rev: str, replicates: int, repeats: int) -> dict:
+    """Step 1 for REV's tree and the working tree, side by side (alternating the order)."""
+    base = Path(tempfile.mkdtemp(prefix="fig9-e2e-")) / "tree"
+    subprocess.run(["git", "worktree", "add", "--detach", str(base), rev], cwd=ROOT, check=True,
+                   capture_output=True)
+    trees = {f"baseline {rev}": base, "working tree": ROOT}
+    walls: dict[str, list[float]] = {name: [] for name in trees}
+    try:
+        end_to_end(20, base)  # warm-up: REV's Numba cache
+        for repeat in range(repeats):
+            for name in list(trees) if repeat % 2 == 0 else list(trees)[::-1]:
+                walls[name].append(end_to_end(replicates, trees[name])["wall_seconds"])
+                print(f"end-to-end repeat {repeat + 1}/{repeats}  {name:24s} {walls[name][-1]:.1f} s "
+                      f"(load {os.getloadavg()[0]:.2f})", flush=True)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT, capture_output=True)
+    old, new = walls.values()
+    return {"replicates": replicates, "wall_seconds": walls,
+            "median_wall_seconds": {name: statistics.median(v) for name, v in walls.items()},
+            "ratio (median of per-repeat ratios working tree / baseline)":
+                statistics.median(b / a for a, b in zip(old, new))}
+
+
 def compare_baseline(rev: str, replicates: int, repeats: int) -> dict:
     """Seconds per job and cell with REV's code and with the working tree's, side by side
     (a fresh process per measurement, alternating the order)."""
@@ -282,13 +312,17 @@ def main(argv=None) -> None:
     parser.add_argument("--baseline", default=None, help="git revision to compare with, side by side")
     parser.add_argument("--baseline-replicates", type=int, default=10, help="replicates per cell per measurement")
     parser.add_argument("--baseline-repeats", type=int, default=5)
+    parser.add_argument("--end-to-end-baseline", default=None,
+                        help="git revision whose end-to-end run is timed side by side with the working tree's")
     parser.add_argument("--out", type=Path, default=Path("bench/results/fig9.json"))
     args = parser.parse_args(argv)
     cores = os.cpu_count() or 1
 
     report: dict = {"machine": {"cpus": cores, "python": platform.python_version(),
                                 "platform": platform.platform(), "load_average_at_start": os.getloadavg()}}
-    if args.replicates > 0:
+    if args.end_to_end_baseline:
+        report["end_to_end_baseline"] = compare_end_to_end(args.end_to_end_baseline, args.replicates, args.repeats)
+    elif args.replicates > 0:
         run_end_to_end(args, report, cores)
     if args.profile_replicates:
         report["profile"] = profile(prepared_cells(), args.profile_replicates)
@@ -331,6 +365,12 @@ def main(argv=None) -> None:
             f"{k} {v:.4f} s per job and cell" for k, v in base["median_seconds_per_job_and_cell"].items())
             + f"; speed-up {base['speedup (median of per-repeat ratios baseline / working tree)']:.2f}x; "
             f"rows identical: {base['rows_identical']}")
+    if "end_to_end_baseline" in report:
+        e2e = report["end_to_end_baseline"]
+        print(f"\nend to end, {e2e['replicates']} replicates, side by side: " + ", ".join(
+            f"{k} {v:.1f} s" for k, v in e2e["median_wall_seconds"].items())
+            + f" (medians of {args.repeats}); working tree / baseline "
+            f"{e2e['ratio (median of per-repeat ratios working tree / baseline)']:.2f}")
     print(f"\nwritten to {args.out}")
 
 
