@@ -78,3 +78,12 @@ def test_an_input_file_seeds_by_its_content_not_its_path(tmp_path):
     lines[1] = b",".join(fields)
     edited.write_bytes(b"\n".join(lines))
     assert cell(edited).world_hash != a.world_hash
+
+
+def test_batch_run_without_out_dir_leaves_no_folder_behind(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    df = batch_run(None, overrides=["replicates=2", "tracking=off"])
+    assert len(df) == 6
+    assert list(tmp_path.iterdir()) == []
