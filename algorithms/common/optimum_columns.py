@@ -1,4 +1,4 @@
-"""The columns that compare every mechanism of a world with its offline optimum (SEED_NOTES's
+"""The columns that compare every mechanism of a world with its offline optimum (the reading notes'
 "Common": an offline optimum beside every mechanism, so regret and empirical competitive ratio
 are real numbers), written once for every family.
 """

@@ -1,5 +1,5 @@
 """The job's accounting in the compiled policy pools, written once: paper
-000_17f647b6e3bf630a.txt, Sec. III (eq. 1-5) and the termination configuration of
+paper 000, Sec. III (eq. 1-5) and the termination configuration of
 Sec. III-E2, for `ahap_batch.AHAPPool` and `ahanp_batch.AHANPPool`.
 
 The reference is `simulation.simulate`. A pool keeps one account per policy q (arrays

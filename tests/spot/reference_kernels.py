@@ -1,4 +1,4 @@
-"""Test-only reference kernels of the window DP of problem (10) (paper 000_17f647b6e3bf630a.txt,
+"""Test-only reference kernels of the window DP of problem (10) (paper 000,
 Sec. IV-A, Alg. 1 line 13), moved out of the production module
 algorithms/spot/window_kernels.py, which does not use them.
 
