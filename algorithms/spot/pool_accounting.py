@@ -1,4 +1,4 @@
-"""The job's accounting in the compiled policy pools, written once: paper
+"""The job's accounting in the compiled policy pools, written once:
 paper 000, Sec. III (eq. 1-5) and the termination configuration of
 Sec. III-E2, for `ahap_batch.AHAPPool` and `ahanp_batch.AHANPPool`.
 
