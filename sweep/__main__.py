@@ -14,8 +14,7 @@ from omegaconf import DictConfig
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> str:
     from .cells import make_cell
-    from .cli import exit_with_error, mark_engine_reached, remove_if_no_results
-    from .engine import run_cells
+    from .cli import exit_with_error, mark_engine_reached, remove_if_no_results, run_cells_or_exit
     from .errors import ConfigError
     from .schema import runner_config, tracking_config
     from .tracking import parent_params
@@ -30,11 +29,8 @@ def main(cfg: DictConfig) -> str:
     except ConfigError as err:
         remove_if_no_results(out_dir)
         exit_with_error(str(err))
-    try:
-        run_cells([cell], out_dir, runner, tracking, run_name=f"run {cell.name}", run_params=parent_params(overrides))
-    except ConfigError as err:  # found only once running, e.g. a Ray cluster refusing the driver
-        remove_if_no_results(out_dir)
-        exit_with_error(str(err))
+    run_cells_or_exit([cell], out_dir, runner, tracking, run_name=f"run {cell.name}",
+                      run_params=parent_params(overrides))
     return str(out_dir)
 
 

@@ -26,9 +26,26 @@ def check_output_dirs(argv: list[str]) -> None:
     for arg in argv:
         key, sep, value = arg.partition("=")
         if sep and key.lstrip("+") in ("hydra.run.dir", "hydra.sweep.dir"):
-            path = Path(value)
-            if path.exists() and not path.is_dir():
-                exit_with_error(f"{key.lstrip('+')}: {path} exists and is not a folder")
+            exit_if_not_a_folder(key.lstrip("+"), Path(value))
+
+
+def exit_if_not_a_folder(key: str, path: Path) -> None:
+    """An output dir that exists must be a folder."""
+    if path.exists() and not path.is_dir():
+        exit_with_error(f"{key}: {path} exists and is not a folder")
+
+
+def run_cells_or_exit(cells, out_dir: Path, runner, tracking, **kwargs) -> None:
+    """`engine.run_cells`; a config error found only once running (a Ray cluster refusing the
+    driver) exits with status 2 and leaves no output dir without results."""
+    from .engine import run_cells
+    from .errors import ConfigError
+
+    try:
+        run_cells(cells, out_dir, runner, tracking, **kwargs)
+    except ConfigError as err:
+        remove_if_no_results(out_dir)
+        exit_with_error(str(err))
 
 
 def remove_if_no_results(folder: Path) -> None:

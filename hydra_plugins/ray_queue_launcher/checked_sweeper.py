@@ -29,13 +29,12 @@ ConfigStore.instance().store(group="hydra/sweeper", name="checked", node=Checked
 
 class CheckedSweeper(BasicSweeper):
     def sweep(self, arguments: List[str]) -> Any:
-        from sweep.cli import exit_with_error, mark_engine_reached, remove_if_no_results
+        from sweep.cli import exit_if_not_a_folder, exit_with_error, mark_engine_reached, remove_if_no_results
 
         mark_engine_reached()
         assert self.config is not None
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
-        if sweep_dir.exists() and not sweep_dir.is_dir():
-            exit_with_error(f"hydra.sweep.dir: {sweep_dir} exists and is not a folder")
+        exit_if_not_a_folder("hydra.sweep.dir", sweep_dir)
         try:
             return super().sweep(arguments)
         except (HydraException, OmegaConfBaseException) as err:

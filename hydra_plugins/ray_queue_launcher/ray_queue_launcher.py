@@ -44,8 +44,7 @@ class RayQueueLauncher(Launcher):
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         from sweep.cells import make_cell
-        from sweep.cli import exit_with_error, mark_engine_reached, remove_if_no_results
-        from sweep.engine import run_cells
+        from sweep.cli import exit_with_error, mark_engine_reached, remove_if_no_results, run_cells_or_exit
         from sweep.errors import ConfigError
         from sweep.schema import runner_config, tracking_config
         from sweep.tracking import parent_params
@@ -87,18 +86,14 @@ class RayQueueLauncher(Launcher):
 
         log.info("Launching %d cells on a Ray actor pool", len(cells))
         sweep_overrides = list(self.config.hydra.overrides.task)
-        try:
-            run_cells(
-                cells,
-                sweep_dir,
-                runner,
-                tracking,
-                run_name=f"multirun {sweep_dir.parent.name}/{sweep_dir.name}",
-                run_params=parent_params(sweep_overrides) | {"cells": len(cells)},
-            )
-        except ConfigError as err:  # found only once running, e.g. a Ray cluster refusing the driver
-            remove_if_no_results(sweep_dir)
-            exit_with_error(str(err))
+        run_cells_or_exit(
+            cells,
+            sweep_dir,
+            runner,
+            tracking,
+            run_name=f"multirun {sweep_dir.parent.name}/{sweep_dir.name}",
+            run_params=parent_params(sweep_overrides) | {"cells": len(cells)},
+        )
         returns: List[JobReturn] = []
         for sweep_config, overrides, cell in zip(configs, job_overrides, cells):
             ret = JobReturn(
