@@ -17,6 +17,7 @@ def main(cfg: DictConfig) -> str:
     from .cli import exit_with_error, mark_engine_reached, remove_if_no_results, run_cells_or_exit
     from .errors import ConfigError
     from .schema import runner_config, tracking_config
+    from .timeline import Timeline
     from .tracking import parent_params
 
     mark_engine_reached()
@@ -30,7 +31,7 @@ def main(cfg: DictConfig) -> str:
         remove_if_no_results(out_dir)
         exit_with_error(str(err))
     run_cells_or_exit([cell], out_dir, runner, tracking, run_name=f"run {cell.name}",
-                      run_params=parent_params(overrides))
+                      run_params=parent_params(overrides), timeline=Timeline())
     return str(out_dir)
 
 
@@ -42,6 +43,10 @@ if __name__ == "__main__":
     check_output_dirs(sys.argv[1:])
     try:
         main()
+    except KeyboardInterrupt:  # before the engine took over (Hydra's start-up)
+        from .cli import interrupted
+
+        interrupted("before any cell was composed: nothing was run")
     except SystemExit as stop:
         # Hydra exits 1 when it rejects the command line or composes no config (a key or group
         # typo): bad input, status 2 like every other config error. Later failures keep theirs.

@@ -23,8 +23,9 @@ def _split_override(text: str) -> tuple[str, str] | None:
     return key.strip(), value.strip()
 
 
-def world_params(cfg: DictConfig, overrides: Sequence[str]) -> dict[str, Any]:
-    """The overrides that change the world, as key -> resolved value (a group choice stays a string)."""
+def world_params(cfg: DictConfig | dict, overrides: Sequence[str]) -> dict[str, Any]:
+    """The overrides that change the world, as key -> resolved value (a group choice stays a
+    string). ``cfg`` is the composed config or its resolved container."""
     params: dict[str, Any] = {}
     for text in overrides:
         parsed = _split_override(text)
@@ -33,9 +34,25 @@ def world_params(cfg: DictConfig, overrides: Sequence[str]) -> dict[str, Any]:
         key, raw = parsed
         if key.split(".")[0].split("/")[0] in _NON_WORLD_KEYS:
             continue
-        value = OmegaConf.select(cfg, key, default=raw)
+        if isinstance(cfg, DictConfig):
+            value = OmegaConf.select(cfg, key, default=raw)
+        else:
+            value = _select(cfg, key, raw)
         params[key] = value if isinstance(value, (int, float, str, bool)) or value is None else raw
     return dict(sorted(params.items()))
+
+
+def _select(tree: dict, key: str, default: Any) -> Any:
+    """`OmegaConf.select` on a resolved container: the value at a dotted key, else ``default``."""
+    node: Any = tree
+    for part in key.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return default
+    return node
 
 
 @dataclass(frozen=True)
@@ -85,7 +102,12 @@ def cell_hashes(world: dict, spec: FamilySpec) -> tuple[str, str]:
 def make_cell(cfg: DictConfig, overrides: Sequence[str], index: int, subdir: str) -> Cell:
     """Validate one composed config (raises ConfigError) and describe it as a cell."""
     world, spec, mechanisms = validate_cell(cfg)
-    params = world_params(cfg, overrides)
+    return cell_of_world(world, spec, mechanisms, world_params(cfg, overrides), index, subdir)
+
+
+def cell_of_world(world: dict, spec: FamilySpec, mechanisms: tuple[str, ...], params: dict[str, Any],
+                  index: int, subdir: str) -> Cell:
+    """A cell from its validated world (schema.validate_world) and its overrides' values."""
     name = ",".join(f"{k}={v}" for k, v in params.items()) or "default"
     config_hash, world_hash = cell_hashes(world, spec)
     cell = Cell(index=index, name=name, params=params, subdir=subdir, world=world,

@@ -1,6 +1,7 @@
 """Shared pieces of the command-line entry points: error exits and output clean-up."""
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -37,15 +38,36 @@ def exit_if_not_a_folder(key: str, path: Path) -> None:
 
 def run_cells_or_exit(cells, out_dir: Path, runner, tracking, **kwargs) -> None:
     """`engine.run_cells`; a config error found only once running (a Ray cluster refusing the
-    driver) exits with status 2 and leaves no output dir without results."""
+    driver) exits with status 2 and leaves no output dir without results; Ctrl-C ends with one
+    line saying how many cells are complete and how to resume."""
     from .engine import run_cells
     from .errors import ConfigError
+    from .results import CELL_META
 
     try:
         run_cells(cells, out_dir, runner, tracking, **kwargs)
     except ConfigError as err:
         remove_if_no_results(out_dir)
         exit_with_error(str(err))
+    except KeyboardInterrupt:
+        complete = sum((Path(out_dir) / cell.subdir / CELL_META).exists() for cell in cells)
+        interrupted(f"{complete:,} of {len(cells):,} cells are complete in {out_dir}; resume with: "
+                    f"{resume_command(sys.argv, Path(out_dir))}")
+
+
+def resume_command(argv: list[str], out_dir: Path) -> str:
+    """The command that reruns this one into ``out_dir`` (complete cells are reused)."""
+    args = list(argv[1:])
+    key = "hydra.sweep.dir" if any(arg in ("-m", "--multirun") for arg in args) else "hydra.run.dir"
+    args = [arg for arg in args if not arg.lstrip("+").startswith(f"{key}=")] + [f"{key}={out_dir}"]
+    return shlex.join([Path(sys.executable).name, "-m", "sweep", *args])
+
+
+def interrupted(message: str) -> None:
+    """End a Ctrl-C with one line instead of a traceback (status 130, as a shell reports SIGINT)."""
+    sys.stderr.write(f"\nInterrupted {message}\n" if message.startswith("while") else f"\nInterrupted: {message}\n")
+    sys.stderr.flush()
+    raise SystemExit(130)
 
 
 def remove_if_no_results(folder: Path) -> None:

@@ -28,6 +28,7 @@ from .results import (
     write_sweep,
 )
 from .schema import RunnerConfig, TrackingConfig
+from .timeline import Timeline
 from .tracking import make_tracker, metric_key
 from .worker import TABLES_KEY
 
@@ -71,8 +72,14 @@ def run_cells(
     run_name: str | None = None,
     run_params: dict | None = None,
     announce: bool = True,
+    timeline: Timeline | None = None,
 ) -> pd.DataFrame:
-    """Simulate every cell not already complete in ``out_dir``; return all rows (results.parquet)."""
+    """Simulate every cell not already complete in ``out_dir``; return all rows (results.parquet).
+
+    ``timeline`` carries the moments before this call (the command's start, the cells composed);
+    without one the clock starts here.
+    """
+    timeline = timeline or Timeline(started=time.time())
     out_dir = Path(out_dir)
     cells = list(cells)
     _check_unique(cells)
@@ -97,9 +104,9 @@ def run_cells(
     first = {index: earlier.replicates for index, earlier in reused.items()}
     chunks = make_chunks(todo, runner.chunk_size, first)
     # Ray first: a cluster that refuses this driver (ConfigError) is bad input, found before any
-    # file or tracking run exists. The wall time reported includes Ray's start, as it always has.
-    started = time.perf_counter()
+    # file or tracking run exists.
     cpus = _connect(runner) if chunks else 0
+    timeline.mark("ray_ready")
     out_dir.mkdir(parents=True, exist_ok=True)
     tracker = make_tracker(tracking)
     families = list(dict.fromkeys(cell.family for cell in cells))
@@ -114,24 +121,28 @@ def run_cells(
     status = "FAILED"
     try:
         if todo:
-            workers, sim_seconds = _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused)
+            workers, sim_seconds = _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims,
+                                             reused, timeline)
+        timeline.mark("simulations_done")
         results = write_sweep(out_dir, cells, frames, cell_dirs)
+        timeline.mark("files_written")
         tables = side_table_names(cell_dirs[cell.index] for cell in cells if cell.index in frames)
         status = "FINISHED"
     except KeyboardInterrupt:
         status = "KILLED"
         raise
     finally:
-        elapsed = time.perf_counter() - started
-        metrics = {"simulations": float(total_sims), "wall_seconds": elapsed}
+        metrics = {"simulations": float(total_sims), "wall_seconds": timeline.elapsed()}
         if status == "FINISHED":
             metrics["simulation_seconds"] = sim_seconds
             metrics["simulations_per_second"] = total_sims / sim_seconds if sim_seconds > 0 else 0.0
         tracker.finish(out_dir, status, {family: {**metrics, **(_utility_means(results, cells, family)
                                                                 if status == "FINISHED" else {})}
                                          for family in families})
+        timeline.mark("tracking_done")
+        timeline.write(out_dir)
     if announce:
-        _announce(out_dir, cells, len(todo), results, total_sims, elapsed, sim_seconds, workers, tracker, tables)
+        _announce(out_dir, cells, len(todo), results, total_sims, timeline, sim_seconds, workers, tracker, tables)
     return results
 
 
@@ -151,7 +162,7 @@ def _connect(runner: RunnerConfig) -> int:
     return connect(runner)
 
 
-def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused) -> tuple[int, float]:
+def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused, timeline) -> tuple[int, float]:
     import ray
 
     from .task_queue import run_chunks
@@ -208,6 +219,7 @@ def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims
             log.warning("runner.num_workers=%d but the cluster offers %d CPUs: using %d workers", workers, cpus, cpus)
             workers = cpus
         workers = max(1, min(workers, len(chunks)))
+        timeline.mark("first_chunk_submitted")
         run_chunks(chunks, payload_refs, runner, workers, on_done)
     finally:
         bar.close()
@@ -219,18 +231,26 @@ def _rate(per_second: float) -> str:
     return f"{per_second:,.0f}" if per_second >= 10 else f"{per_second:.2g}"
 
 
-def _announce(out_dir, cells, simulated_cells, results, total_sims, elapsed, sim_seconds, workers, tracker, tables=()) -> None:
+def _announce(out_dir, cells, simulated_cells, results, total_sims, timeline, sim_seconds, workers, tracker,
+              tables=()) -> None:
     skipped = len(cells) - simulated_cells
     rate = (
-        f" ({_rate(total_sims / sim_seconds)} simulations/s on {workers} workers once Ray was up)"
+        f"; simulating {sim_seconds:.1f} s ({_rate(total_sims / sim_seconds)} simulations/s on {workers} workers)"
         if total_sims and sim_seconds > 0 else ""
     )
+    phases = [(label, timeline.between(first, last)) for label, first, last in (
+        ("start-up and composing", "command_started", "ray_ready"),
+        ("writing files", "simulations_done", "files_written"),
+        ("finishing tracking", "files_written", "tracking_done"),
+    )]
+    shown_phases = "".join(f"; {label} {seconds:.1f} s" for label, seconds in phases if seconds is not None
+                           and seconds >= 0.05)
     means = results.groupby("mechanism", sort=False)["utility"].mean() if len(results) else pd.Series(dtype=float)
     shown = means if len(means) <= 8 else means.sort_values(ascending=False).head(5)
     more = f" (the best 5 of {len(means)} mechanisms)" if len(means) > 8 else ""
     lines = [
-        f"Done: {len(cells)} cell(s), {total_sims:,} simulations in {elapsed:.1f} s{rate}"
-        + (f"; {skipped} cell(s) were already complete" if skipped else ""),
+        f"Done: {len(cells):,} cell(s), {total_sims:,} simulations in {timeline.elapsed():.1f} s{rate}{shown_phases}"
+        + (f"; {skipped:,} cell(s) were already complete" if skipped else ""),
         f"  mean utility over all cells{more}: " + ", ".join(f"{name} {value:.2f}" for name, value in shown.items()),
         f"  results (one row per simulation): {out_dir / 'results.parquet'}",
         f"  summary (per cell and mechanism): {out_dir / 'summary.csv'}",

@@ -163,10 +163,19 @@ def validate_cell(cfg: DictConfig) -> tuple[dict, FamilySpec, tuple[str, ...]]:
     visible = OmegaConf.masked_copy(cfg, [key for key in cfg.keys() if key != "hydra"])
     missing = sorted(OmegaConf.missing_keys(visible))
     if missing:
-        raise ConfigError(f"{missing[0]}: a value is required (set it on the command line, e.g. {missing[0]}=...)")
+        raise ConfigError(missing_message(missing[0]))
     runner_config(cfg)
     tracking_config(cfg)
-    world = world_config(cfg)
+    return validate_world(world_config(cfg))
+
+
+def missing_message(key: str) -> str:
+    return f"{key}: a value is required (set it on the command line, e.g. {key}=...)"
+
+
+def validate_world(world: dict) -> tuple[dict, FamilySpec, tuple[str, ...]]:
+    """The checks of `validate_cell` on a resolved world (the config minus `runner`, `tracking`
+    and `hydra`); the family's input paths are made absolute in place."""
     seed, replicates = world.get("seed"), world.get("replicates")
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")

@@ -10,7 +10,6 @@ lives and whatever its line endings or byte-order mark.
 """
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import json
@@ -41,9 +40,12 @@ def get_dotted(config: Mapping, key: str) -> Any:
 
 
 def set_dotted(config: dict, key: str, value: Any) -> None:
+    """Set the value at a dotted key, copying each dict on the way instead of changing it: the
+    cells of a grid share the parts of their configs that they do not override."""
     *parents, last = key.split(".")
     node = config
     for part in parents:
+        node[part] = dict(node[part])
         node = node[part]
     node[last] = value
 
@@ -51,11 +53,12 @@ def set_dotted(config: dict, key: str, value: Any) -> None:
 def hashed_view(world: Mapping, input_files: Mapping[str, Callable[[str], Any]] | None = None) -> dict:
     """The config as its hashes see it: without ``family.module``, and each input file named
     by one of ``input_files``' keys replaced by a digest of what its reader parses."""
-    view = copy.deepcopy(dict(world))
+    view = dict(world)  # set_dotted and the loop below copy what they change
     for path in UNHASHED:
-        node = get_dotted(view, ".".join(path[:-1]))
-        if isinstance(node, dict):
-            node.pop(path[-1], None)
+        parent = ".".join(path[:-1])
+        node = get_dotted(view, parent)
+        if isinstance(node, Mapping):
+            set_dotted(view, parent, {k: v for k, v in node.items() if k != path[-1]})
     for key, reader in (input_files or {}).items():
         value = get_dotted(view, key)
         if isinstance(value, str) and os.path.isfile(value):  # a file the cell does not read may be absent

@@ -1,6 +1,7 @@
 """The Student-t interval of a mean: summary.csv, MLflow and the paper reproductions' tables."""
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -19,8 +20,16 @@ def t_half_width(std, n, confidence: float = 0.95):
     """Half the width of the two-sided Student-t interval of a mean, from the sample standard
     deviation and the count (arrays or numbers; 0 where n < 2)."""
     std, n = np.asarray(std, dtype=float), np.asarray(n)
+    if not n.ndim:  # one interval (summary.csv asks for thousands): the quantile is cached per n
+        half = _t_quantile((1 + confidence) / 2, max(int(n) - 1, 1)) * std / np.sqrt(n)
+        return float(half) if n > 1 else 0.0
     half = stats.t.ppf((1 + confidence) / 2, np.maximum(n - 1, 1)) * std / np.sqrt(n)
     return np.where(n > 1, half, 0.0) if half.ndim else (float(half) if n > 1 else 0.0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _t_quantile(q: float, df: int) -> float:
+    return float(stats.t.ppf(q, df))
 
 
 def student_t_interval(values, confidence: float = 0.95) -> Interval:

@@ -69,12 +69,17 @@ def choice(value, key: str, choices: Sequence):
 
 def is_real(x) -> bool:
     """A real number (int, float, numpy scalar, ...) and not a bool."""
+    kind = type(x)
+    if kind is int or kind is float:  # the common case, without the ABC check (thousands of cells)
+        return True
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
 def is_integral(x, allow_float: bool = True) -> bool:
     """An integer and not a bool; with `allow_float` also a float with an integral value
     (3.0, but not 3.5, NaN or inf)."""
+    if type(x) is int:
+        return True
     if isinstance(x, bool):
         return False
     if isinstance(x, numbers.Integral):
