@@ -106,9 +106,10 @@ def run_cells(
     # Ray first: a cluster that refuses this driver (ConfigError) is bad input, found before any
     # file or tracking run exists.
     cpus = _connect(runner) if chunks else 0
-    timeline.mark("ray_ready")
+    timeline.mark("ray_ready", once=True)  # the launcher may have started Ray already
     out_dir.mkdir(parents=True, exist_ok=True)
     tracker = make_tracker(tracking)
+    tracker.set_cells(cells)
     families = list(dict.fromkeys(cell.family for cell in cells))
     tracker.start(out_dir, families, run_name or out_dir.name, run_params or {})
     for cell in cells:
@@ -136,7 +137,7 @@ def run_cells(
         if status == "FINISHED":
             metrics["simulation_seconds"] = sim_seconds
             metrics["simulations_per_second"] = total_sims / sim_seconds if sim_seconds > 0 else 0.0
-        tracker.finish(out_dir, status, {family: {**metrics, **(_utility_means(results, cells, family)
+        tracker.finish(out_dir, status, {family: {**metrics, **(utility_means(results, cells, family)
                                                                 if status == "FINISHED" else {})}
                                          for family in families})
         timeline.mark("tracking_done")
@@ -146,7 +147,7 @@ def run_cells(
     return results
 
 
-def _utility_means(results: pd.DataFrame, cells: Sequence[Cell], family: str) -> dict[str, float]:
+def utility_means(results: pd.DataFrame, cells: Sequence[Cell], family: str) -> dict[str, float]:
     """Mean utility per mechanism over the sweep's cells of one family (the parent run's metrics)."""
     indices = [cell.index for cell in cells if cell.family == family]
     rows = results[results["cell_index"].isin(indices)] if len(results) else results
@@ -239,7 +240,7 @@ def _announce(out_dir, cells, simulated_cells, results, total_sims, timeline, si
         if total_sims and sim_seconds > 0 else ""
     )
     phases = [(label, timeline.between(first, last)) for label, first, last in (
-        ("start-up and composing", "command_started", "ray_ready"),
+        ("before the first simulation (start-up, composing, Ray)", "command_started", "first_chunk_submitted"),
         ("writing files", "simulations_done", "files_written"),
         ("finishing tracking", "files_written", "tracking_done"),
     )]

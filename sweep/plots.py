@@ -49,3 +49,26 @@ def grouped_bars(table: pd.DataFrame, x: str, column: str, *, xlabel: str, ylabe
     ax.legend(fontsize=8, ncol=1 if many else len(members), loc="upper center", bbox_to_anchor=(0.5, -0.14),
               frameon=False)
     save(fig, path, bbox_inches="tight")
+
+
+def lines_by_mechanism(summary: pd.DataFrame, key: str, column: str, path: Path, top: int = 8) -> bool:
+    """``column`` against the grid key ``key``, averaged over the other keys, one line per
+    mechanism (the ``top`` best by overall mean when there are more); False if there is nothing
+    to draw (fewer than two values of ``key``)."""
+    table = summary[[key, "mechanism", column]].dropna()
+    if table[key].nunique() < 2:
+        return False
+    means = table.groupby("mechanism", sort=False)[column].mean()
+    keep = list(means.sort_values(ascending=False).index[:top]) if len(means) > top else list(means.index)
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for mechanism in keep:
+        line = table[table["mechanism"] == mechanism].groupby(key)[column].mean().sort_index()
+        ax.plot(line.index, line.to_numpy(), marker="o", markersize=3, label=str(mechanism))
+    ax.set_xlabel(key)
+    ax.set_ylabel(f"{column} (mean over the other keys)")
+    more = f" (the best {top} of {len(means)})" if len(means) > top else ""
+    ax.set_title(f"{column} against {key}, one line per mechanism{more}")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    save(fig, path, bbox_inches="tight")
+    return True

@@ -53,10 +53,13 @@ class RunnerConfig:
 class TrackingConfig:
     kind: str = "sqlite"
     uri: Optional[str] = None
+    child_runs: int = 200  # cells logged as child runs; every cell is in the parent's table
 
     def check(self) -> None:
         if self.kind not in TRACKING_KINDS:
             raise ConfigError(f"tracking.kind must be one of {', '.join(TRACKING_KINDS)}, got '{self.kind}'")
+        if isinstance(self.child_runs, bool) or self.child_runs < 0:
+            raise ConfigError(f"tracking.child_runs must be a non-negative integer, got {self.child_runs!r}")
         if self.kind == "off":
             return
         if not self.uri:

@@ -33,8 +33,10 @@ class Timeline:
         self.started = process_started() if started is None else started
         self.marks: dict[str, float] = {"command_started": self.started}
 
-    def mark(self, name: str) -> None:
-        self.marks[name] = time.time()
+    def mark(self, name: str, once: bool = False) -> None:
+        """Note the moment ``name``; with ``once``, keep an earlier note of it."""
+        if not (once and name in self.marks):
+            self.marks[name] = time.time()
 
     def between(self, first: str, last: str) -> float | None:
         if first in self.marks and last in self.marks:

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import subprocess
+import tempfile
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -75,6 +76,8 @@ class NullTracker:
 
     def start(self, out_dir: Path, families: Sequence[str], run_name: str, params: dict[str, Any]) -> None: ...
 
+    def set_cells(self, cells: Sequence[Cell]) -> None: ...
+
     def already_logged(self, meta: dict | None, family: str) -> bool:
         return True
 
@@ -95,6 +98,7 @@ class MlflowTracker(NullTracker):
     def __init__(self, config: TrackingConfig):
         os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
         os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "15")
+        os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")  # no line per run in server mode
         self.uri = resolve_uri(config.uri)
         self.kind = config.kind
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlflow")
@@ -102,6 +106,12 @@ class MlflowTracker(NullTracker):
         self._error: BaseException | None = None
         self.parents: dict[str, tuple[str, str]] = {}  # family -> (experiment id, parent run id)
         self._commit = git_commit()
+        self.child_runs = config.child_runs
+        self._children = 0  # child runs asked for in this sweep
+        self.varying: list[str] = []  # the keys whose value differs between the sweep's cells
+        self._grid: dict[str, list] = {}
+        self._cells = 0
+        self._family_cells: dict[str, set[int]] = {}
 
     # -- failure handling: warn once, keep the sweep going on disk
     def _fail(self, err: BaseException) -> None:
@@ -162,8 +172,11 @@ class MlflowTracker(NullTracker):
                 if not parent:
                     run = self.client.create_run(
                         experiment_id,
-                        run_name=run_name,
-                        tags={"git_commit": self._commit, "sweep_dir": str(Path(out_dir).resolve()), "family": family},
+                        run_name=self._parent_name(run_name),
+                        tags={"git_commit": self._commit, "sweep_dir": str(Path(out_dir).resolve()), "family": family,
+                              "mlflow.source.git.commit": self._commit.removesuffix("-dirty"),
+                              "mlflow.source.name": "python -m sweep", "mlflow.source.type": "LOCAL",
+                              "mlflow.note.content": self._description(out_dir, params)},
                     )
                     parent = run.info.run_id
                     self.client.log_batch(parent, params=[Param(k, str(v)[:6000]) for k, v in params.items()])
@@ -173,13 +186,43 @@ class MlflowTracker(NullTracker):
         except Exception as err:  # any failure of the store: finish on disk
             self._fail(err)
 
+    def set_cells(self, cells: Sequence[Cell]) -> None:
+        """The sweep's cells, before ``start``: what varies names the runs and the parent's figures."""
+        values: dict[str, dict[str, None]] = {}
+        for cell in cells:
+            for key, value in cell.params.items():
+                values.setdefault(key, {})[repr(value)] = None
+        self.varying = [key for key, seen in values.items() if len(seen) > 1]
+        self._grid = {key: list(seen) for key, seen in values.items()}
+        self._cells = len(cells)
+        self._family_cells = {}
+        for cell in cells:
+            self._family_cells.setdefault(cell.family, set()).add(cell.index)
+
+    def _parent_name(self, fallback: str) -> str:
+        if not self.varying:
+            return fallback
+        return f"{' x '.join(self.varying)} ({self._cells:,} cells)"[:250]
+
+    def _description(self, out_dir: Path, params: dict[str, Any]) -> str:
+        """The parent run's description (the UI's "Description"): the grid and where it lives."""
+        lines = [f"Sweep of {self._cells:,} cell(s) in `{Path(out_dir).resolve()}`.", ""]
+        for key, values in self._grid.items():
+            shown = ", ".join(values[:12]) + (f", ... ({len(values)} values)" if len(values) > 12 else "")
+            lines.append(f"- `{key}`: {shown}" + ("" if key in self.varying else " (every cell)"))
+        lines += ["", f"Overrides: `{params.get('overrides', '')}`",
+                  f"Child runs: the first {self.child_runs:,} cells; every cell is in `summary_table.json` "
+                  "and the `utility_vs_*.png` figures of this run."]
+        return "\n".join(lines)
+
     def already_logged(self, meta: dict | None, family: str) -> bool:
         parent = self.parents.get(family, (None, None))[1]
         return bool(meta and parent and meta.get("mlflow_parent_run_id") == parent and meta.get("mlflow_run_id"))
 
     def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None:
-        if self.failed or cell.family not in self.parents:
+        if self.failed or cell.family not in self.parents or self._children >= self.child_runs:
             return
+        self._children += 1
         self._futures.append(self._executor.submit(self._log_cell, cell, Path(cell_dir), summary))
 
     def _log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None:
@@ -189,7 +232,8 @@ class MlflowTracker(NullTracker):
             from mlflow.entities import Metric, Param, RunTag
 
             experiment_id, parent = self.parents[cell.family]
-            run = self.client.create_run(experiment_id, run_name=cell.name[:250], tags={"mlflow.parentRunId": parent})
+            name = ",".join(f"{k}={cell.params[k]}" for k in self.varying if k in cell.params) or cell.name
+            run = self.client.create_run(experiment_id, run_name=name[:250], tags={"mlflow.parentRunId": parent})
             now = int(time.time() * 1000)
             meta = read_meta(cell_dir) or {}
             scalars = {**cell_metrics(summary), **{metric_key(k): v for k, v in meta.get("metrics", {}).items()}}
@@ -207,9 +251,10 @@ class MlflowTracker(NullTracker):
                 RunTag("cell", cell.name),
                 RunTag("family", cell.family),
             ]
-            if len(summary):
-                best = summary.loc[summary["utility_mean"].idxmax(), "mechanism"]
-                tags.append(RunTag("best_mechanism", str(best)))
+            best = best_mechanism(summary)
+            if best:
+                tags += [RunTag(key, value) for key, value in best.items() if isinstance(value, str)]
+                metrics += [Metric(key, value, now, 0) for key, value in best.items() if isinstance(value, float)]
             for start in range(0, max(len(metrics), 1), 1000):
                 self.client.log_batch(
                     run.info.run_id,
@@ -240,12 +285,33 @@ class MlflowTracker(NullTracker):
                 values = (metrics or {}).get(family, {})
                 if values:
                     self.client.log_batch(parent, metrics=[Metric(k, v, now, 0) for k, v in values.items()])
-                for name in (SUMMARY, RESULTS):
+                for name in (SUMMARY, RESULTS, "multirun.yaml"):
                     if (Path(out_dir) / name).exists():
                         self.client.log_artifact(parent, str(Path(out_dir) / name))
+                self._log_grid_views(parent, Path(out_dir), family)
                 self.client.set_terminated(parent, status=status)
         except Exception as err:
             self._fail(err)
+
+    def _log_grid_views(self, parent: str, out_dir: Path, family: str) -> None:
+        """The cell x mechanism table as a table the UI shows, and utility against each grid key."""
+        path = out_dir / SUMMARY
+        if not path.exists() or path.stat().st_size == 0:
+            return
+        summary = pd.read_csv(path)
+        if "mechanism" not in summary:
+            return
+        if family in self._family_cells:  # a sweep over families: this family's cells only
+            summary = summary[summary["cell_index"].isin(self._family_cells[family])]
+        self.client.log_table(parent, data=summary, artifact_file="summary_table.json")
+        from .plots import lines_by_mechanism
+
+        with tempfile.TemporaryDirectory(prefix="sweep-figures-") as folder:
+            for key in self.varying:
+                if key in summary and pd.api.types.is_numeric_dtype(summary[key]):
+                    figure = Path(folder) / f"utility_vs_{metric_key(key).replace('/', '_')}.png"
+                    if lines_by_mechanism(summary, key, "utility_mean", figure):
+                        self.client.log_artifact(parent, str(figure))
 
     def describe(self) -> str:
         if self.failed:
@@ -256,6 +322,29 @@ class MlflowTracker(NullTracker):
                     f"(or: mlflow ui --backend-store-uri {self.uri} --host 127.0.0.1)")
         return "MLflow: " + ", ".join(f"{self.uri}/#/experiments/{experiment}/runs/{run}"
                                       for experiment, run in self.parents.values())
+
+
+def best_mechanism(summary: pd.DataFrame) -> dict[str, str | float]:
+    """The cell's best mechanism by mean utility, with its margin over the second and whether
+    the two are tied or their 95% intervals overlap (tags ``best_*``, metric ``best_margin``)."""
+    if not len(summary) or "utility_mean" not in summary:
+        return {}
+    ranked = summary.sort_values("utility_mean", ascending=False, kind="stable")
+    first = ranked.iloc[0]
+    best: dict[str, str | float] = {"best_mechanism": str(first["mechanism"])}
+    if len(ranked) > 1:
+        second = ranked.iloc[1]
+        margin = float(first["utility_mean"] - second["utility_mean"])
+        tied = list(ranked.loc[ranked["utility_mean"] == first["utility_mean"], "mechanism"].astype(str))
+        best.update({
+            "best_margin": margin,
+            "best_tie": "true" if len(tied) > 1 else "false",
+            "best_overlaps_second": "true" if float(second["utility_ci95_high"]) >= float(first["utility_ci95_low"])
+            else "false",
+        })
+        if len(tied) > 1:
+            best["best_mechanism"] = "tie: " + ", ".join(tied)
+    return best
 
 
 def make_tracker(config: TrackingConfig) -> NullTracker:

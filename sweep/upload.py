@@ -13,7 +13,8 @@ import yaml
 
 from .cells import Cell
 from .errors import ConfigError
-from .results import CELL_META, CELL_TABLE, read_meta, summarize
+from .engine import utility_means
+from .results import CELL_META, CELL_TABLE, RESULTS, read_meta, summarize
 from .schema import TrackingConfig
 from .tracking import MlflowTracker
 
@@ -41,7 +42,7 @@ def cells_in(sweep_dir: Path) -> list[tuple[Cell, Path]]:
     return found
 
 
-def upload(sweep_dir: Path, uri: str) -> int:
+def upload(sweep_dir: Path, uri: str, child_runs: int = TrackingConfig.child_runs) -> int:
     cells = cells_in(sweep_dir)
     if not cells:
         sys.stderr.write(f"Error: {sweep_dir}: no completed cells (no {CELL_META} files) to upload\n")
@@ -53,13 +54,19 @@ def upload(sweep_dir: Path, uri: str) -> int:
             sys.stderr.write(f"Error: {cell_dir / 'config.yaml'}: {err}\n")
             return 2
     kind = "sqlite" if uri.startswith("sqlite:") else "server"
-    tracker = MlflowTracker(TrackingConfig(kind=kind, uri=uri))
+    tracker = MlflowTracker(TrackingConfig(kind=kind, uri=uri, child_runs=child_runs))
+    tracker.set_cells([cell for cell, _ in cells])
     families = list(dict.fromkeys(cell.family for cell, _ in cells))
     tracker.start(sweep_dir, families, f"upload {sweep_dir.name}", {"uploaded_from": str(sweep_dir)})
     for cell, cell_dir in cells:
         if not tracker.already_logged(read_meta(cell_dir), cell.family):
             tracker.log_cell(cell, cell_dir, summarize(pd.read_parquet(cell_dir / CELL_TABLE), [cell]))
-    tracker.finish(sweep_dir, "FINISHED")
+    results_path = sweep_dir / RESULTS
+    results = pd.read_parquet(results_path) if results_path.exists() else pd.DataFrame()
+    every = [cell for cell, _ in cells]
+    tracker.finish(sweep_dir, "FINISHED", {family: {"simulations": float(len(results)),
+                                                    **(utility_means(results, every, family) if len(results) else {})}
+                                           for family in families})
     if tracker.failed:
         return 1
     print(f"uploaded {len(cells)} cell(s) from {sweep_dir}; {tracker.describe()}")
@@ -70,11 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sweep.upload", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dir", type=Path)
     parser.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
+    parser.add_argument("--child-runs", type=int, default=TrackingConfig.child_runs,
+                        help="cells logged as child runs (every cell is in the parent's table); default %(default)s")
     args = parser.parse_args(argv)
+    if args.child_runs < 0:
+        sys.stderr.write(f"Error: --child-runs must be a non-negative integer, got {args.child_runs}\n")
+        return 2
     if not args.sweep_dir.is_dir():
         sys.stderr.write(f"Error: {args.sweep_dir}: no such sweep dir\n")
         return 2
-    return upload(args.sweep_dir, args.tracking_uri)
+    return upload(args.sweep_dir, args.tracking_uri, args.child_runs)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ ConfigStore.instance().store(group="hydra/sweeper", name="checked", node=Checked
 
 class CheckedSweeper(BasicSweeper):
     def sweep(self, arguments: List[str]) -> Any:
-        from sweep.cli import exit_if_not_a_folder, exit_with_error, mark_engine_reached, remove_if_no_results
+        from sweep.cli import exit_if_not_a_folder, exit_with_error, interrupted, mark_engine_reached, remove_if_no_results
 
         mark_engine_reached()
         assert self.config is not None
@@ -40,6 +40,9 @@ class CheckedSweeper(BasicSweeper):
         except (HydraException, OmegaConfBaseException) as err:
             remove_if_no_results(sweep_dir)
             exit_with_error(" ".join(str(err).split()))
+        except KeyboardInterrupt:  # before the launcher took over (it ends its own Ctrl-C)
+            remove_if_no_results(sweep_dir)
+            interrupted("before any cell was composed: nothing was run")
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
         """Nothing: the launcher composes and validates every cell of the batch before any work."""

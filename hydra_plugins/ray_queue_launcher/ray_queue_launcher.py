@@ -6,6 +6,7 @@ Ray actor pool and one task queue serve the whole multirun.
 """
 
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -55,7 +56,7 @@ class RayQueueLauncher(Launcher):
         progress = bool(OmegaConf.select(self.config, "runner.progress", default=True))
         print(f"Sweep of {len(job_overrides):,} cells into {sweep_dir}", flush=True)
         try:
-            cells, runner, tracking = self._compose(job_overrides, initial_job_idx, sweep_dir, progress)
+            cells, runner, tracking = self._compose(job_overrides, initial_job_idx, sweep_dir, progress, timeline)
         except KeyboardInterrupt:
             remove_if_no_results(sweep_dir)
             interrupted("while composing the cells: nothing was run")
@@ -86,9 +87,16 @@ class RayQueueLauncher(Launcher):
             returns.append(ret)
         return returns
 
-    def _compose(self, job_overrides, initial_job_idx: int, sweep_dir: Path, progress: bool):
+    def _compose(self, job_overrides, initial_job_idx: int, sweep_dir: Path, progress: bool, timeline):
         """Every cell of the batch, composed and validated before any work (sweep/compose.py);
-        a bad one exits with status 2 naming its key and the cell, leaving no sweep dir."""
+        a bad one exits with status 2 naming its key and the cell, leaving no sweep dir.
+
+        Ray starts while the cells are composed: the first cell says how (runner.*), a thread
+        composes the others, and the main thread starts or joins Ray (mostly waiting for Ray's
+        processes). Ray is shut down again if a cell is bad.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
         from tqdm import tqdm
 
         from sweep.cli import exit_with_error, remove_if_no_results
@@ -102,34 +110,84 @@ class RayQueueLauncher(Launcher):
             loader.repository.group_exists,  # type: ignore[attr-defined]
             lambda config, index: str(config.hydra.sweep.subdir),
         )
-        cells = []
-        runner = tracking = None
         bar = tqdm(total=len(job_overrides), unit="cell", desc="composing cells", delay=1.0, disable=not progress,
                    leave=False)
-        try:
-            for offset, overrides in enumerate(job_overrides):
-                idx = initial_job_idx + offset
-                listed = " ".join(filter_overrides(overrides)) or "(no overrides)"
-                try:
-                    composed = composer.compose(list(overrides), idx)
-                except (HydraException, OmegaConfBaseException) as err:  # a key or group typo, a bad value
-                    raise ConfigError(f"{' '.join(str(err).split())} [cell #{idx}: {listed}]") from None
-                except ConfigError as err:
-                    raise ConfigError(f"{err} [cell #{idx}: {listed}]") from None
-                if runner is None:
-                    runner, tracking = composed.runner, composed.tracking
-                elif composed.runner != runner or composed.tracking != tracking:
+        stop = threading.Event()
+
+        def compose(offset: int, overrides):
+            idx = initial_job_idx + offset
+            listed = " ".join(filter_overrides(overrides)) or "(no overrides)"
+            try:
+                composed = composer.compose(list(overrides), idx)
+            except (HydraException, OmegaConfBaseException) as err:  # a key or group typo, a bad value
+                raise ConfigError(f"{' '.join(str(err).split())} [cell #{idx}: {listed}]") from None
+            except ConfigError as err:
+                raise ConfigError(f"{err} [cell #{idx}: {listed}]") from None
+            bar.update()
+            return composed
+
+        def compose_rest(first):
+            cells = [first.cell]
+            for offset, overrides in enumerate(job_overrides[1:], start=1):
+                if stop.is_set():
+                    raise KeyboardInterrupt
+                composed = compose(offset, overrides)
+                if composed.runner != first.runner or composed.tracking != first.tracking:
                     raise ConfigError(
                         f"runner.* and tracking.* must be the same in every cell of a multirun "
-                        f"(one actor pool serves them all); cell #{idx} differs"
+                        f"(one actor pool serves them all); cell #{initial_job_idx + offset} differs"
                     )
                 cells.append(composed.cell)
-                bar.update()
+            return cells
+
+        ray_error: BaseException | None = None
+        try:
+            first = compose(0, job_overrides[0])
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="compose") as pool:
+                rest = pool.submit(compose_rest, first)
+                try:
+                    ray_error = _start_ray(first.runner, timeline)
+                    cells = rest.result()
+                finally:
+                    stop.set()
         except ConfigError as err:
             bar.close()
+            _stop_ray()
             remove_if_no_results(sweep_dir)
             exit_with_error(str(err))
+        except BaseException:
+            _stop_ray()
+            raise
         finally:
             bar.close()
+        if ray_error is not None:
+            remove_if_no_results(sweep_dir)
+            if isinstance(ray_error, ConfigError):
+                exit_with_error(str(ray_error))
+            raise ray_error
         log.debug("composed %d cells, %d of them by Hydra's full composition", len(cells), composer.full_compositions)
-        return cells, runner, tracking
+        return cells, first.runner, first.tracking
+
+
+def _start_ray(runner, timeline) -> BaseException | None:
+    """Start or join Ray as ``runner`` says; the error, if any, is returned for after the cells."""
+    from sweep.task_queue import connect
+
+    try:
+        connect(runner)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # reported once every cell is checked: bad cells first
+        return err
+    timeline.mark("ray_ready")
+    return None
+
+
+def _stop_ray() -> None:
+    import ray
+
+    from sweep.task_queue import close_pool
+
+    if ray.is_initialized():
+        close_pool()
+        ray.shutdown()

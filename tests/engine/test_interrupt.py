@@ -1,0 +1,72 @@
+"""Ctrl-C, as a terminal sends it (SIGINT to the whole process group): one line instead of a
+traceback, status 130, no sweep dir left when nothing ran, and a resume command that works."""
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, run_cli
+
+GRID = ["-m", "job.deadline=range(6,26)", "job.workload=range(40,140,2)", "tracking=off", "runner.progress=false"]
+
+
+def start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "sweep", *args], cwd=ROOT, text=True, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def interrupt(proc: subprocess.Popen) -> tuple[str, str]:
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return out, err
+
+
+def wait_for(predicate, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the sweep never reached the point to interrupt")
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_composing_leaves_nothing_and_says_so(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    proc = start(*GRID, "market.capacity=8,12,16,20,24", "replicates=2", f"hydra.sweep.dir={sweep_dir}")
+    wait_for(lambda: (sweep_dir / "multirun.yaml").exists())  # the sweeper wrote it: cells are being composed
+    out, err = interrupt(proc)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("Interrupted"), err
+    assert not sweep_dir.exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_simulating_prints_a_resume_command_that_finishes_the_sweep(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    proc = start("-m", "job.deadline=range(6,16)", "job.workload=range(40,60,2)", "tracking=off",
+                 "runner.progress=false", "replicates=40", f"hydra.sweep.dir={sweep_dir}")
+    wait_for(lambda: any(sweep_dir.glob("*/cell.json")))
+    out, err = interrupt(proc)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("Interrupted: ") and "cells are complete" in last, err
+    command = shlex.split(last.split("resume with: ", 1)[1])
+    assert command[:3] == [Path(sys.executable).name, "-m", "sweep"] and f"hydra.sweep.dir={sweep_dir}" in command
+    done = len(list(sweep_dir.glob("*/cell.json")))
+    resumed = run_cli(*command[3:], timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{done:,} cell(s) were already complete" in resumed.stdout or done == 0

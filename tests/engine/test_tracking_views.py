@@ -1,0 +1,69 @@
+"""What a researcher sees in MLflow: child runs for the first `tracking.child_runs` cells only,
+named by what varies; every cell in the parent's table and figures; the best mechanism with its
+margin, ties and overlapping intervals."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+from sweep.engine import run_cells
+from sweep.schema import TrackingConfig
+from sweep.tracking import best_mechanism
+from sweep.plots import lines_by_mechanism
+
+from .test_side_tables import in_process_queue, make_cell, runner
+
+
+def summary(means, lows, highs) -> pd.DataFrame:
+    return pd.DataFrame({"mechanism": ["A", "B", "C"][:len(means)], "utility_mean": means,
+                         "utility_ci95_low": lows, "utility_ci95_high": highs})
+
+
+def test_best_mechanism_has_its_margin_and_says_when_it_ties_or_overlaps():
+    assert best_mechanism(summary([1.0, 3.0, 2.0], [0.5, 2.9, 1.0], [1.5, 3.1, 2.8])) == {
+        "best_mechanism": "B", "best_margin": 1.0, "best_tie": "false", "best_overlaps_second": "false"}
+    assert best_mechanism(summary([1.0, 3.0, 2.5], [0.5, 2.0, 1.0], [1.5, 4.0, 3.0]))["best_overlaps_second"] == "true"
+    tie = best_mechanism(summary([3.0, 3.0, 2.0], [2.0, 2.0, 1.0], [4.0, 4.0, 3.0]))
+    assert tie["best_mechanism"] == "tie: A, B" and tie["best_tie"] == "true" and tie["best_margin"] == 0.0
+    assert best_mechanism(summary([2.0], [1.0], [3.0])) == {"best_mechanism": "A"}
+    assert best_mechanism(pd.DataFrame()) == {}
+
+
+def test_lines_by_mechanism_draws_only_a_key_that_varies(tmp_path):
+    table = pd.DataFrame({"k": [1, 1, 2, 2], "other": [0, 0, 0, 0], "mechanism": ["A", "B", "A", "B"],
+                          "utility_mean": [1.0, 2.0, 3.0, 4.0]})
+    assert lines_by_mechanism(table, "k", "utility_mean", tmp_path / "k.png")
+    assert (tmp_path / "k.png").stat().st_size > 1000
+    assert not lines_by_mechanism(table, "other", "utility_mean", tmp_path / "other.png")
+    assert not (tmp_path / "other.png").exists()
+
+
+@pytest.mark.slow
+def test_child_runs_stop_at_the_cap_and_the_parent_holds_every_cell(monkeypatch, tmp_path):
+    in_process_queue(monkeypatch)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    cells = [make_cell(index, tasks, replicates=4) for index, tasks in enumerate([2, 3, 4])]
+    run_cells(cells, tmp_path / "sweep", runner(chunk_size=6), TrackingConfig(kind="sqlite", uri=uri, child_runs=2),
+              run_name="fallback", announce=False)
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name(cells[0].family)
+    runs = client.search_runs([experiment.experiment_id])
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(parents) == 1 and len(children) == 2
+    parent = parents[0]
+    assert parent.info.run_name == "job.tasks (3 cells)"
+    assert {c.info.run_name for c in children} <= {"job.tasks=2", "job.tasks=3", "job.tasks=4"}
+    assert parent.data.tags["mlflow.source.name"] == "python -m sweep"
+    assert "`job.tasks`: 2, 3, 4" in parent.data.tags["mlflow.note.content"]
+    artifacts = {a.path for a in client.list_artifacts(parent.info.run_id)}
+    assert {"summary.csv", "results.parquet", "summary_table.json", "utility_vs_job.tasks.png"} <= artifacts
+    table = json.loads(open(client.download_artifacts(parent.info.run_id, "summary_table.json", str(tmp_path)))
+                       .read())
+    assert len(table["data"]) == 3 * 3  # every cell x mechanism, the uncapped ones too
+    assert {"utility_mean/A", "utility_mean/B", "utility_mean/C"} <= set(parent.data.metrics)
+    for child in children:
+        assert child.data.tags["best_mechanism"] and "best_margin" in child.data.metrics
