@@ -89,7 +89,8 @@ class Cell:
     def payload(self) -> dict[str, Any]:
         """What a worker needs to simulate this cell."""
         return {"module": self.module, "world": self.world, "world_hash": self.world_hash,
-                "config_hash": self.config_hash, "mechanisms": self.mechanisms}
+                "config_hash": self.config_hash, "mechanisms": self.mechanisms, "name": self.name,
+                "index": self.index}
 
 
 def cell_hashes(world: dict, spec: FamilySpec) -> tuple[str, str]:

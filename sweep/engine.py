@@ -30,7 +30,7 @@ from .results import (
 from .schema import RunnerConfig, TrackingConfig
 from .timeline import Timeline
 from .tracking import make_tracker, metric_key
-from .worker import TABLES_KEY
+from .worker import CELL_KEY, TABLES_KEY
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +49,11 @@ def make_chunks(cells: Sequence[Cell], chunk_size: int, first: dict[int, int] | 
         cap = cell.spec.max_replicates_per_chunk
         if cap:
             step = min(step, cap)
-        for start in range((first or {}).get(cell.index, 0), cell.replicates, step):
+        begin = (first or {}).get(cell.index, 0)
+        for start in range(begin, cell.replicates, step):
             stop = min(start + step, cell.replicates)
-            chunks.append(Chunk(cell.index, start, stop, (stop - start) * per_replicate))
+            whole = start == 0 and stop == cell.replicates  # the worker finishes the cell (sweep/worker.py)
+            chunks.append(Chunk(cell.index, start, stop, (stop - start) * per_replicate, whole))
     return chunks
 
 
@@ -113,7 +115,7 @@ def run_cells(
     families = list(dict.fromkeys(cell.family for cell in cells))
     tracker.start(out_dir, families, run_name or out_dir.name, run_params or {})
     for cell in cells:
-        if (tracker.enabled and cell.index in frames
+        if (tracker.wants_cell() and cell.index in frames
                 and not tracker.already_logged(read_meta(cell_dirs[cell.index]), cell.family)):
             tracker.log_cell(cell, cell_dirs[cell.index], summarize(frames[cell.index], [cell]))
 
@@ -180,10 +182,10 @@ def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims
     bar = tqdm(total=total_sims, unit="sim", desc=f"cells 0/{len(todo)}", disable=not runner.progress, smoothing=0.1)
     done_cells = 0
 
-    def finish(index: int) -> None:
+    def finish(index: int, whole: dict | None = None) -> None:
         nonlocal done_cells
         cell = by_index[index]
-        frame = cell_frame(cell, parts.pop(index))
+        frame = whole["frame"] if whole else cell_frame(cell, parts.pop(index))
         tables = cell_tables(cell, table_parts.pop(index))
         outputs = cell_outputs.compute(cell, frame)
         clash = sorted(set(tables) & set(outputs.get("tables", {})))
@@ -191,14 +193,20 @@ def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims
             raise ValueError(f"cell {cell.name}: side table(s) {', '.join(clash)} have the name of a table of the "
                              f"family's cell_outputs (both would be <name>.parquet in {cell_dirs[cell.index]})")
         extra = cell_outputs.write(cell_dirs[cell.index], outputs)
-        write_cell(cell_dirs[cell.index], cell, frame, {"metrics": extra} if extra else None, tables)
+        write_cell(cell_dirs[cell.index], cell, frame, {"metrics": extra} if extra else None, tables,
+                   files=whole["files"] if whole else None)
         frames[cell.index] = frame
-        if tracker.enabled:
+        if tracker.wants_cell():  # the summary only for a cell that gets a child run
             tracker.log_cell(cell, cell_dirs[cell.index], summarize(frame, [cell]))
         done_cells += 1
         bar.set_description(f"cells {done_cells}/{len(todo)}")
 
     def on_done(chunk, columns) -> None:
+        if CELL_KEY in columns:  # the worker built the whole cell's frame and files
+            parts.pop(chunk.cell)
+            bar.update(chunk.simulations)
+            finish(chunk.cell, columns[CELL_KEY])
+            return
         side = columns.pop(TABLES_KEY, None)  # the family's side tables: never results columns
         if side:
             table_parts[chunk.cell].append(side)

@@ -11,6 +11,7 @@ Every file is written to a temporary name and renamed, so a reader never sees ha
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -41,7 +42,8 @@ _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 def atomic_write(path: Path, write) -> None:
     """Call ``write(tmp_path)`` then rename the temporary file onto ``path``."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.parent.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         write(tmp)
@@ -57,15 +59,20 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def cell_frame(cell: Cell, chunks: Iterable[dict[str, list]]) -> pd.DataFrame:
     """One cell's rows in a canonical order (replicate, then mechanism order), whatever the completion order."""
+    return frame_of_chunks(cell.name, cell.index, cell.mechanisms, chunks)
+
+
+def frame_of_chunks(name: str, index: int, mechanisms: Iterable[str], chunks: Iterable[dict[str, list]]) -> pd.DataFrame:
+    """``cell_frame`` from the cell's name, index and mechanisms (a worker finishing a cell has no Cell)."""
     chunks = list(chunks)
     body = pd.DataFrame(chunks[0]) if len(chunks) == 1 else pd.concat(
         [pd.DataFrame(columns) for columns in chunks], ignore_index=True)
-    order = {name: i for i, name in enumerate(cell.mechanisms)}
+    order = {mechanism: i for i, mechanism in enumerate(mechanisms)}
     rank = body["replicate"].to_numpy(dtype=np.int64) * (len(order) + 1) + body["mechanism"].map(order).to_numpy()
     if len(rank) > 1 and (np.diff(rank) < 0).any():
         body = body.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
-    frame = pd.DataFrame({"cell": np.full(len(body), cell.name, dtype=object),
-                          "cell_index": np.full(len(body), cell.index, dtype=np.int64)})
+    frame = pd.DataFrame({"cell": np.full(len(body), name, dtype=object),
+                          "cell_index": np.full(len(body), index, dtype=np.int64)})
     return pd.concat([frame, body], axis=1)
 
 
@@ -141,13 +148,19 @@ def write_cell(
     frame: pd.DataFrame,
     extra_meta: dict | None = None,
     tables: dict[str, pd.DataFrame] | None = None,
+    files: dict[str, bytes] | None = None,
 ) -> None:
-    """Write the cell's files; ``cell.json``, which marks the cell complete, last."""
+    """Write the cell's files; ``cell.json``, which marks the cell complete, last. ``files``
+    may hold ``cell.parquet`` and ``config.yaml`` already serialised (``serialise_cell``, by the
+    worker that simulated the whole cell)."""
     tables = tables or {}
+    files = files or {}
+    Path(cell_dir).mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
         atomic_write(table_path(cell_dir, name), lambda tmp, t=table: t.to_parquet(tmp, index=False))
-    atomic_write(cell_dir / CELL_TABLE, lambda tmp: frame.to_parquet(tmp, index=False))
-    atomic_write_text(cell_dir / CELL_CONFIG, yaml.dump(cell.world, Dumper=_YAML_DUMPER, sort_keys=False))
+    written = files or serialise_cell(frame, cell.world)
+    for name in (CELL_TABLE, CELL_CONFIG):
+        atomic_write(cell_dir / name, lambda tmp, data=written[name]: Path(tmp).write_bytes(data))
     meta = {
         "name": cell.name,
         "index": cell.index,
@@ -159,6 +172,14 @@ def write_cell(
         **(extra_meta or {}),
     }
     atomic_write_text(cell_dir / CELL_META, json.dumps(meta, indent=2, default=str))
+
+
+def serialise_cell(frame: pd.DataFrame, world: dict) -> dict[str, bytes]:
+    """The bytes of ``cell.parquet`` and ``config.yaml``."""
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return {CELL_TABLE: buffer.getvalue(),
+            CELL_CONFIG: yaml.dump(world, Dumper=_YAML_DUMPER, sort_keys=False).encode()}
 
 
 def read_meta(cell_dir: Path) -> dict | None:

@@ -42,6 +42,7 @@ class Chunk:
     rep_start: int
     rep_stop: int
     simulations: int
+    whole: bool = False  # the cell's only chunk: the worker also builds its frame and files
 
 
 # Ray's token authentication (Ray >= 2.52; docs/usage.md, "A Ray cluster"). `ray start --head` turns it on
@@ -233,7 +234,7 @@ def run_chunks(
             for actor in list(pool.actors):
                 while pending and load.get(id(actor), 0) < limit:
                     chunk, attempts = pending.popleft()
-                    ref = actor.run_chunk.remote(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop)
+                    ref = actor.run_chunk.remote(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop, chunk.whole)
                     in_flight[ref] = (chunk, actor, attempts)
                     load[id(actor)] = load.get(id(actor), 0) + 1
             ready, _ = ray.wait(list(in_flight), num_returns=1)

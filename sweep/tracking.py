@@ -78,6 +78,10 @@ class NullTracker:
 
     def set_cells(self, cells: Sequence[Cell]) -> None: ...
 
+    def wants_cell(self) -> bool:
+        """Whether the next ``log_cell`` would log a child run."""
+        return False
+
     def already_logged(self, meta: dict | None, family: str) -> bool:
         return True
 
@@ -218,6 +222,9 @@ class MlflowTracker(NullTracker):
     def already_logged(self, meta: dict | None, family: str) -> bool:
         parent = self.parents.get(family, (None, None))[1]
         return bool(meta and parent and meta.get("mlflow_parent_run_id") == parent and meta.get("mlflow_run_id"))
+
+    def wants_cell(self) -> bool:
+        return not self.failed and self._children < self.child_runs
 
     def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None:
         if self.failed or cell.family not in self.parents or self._children >= self.child_runs:

@@ -227,3 +227,32 @@ def test_same_files_with_one_or_two_ray_workers(tmp_path):
     for cell in cells():
         got = pd.read_parquet(tmp_path / "two" / cell.subdir / "tasks.parquet")
         pd.testing.assert_frame_equal(got, expected_tasks(cell), check_dtype=False)
+
+
+def test_a_cell_finished_by_its_worker_writes_the_bytes_the_driver_would(monkeypatch, tmp_path):
+    """A chunk that is a whole cell comes back as the cell's frame and files (sweep/worker.py):
+    the same files, byte for byte, as the driver builds from the rows."""
+    import ray
+
+    whole_flags = []
+
+    def run_chunks(chunks, payload_refs, runner, workers, on_done, honour_whole):
+        worker = SimulationWorker()
+        for chunk in chunks:
+            whole_flags.append(chunk.whole)
+            on_done(chunk, worker.run_chunk(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop,
+                                            chunk.whole and honour_whole))
+
+    monkeypatch.setattr(task_queue, "connect", lambda runner: 2)
+    monkeypatch.setattr(ray, "put", lambda value: value)
+    grid = [make_cell(0, 3, replicates=4, emit="none"), make_cell(1, 4, replicates=9, emit="none")]
+    outputs = {}
+    for honour in (True, False):
+        monkeypatch.setattr(task_queue, "run_chunks", lambda *args, h=honour: run_chunks(*args, honour_whole=h))
+        out = tmp_path / str(honour)
+        run_cells(grid, out, runner(chunk_size=12), OFF, announce=False)
+        outputs[honour] = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+                           if p.is_file() and p.name != "timing.json"}
+    assert whole_flags[:3] == [True, False, False]  # cell 0 is one chunk (12 rows); cell 1 is two
+    assert outputs[True] == outputs[False]
+    assert {"0/cell.parquet", "0/config.yaml", "0/cell.json", "results.parquet", "summary.csv"} <= set(outputs[True])
