@@ -282,6 +282,33 @@ def with_params(frame: pd.DataFrame, cell: Cell) -> pd.DataFrame:
     return frame
 
 
+def concat_with_params(frames: list[pd.DataFrame], cells: list[Cell]) -> pd.DataFrame:
+    """``pd.concat([with_params(frame, cell), ...])``, with the param columns built once for all
+    cells when every cell has the same keys (the same frame; 10,000 cells in seconds, not
+    minutes): each column is the concatenation of the cells' constant columns, so pandas picks
+    the same dtype as when it concatenates the frames."""
+    if not frames:
+        return pd.DataFrame(columns=list(ID_COLUMNS))
+    keys = list(cells[0].params)
+    if any(list(cell.params) != keys or None in cell.params.values() for cell in cells) or any(
+            list(frame.columns[:2]) != ["cell", "cell_index"] or set(keys) & set(frame.columns) for frame in frames):
+        return pd.concat([with_params(frame, cell) for frame, cell in zip(frames, cells)], ignore_index=True)
+    results = pd.concat(frames, ignore_index=True)
+    lengths = [len(frame) for frame in frames]
+    for position, key in enumerate(keys, start=2):
+        values = [cell.params[key] for cell in cells]
+        kinds = {type(value) for value in values}
+        if kinds in ({int}, {float}, {bool}):  # numbers: the dtype pandas gives them, without a Series each
+            dtype = {int: np.int64, float: np.float64, bool: np.bool_}[kinds.pop()]
+            results.insert(position, key, np.repeat(np.array(values, dtype=dtype), lengths))
+            continue
+        column = pd.concat([pd.Series(cell.params[key], index=range(len(frame))) if len(frame)
+                            else pd.Series([], dtype=pd.Series([cell.params[key]]).dtype)
+                            for frame, cell in zip(frames, cells)], ignore_index=True)
+        results.insert(position, key, column)
+    return results
+
+
 def summarize(frame: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
     """One row per cell and mechanism: n, then mean, std and 95% CI (Student t) of `utility`
     and of the family's ``SUMMARY_COLUMNS`` where a mechanism has them, then `<column>_rate`
@@ -333,8 +360,7 @@ def write_sweep(
     says otherwise), so cells loaded on resume contribute theirs too.
     """
     done = [cell for cell in sorted(cells, key=lambda c: c.index) if cell.index in frames]
-    ordered = [with_params(frames[cell.index], cell) for cell in done]
-    results = pd.concat(ordered, ignore_index=True) if ordered else pd.DataFrame(columns=list(ID_COLUMNS))
+    results = concat_with_params([frames[cell.index] for cell in done], done)
     atomic_write(Path(out_dir) / RESULTS, lambda tmp: results.to_parquet(tmp, index=False))
     summary = summarize(results, cells) if len(results) else pd.DataFrame()
     atomic_write(Path(out_dir) / SUMMARY, lambda tmp: summary.to_csv(tmp, index=False))

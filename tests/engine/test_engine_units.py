@@ -134,3 +134,20 @@ def test_the_closing_message_shows_slow_rates_too(per_second, shown):
     from sweep.engine import _rate
 
     assert _rate(per_second) == shown
+
+
+@pytest.mark.parametrize("values", [[6, 7, 8], [0.5, 1.0, 2.5], [40, 60.5, 70], ["a", "b", "a"], [True, False, True],
+                                    [None, 1, 2], ["x", 1, None]])
+def test_results_get_the_param_columns_concatenating_each_cell_would_give(values):
+    from sweep.cells import Cell
+    from sweep.results import concat_with_params, with_params
+
+    cells, frames = [], []
+    for index, value in enumerate(values):
+        cells.append(Cell(index=index, name=f"k={value}", params={"k": value, "fixed": 3}, subdir=str(index), world={}))
+        rows = 0 if index == 1 and value == 7 else 4  # a cell without rows, once
+        frames.append(pd.DataFrame({"cell": [f"k={value}"] * rows, "cell_index": [index] * rows,
+                                    "replicate": list(range(rows)), "mechanism": ["A"] * rows,
+                                    "utility": [float(r) for r in range(rows)]}))
+    expected = pd.concat([with_params(frame, cell) for frame, cell in zip(frames, cells)], ignore_index=True)
+    pd.testing.assert_frame_equal(concat_with_params(frames, cells), expected, check_exact=True)
