@@ -56,7 +56,7 @@ def test_ctrl_c_while_composing_leaves_nothing_and_says_so(tmp_path):
 @pytest.mark.slow
 def test_ctrl_c_while_simulating_prints_a_resume_command_that_finishes_the_sweep(tmp_path):
     sweep_dir = tmp_path / "sweep"
-    proc = start("-m", "job.deadline=range(6,16)", "job.workload=range(40,60,2)", "tracking=off",
+    proc = start("-m", "job.deadline=range(6,11)", "job.workload=range(40,60,2)", "tracking=off",
                  "runner.progress=false", "replicates=40", f"hydra.sweep.dir={sweep_dir}")
     wait_for(lambda: any(sweep_dir.glob("*/cell.json")))
     out, err = interrupt(proc)
