@@ -62,8 +62,8 @@ class RayQueueLauncher(Launcher):
             interrupted("while composing the cells: nothing was run")
         timeline.mark("cells_composed")
         simulations = sum(cell.replicates * len(cell.mechanisms) for cell in cells)
-        print(f"{len(cells):,} cells, {simulations:,} simulations (composed in "
-              f"{timeline.between('command_started', 'cells_composed'):.1f} s since the command started)", flush=True)
+        print(f"{len(cells):,} cells, {simulations:,} simulations: composed and checked, and Ray started, "
+              f"{timeline.between('command_started', 'cells_composed'):.1f} s after the command", flush=True)
         log.info("Launching %d cells on a Ray actor pool", len(cells))
         sweep_overrides = list(self.config.hydra.overrides.task)
         run_cells_or_exit(
