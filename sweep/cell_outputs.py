@@ -54,6 +54,17 @@ def read_series(cell_dir: Path) -> pd.DataFrame | None:
     return pd.read_parquet(path) if path.exists() else None
 
 
+def heatmap_rows(table: pd.DataFrame, named: int = 12) -> tuple[list[int], list[str]]:
+    """The heatmap's row ticks: every column's name when there are at most ``named`` columns,
+    else those of the ``named`` columns with the largest value in the last row."""
+    columns = [str(column) for column in table.columns]
+    if len(columns) <= named:
+        return list(range(len(columns))), columns
+    last = table.iloc[-1].to_numpy(dtype=float)
+    top = sorted(sorted(range(len(columns)), key=lambda i: -last[i])[:named])
+    return top, [columns[i] for i in top]
+
+
 def _draw(kind: str, table: pd.DataFrame, title: str, path: Path) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(10, 5))
@@ -61,7 +72,10 @@ def _draw(kind: str, table: pd.DataFrame, title: str, path: Path) -> None:
         image = ax.imshow(table.to_numpy(dtype=float).T, aspect="auto", origin="lower", cmap="viridis",
                           interpolation="nearest")
         ax.set_xlabel(table.index.name or "step")
-        ax.set_ylabel("policy index")
+        positions, labels = heatmap_rows(table)
+        ax.set_yticks(positions, labels, fontsize=7)
+        ax.set_ylabel("policy" if len(positions) == table.shape[1] else
+                      f"policy (the {len(positions)} with the largest final weight named)")
         fig.colorbar(image, ax=ax, label="weight")
     elif kind == "lines":
         table.plot(ax=ax)

@@ -52,3 +52,15 @@ def test_cell_outputs_reach_disk_and_mlflow(tmp_path, monkeypatch):
     assert client.get_run(run_id).data.metrics["final_regret"] == 1.0
     artifacts = {a.path for a in client.list_artifacts(run_id)}
     assert artifacts == {"cell.parquet", "config.yaml", "policy_weights.parquet", "policy_weights.png", "series.parquet"}
+
+
+def test_the_weight_heatmap_names_its_policies_or_the_heaviest_ones():
+    import pandas as pd
+
+    from sweep.cell_outputs import heatmap_rows
+
+    few = pd.DataFrame([[0.2, 0.8], [0.3, 0.7]], columns=["UP", "AHAP(w=3,v=2,s=0.5)"])
+    assert heatmap_rows(few) == ([0, 1], ["UP", "AHAP(w=3,v=2,s=0.5)"])
+    many = pd.DataFrame([[1 / 20] * 20, [i / 190 for i in range(20)]], columns=[f"P{i}" for i in range(20)])
+    positions, labels = heatmap_rows(many, named=3)
+    assert positions == [17, 18, 19] and labels == ["P17", "P18", "P19"]
