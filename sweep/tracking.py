@@ -27,6 +27,7 @@ from .cells import Cell
 from .cell_outputs import read_series
 from .results import CELL_META, RESULTS, SUMMARY, atomic_write_text, read_meta, update_meta
 from .schema import TrackingConfig
+from .seeding import get_dotted
 
 log = logging.getLogger(__name__)
 TRACKING_STATE = "tracking.json"
@@ -116,6 +117,7 @@ class MlflowTracker(NullTracker):
         self._grid: dict[str, list] = {}
         self._cells = 0
         self._family_cells: dict[str, set[int]] = {}
+        self._inputs: dict[str, dict[str, str]] = {}  # family -> input file -> the key naming it
 
     # -- failure handling: warn once, keep the sweep going on disk
     def _fail(self, err: BaseException) -> None:
@@ -200,8 +202,13 @@ class MlflowTracker(NullTracker):
         self._grid = {key: list(seen) for key, seen in values.items()}
         self._cells = len(cells)
         self._family_cells = {}
+        self._inputs = {}
         for cell in cells:
             self._family_cells.setdefault(cell.family, set()).add(cell.index)
+            for key in cell.spec.input_files:
+                path = get_dotted(cell.world, key)
+                if isinstance(path, str) and os.path.isfile(path):
+                    self._inputs.setdefault(cell.family, {})[path] = key
 
     def _parent_name(self, fallback: str) -> str:
         if not self.varying:
@@ -296,6 +303,7 @@ class MlflowTracker(NullTracker):
                     if (Path(out_dir) / name).exists():
                         self.client.log_artifact(parent, str(Path(out_dir) / name))
                 self._log_grid_views(parent, Path(out_dir), family)
+                self._log_inputs(parent, family)
                 self.client.set_terminated(parent, status=status)
         except Exception as err:
             self._fail(err)
@@ -319,6 +327,24 @@ class MlflowTracker(NullTracker):
                     figure = Path(folder) / f"utility_vs_{metric_key(key).replace('/', '_')}.png"
                     if lines_by_mechanism(summary, key, "utility_mean", figure):
                         self.client.log_artifact(parent, str(figure))
+
+    def _log_inputs(self, parent: str, family: str) -> None:
+        """The input traces the family's cells read, as MLflow datasets of the parent run (the
+        UI's "Datasets used"), each with the config key that names it as its context."""
+        import mlflow.data
+        from mlflow.entities import DatasetInput, InputTag
+
+        inputs = []
+        for path, key in sorted(self._inputs.get(family, {}).items()):
+            try:
+                frame = pd.read_csv(path)
+            except (OSError, ValueError) as err:  # the family's own reader took it; pandas may not
+                log.warning("input %s not logged as an MLflow dataset: %s", path, err)
+                continue
+            dataset = mlflow.data.from_pandas(frame, source=path, name=Path(path).name)
+            inputs.append(DatasetInput(dataset._to_mlflow_entity(), tags=[InputTag("mlflow.data.context", key)]))
+        if inputs:
+            self.client.log_inputs(parent, datasets=inputs)
 
     def describe(self) -> str:
         if self.failed:

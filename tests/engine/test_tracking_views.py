@@ -67,3 +67,27 @@ def test_child_runs_stop_at_the_cap_and_the_parent_holds_every_cell(monkeypatch,
     assert {"utility_mean/A", "utility_mean/B", "utility_mean/C"} <= set(parent.data.metrics)
     for child in children:
         assert child.data.tags["best_mechanism"] and "best_margin" in child.data.metrics
+
+
+@pytest.mark.slow
+def test_the_input_trace_is_a_dataset_of_the_parent_run(monkeypatch, tmp_path):
+    from hydra import compose, initialize_config_dir
+
+    from sweep.api import CONF_DIR
+    from sweep.cells import make_cell as compose_cell
+
+    from .conftest import TRACE
+
+    in_process_queue(monkeypatch)
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        overrides = ["market=trace", f"market.path={TRACE}", "replicates=2"]
+        cell = compose_cell(compose("config", overrides=overrides), overrides, 0, "0")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    run_cells([cell], tmp_path / "sweep", runner(chunk_size=6), TrackingConfig(kind="sqlite", uri=uri),
+              announce=False)
+    client = MlflowClient(uri)
+    parent = [r for r in client.search_runs([client.get_experiment_by_name("spot").experiment_id])
+              if "mlflow.parentRunId" not in r.data.tags][0]
+    inputs = parent.inputs.dataset_inputs
+    assert [i.dataset.name for i in inputs] == [TRACE.name]
+    assert inputs[0].tags[0].value == "market.path"
