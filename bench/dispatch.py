@@ -148,9 +148,13 @@ def median_run(runs: list[dict]) -> dict:
             "phases": {name: statistics.median(r["phases"][name] for r in runs) for name in runs[0]["phases"]}}
 
 
+def ints(text: str) -> list[int]:
+    """A comma-separated list of integers on the command line (`--workers 4,8`)."""
+    return [int(v) for v in text.split(",")]
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ints = lambda text: [int(v) for v in text.split(",")]  # noqa: E731
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--workers", type=ints, default=[4, 8, 16, 32])
     parser.add_argument("--chunk-sizes", type=ints, default=[16, 256])

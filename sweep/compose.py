@@ -170,14 +170,20 @@ class GridComposer:
 
 def _leaf_kind(config: DictConfig, key: str) -> str | None:
     """"value" for an untyped leaf, "list" for a list, None for anything the copy path leaves to
-    Hydra (a dict, a typed node, a key that is not there)."""
+    Hydra (a dict, a typed node, a key that is not there).
+
+    It reads the node with ``_get_node``: OmegaConf has no public call that returns a node
+    (``OmegaConf.select`` returns its value), and the node's class is what says whether a value
+    is typed (an ``IntegerNode`` converts or rejects what Hydra would set; an ``AnyNode`` takes it
+    as it is).
+    """
     node: Any = config
     try:
         for part in key.split("."):
             if OmegaConf.is_list(node):
-                node = node._get_node(int(part)) if part.isdigit() and int(part) < len(node) else None  # noqa: SLF001
+                node = node._get_node(int(part)) if part.isdigit() and int(part) < len(node) else None
             elif OmegaConf.is_dict(node):
-                node = node._get_node(part, throw_on_missing_key=False)  # noqa: SLF001 (OmegaConf's lookup)
+                node = node._get_node(part, throw_on_missing_key=False)
             else:
                 return None
             if node is None:

@@ -8,12 +8,8 @@ starting Ray.
 """
 from __future__ import annotations
 
-import os
-import re
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +21,7 @@ from sweep.schema import RunnerConfig
 from sweep.task_queue import auth_failure_message, driver_auth
 
 from .conftest import ROOT, free_port, run_cli
+from .ray_nodes import started_by, stop
 
 RAY = Path(sys.executable).parent / "ray"
 TOKEN_VARS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
@@ -165,47 +162,6 @@ def test_the_cli_reports_a_missing_token_as_an_error_message(tmp_path, monkeypat
 
 
 # --- the recipe, with the ray CLI ---------------------------------------------------------------
-
-def processes() -> list[tuple[int, int, int, str]]:
-    """(pid, ppid, session, command line) of every live process (zombies excluded: they are gone)."""
-    out = subprocess.run(["ps", "-eo", "pid=,ppid=,sid=,stat=,args="], capture_output=True, text=True, check=True)
-    rows = []
-    for line in out.stdout.splitlines():
-        pid, ppid, sid, stat, *args = line.split(None, 4)
-        if not stat.startswith("Z"):
-            rows.append((int(pid), int(ppid), int(sid), args[0] if args else ""))
-    return rows
-
-
-def started_by(session: int, temp_dir: Path) -> set[int]:
-    """The head's processes: in the session of our `ray start`, or naming its temp dir, and their children."""
-    rows = processes()
-    names_dir = re.compile(re.escape(str(temp_dir)) + r"(/|\s|$)")
-    found = {pid for pid, _, sid, args in rows if (sid == session and "ray" in args) or names_dir.search(args)}
-    grew = True
-    while grew:
-        children = {pid for pid, ppid, _, _ in rows if ppid in found} - found
-        found |= children
-        grew = bool(children)
-    return found - {os.getpid()}
-
-
-def stop(session: int, temp_dir: Path) -> None:
-    """SIGTERM, then SIGKILL what is left after 1 s (the GCS server takes longer to stop on SIGTERM)."""
-    for sig, wait in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0)):
-        pids = started_by(session, temp_dir)
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        deadline = time.time() + wait
-        while pids and time.time() < deadline:
-            time.sleep(0.2)
-            pids = started_by(session, temp_dir)
-        if not pids:
-            return
-
 
 @pytest.mark.slow
 def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, tmp_path_factory, monkeypatch):
