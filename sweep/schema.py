@@ -53,7 +53,7 @@ class RunnerConfig:
 class TrackingConfig:
     kind: str = "sqlite"
     uri: Optional[str] = None
-    child_runs: int = 50  # cells logged as child runs; every cell is in the parent's table
+    child_runs: int = 20  # cells logged as child runs (with their mechanism runs); every cell is in the parent's table
 
     def check(self) -> None:
         if self.kind not in TRACKING_KINDS:

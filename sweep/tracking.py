@@ -1,11 +1,13 @@
 """MLflow tracking from the driver only (docs/architecture.md, "Tracking").
 
 An experiment per family, a parent run per multirun (or single run), a child run per
-cell with its overrides as params, its aggregates as metrics (one ``log_batch``),
-tags with the config hash and git commit, and the cell's Parquet and resolved config
-as artifacts. Cells are logged on a background thread so that tracking overlaps
-simulation. If the store fails, the sweep still finishes on disk: a single warning
-says how to upload the sweep dir later (``python -m sweep.upload``).
+cell (its overrides as params, the cell's own metrics and step series, tags with the config
+hash and git commit, the cell's Parquet and resolved config as artifacts) and under it a run
+per mechanism (param ``mechanism``, metrics ``utility_mean``, ``cost_ci95_high``, ...), so that
+the UI can group and chart by mechanism. The store is opened and every run logged on one
+background thread, so that tracking overlaps simulation. If the store fails, the sweep still
+finishes on disk: a single warning says how to upload the sweep dir later
+(``python -m sweep.upload``).
 """
 from __future__ import annotations
 
@@ -60,13 +62,18 @@ def git_commit() -> str:
         return "unknown"
 
 
-def cell_metrics(summary: pd.DataFrame) -> dict[str, float]:
-    """The aggregates of one cell's summary rows, one metric per statistic and mechanism."""
-    metrics: dict[str, float] = {}
+def mechanism_metrics(summary: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Mechanism -> its aggregates in one cell (``utility_mean``, ``cost_ci95_high``, ...), and
+    ``utility_rank``: 1 for the best mean utility of the cell (ties share a rank)."""
     stat_columns = [c for c in summary.columns if c.endswith(("_mean", "_std", "_ci95_low", "_ci95_high", "_rate"))]
-    for _, row in summary.iterrows():
-        for column in stat_columns:
-            metrics[metric_key(column, str(row["mechanism"]))] = float(row[column])
+    ranks = (summary["utility_mean"].rank(method="min", ascending=False) if "utility_mean" in summary
+             else pd.Series(float("nan"), index=summary.index))
+    metrics: dict[str, dict[str, float]] = {}
+    for position, row in summary.iterrows():
+        values = {metric_key(column): float(row[column]) for column in stat_columns if pd.notna(row[column])}
+        if pd.notna(ranks[position]):
+            values["utility_rank"] = float(ranks[position])
+        metrics[str(row["mechanism"])] = values
     return metrics
 
 
@@ -86,7 +93,25 @@ class NullTracker:
     def already_logged(self, meta: dict | None, family: str) -> bool:
         return True
 
-    def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None: ...
+    def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame, unless_logged: bool = False) -> None: ...
+
+    def _log_mechanisms(self, experiment_id: str, cell_run: str, cell_name: str, cell: Cell, values: dict[str, Any],
+                        summary: pd.DataFrame, now: int) -> None:
+        """A run per mechanism under the cell's run: the cell's params plus ``mechanism``, and the
+        same metric names for every mechanism, so that the UI groups and charts by mechanism."""
+        from mlflow.entities import Metric, Param, RunTag
+
+        for mechanism, scalars in mechanism_metrics(summary).items():
+            run = self.client.create_run(experiment_id, run_name=f"{mechanism} | {cell_name}"[:250],
+                                         tags={"mlflow.parentRunId": cell_run})
+            self.client.log_batch(
+                run.info.run_id,
+                metrics=[Metric(k, v, now, 0) for k, v in scalars.items()],
+                params=[Param(k, str(v)[:6000]) for k, v in {**values, "mechanism": mechanism}.items()],
+                tags=[RunTag("mechanism", mechanism), RunTag("cell", cell.name), RunTag("family", cell.family),
+                      RunTag("config_hash", cell.config_hash)],
+            )
+            self.client.set_terminated(run.info.run_id)
 
     def finish(self, out_dir: Path, status: str, metrics: dict[str, dict[str, float]] | None = None) -> None: ...
 
@@ -158,6 +183,11 @@ class MlflowTracker(NullTracker):
         return self.client.create_experiment(family, artifact_location=location)
 
     def start(self, out_dir: Path, families: Sequence[str], run_name: str, params: dict[str, Any]) -> None:
+        """Open the store and the parent runs on the logging thread: importing MLflow and opening
+        a SQLite store take seconds that simulation need not wait for."""
+        self._futures.append(self._executor.submit(self._start, Path(out_dir), list(families), run_name, params))
+
+    def _start(self, out_dir: Path, families: Sequence[str], run_name: str, params: dict[str, Any]) -> None:
         try:
             self._check_reachable()
             from mlflow.entities import Param
@@ -233,14 +263,19 @@ class MlflowTracker(NullTracker):
     def wants_cell(self) -> bool:
         return not self.failed and self._children < self.child_runs
 
-    def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None:
-        if self.failed or cell.family not in self.parents or self._children >= self.child_runs:
+    def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame, unless_logged: bool = False) -> None:
+        """Log the cell as a child run with a run per mechanism under it, on the logging thread;
+        ``unless_logged``: not if ``cell.json`` says this sweep's parent already has it."""
+        if self.failed or self._children >= self.child_runs:
             return
         self._children += 1
-        self._futures.append(self._executor.submit(self._log_cell, cell, Path(cell_dir), summary))
+        self._futures.append(self._executor.submit(self._log_cell, cell, Path(cell_dir), summary, unless_logged))
 
-    def _log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame) -> None:
-        if self.failed:
+    def _log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame, unless_logged: bool) -> None:
+        if self.failed or cell.family not in self.parents:
+            return
+        meta = read_meta(cell_dir) or {}
+        if unless_logged and self.already_logged(meta, cell.family):
             return
         try:
             from mlflow.entities import Metric, Param, RunTag
@@ -249,9 +284,7 @@ class MlflowTracker(NullTracker):
             name = ",".join(f"{k}={cell.params[k]}" for k in self.varying if k in cell.params) or cell.name
             run = self.client.create_run(experiment_id, run_name=name[:250], tags={"mlflow.parentRunId": parent})
             now = int(time.time() * 1000)
-            meta = read_meta(cell_dir) or {}
-            scalars = {**cell_metrics(summary), **{metric_key(k): v for k, v in meta.get("metrics", {}).items()}}
-            metrics = [Metric(k, v, now, 0) for k, v in scalars.items()]
+            metrics = [Metric(metric_key(k), v, now, 0) for k, v in meta.get("metrics", {}).items()]
             series = read_series(cell_dir)
             if series is not None:
                 for column in series.columns:
@@ -279,10 +312,29 @@ class MlflowTracker(NullTracker):
             for path in sorted(cell_dir.iterdir()):
                 if path.is_file() and path.name != CELL_META and not path.name.startswith("."):
                     self.client.log_artifact(run.info.run_id, str(path))
+            self._log_mechanisms(experiment_id, run.info.run_id, name, cell, values, summary, now)
             self.client.set_terminated(run.info.run_id)
             update_meta(cell_dir, mlflow_run_id=run.info.run_id, mlflow_parent_run_id=parent)
         except Exception as err:
             self._fail(err)
+
+    def _log_mechanisms(self, experiment_id: str, cell_run: str, cell_name: str, cell: Cell, values: dict[str, Any],
+                        summary: pd.DataFrame, now: int) -> None:
+        """A run per mechanism under the cell's run: the cell's params plus ``mechanism``, and the
+        same metric names for every mechanism, so that the UI groups and charts by mechanism."""
+        from mlflow.entities import Metric, Param, RunTag
+
+        for mechanism, scalars in mechanism_metrics(summary).items():
+            run = self.client.create_run(experiment_id, run_name=f"{mechanism} | {cell_name}"[:250],
+                                         tags={"mlflow.parentRunId": cell_run})
+            self.client.log_batch(
+                run.info.run_id,
+                metrics=[Metric(k, v, now, 0) for k, v in scalars.items()],
+                params=[Param(k, str(v)[:6000]) for k, v in {**values, "mechanism": mechanism}.items()],
+                tags=[RunTag("mechanism", mechanism), RunTag("cell", cell.name), RunTag("family", cell.family),
+                      RunTag("config_hash", cell.config_hash)],
+            )
+            self.client.set_terminated(run.info.run_id)
 
     def finish(self, out_dir: Path, status: str, metrics: dict[str, dict[str, float]] | None = None) -> None:
         """Close every parent run with its family's ``metrics[family]`` and the sweep's files."""

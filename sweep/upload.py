@@ -59,8 +59,8 @@ def upload(sweep_dir: Path, uri: str, child_runs: int = TrackingConfig.child_run
     families = list(dict.fromkeys(cell.family for cell, _ in cells))
     tracker.start(sweep_dir, families, f"upload {sweep_dir.name}", {"uploaded_from": str(sweep_dir)})
     for cell, cell_dir in cells:
-        if not tracker.already_logged(read_meta(cell_dir), cell.family):
-            tracker.log_cell(cell, cell_dir, summarize(pd.read_parquet(cell_dir / CELL_TABLE), [cell]))
+        if tracker.wants_cell():
+            tracker.log_cell(cell, cell_dir, summarize(pd.read_parquet(cell_dir / CELL_TABLE), [cell]), unless_logged=True)
     results_path = sweep_dir / RESULTS
     results = pd.read_parquet(results_path) if results_path.exists() else pd.DataFrame()
     every = [cell for cell, _ in cells]

@@ -1,6 +1,6 @@
 """What a researcher sees in MLflow: child runs for the first `tracking.child_runs` cells only,
-named by what varies; every cell in the parent's table and figures; the best mechanism with its
-margin, ties and overlapping intervals."""
+named by what varies, each with a run per mechanism under it; every cell in the parent's table
+and figures; the best mechanism with its margin, ties and overlapping intervals."""
 from __future__ import annotations
 
 import json
@@ -52,7 +52,7 @@ def test_child_runs_stop_at_the_cap_and_the_parent_holds_every_cell(monkeypatch,
     experiment = client.get_experiment_by_name(cells[0].family)
     runs = client.search_runs([experiment.experiment_id])
     parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
-    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags and "mechanism" not in r.data.tags]
     assert len(parents) == 1 and len(children) == 2
     parent = parents[0]
     assert parent.info.run_name == "job.tasks (3 cells)"
@@ -67,6 +67,19 @@ def test_child_runs_stop_at_the_cap_and_the_parent_holds_every_cell(monkeypatch,
     assert {"utility_mean/A", "utility_mean/B", "utility_mean/C"} <= set(parent.data.metrics)
     for child in children:
         assert child.data.tags["best_mechanism"] and "best_margin" in child.data.metrics
+        assert not [key for key in child.data.metrics if "/" in key]
+
+    # the mechanism is a dimension: a run per logged cell and mechanism, the same metric names for
+    # every mechanism, found by `params.mechanism`, ranked within its cell
+    cell_runs = {child.info.run_id: child for child in children}
+    for name in ("A", "B", "C"):
+        found = client.search_runs([experiment.experiment_id], f"params.mechanism = '{name}'")
+        assert len(found) == 2 and {r.data.tags["mlflow.parentRunId"] for r in found} == set(cell_runs)
+        assert {r.data.params["job.tasks"] for r in found} == {c.data.params["job.tasks"] for c in children}
+        assert set(found[0].data.metrics) == set(found[1].data.metrics) >= {"utility_mean", "utility_rank"}
+        for run in found:
+            cell_run = cell_runs[run.data.tags["mlflow.parentRunId"]]
+            assert (run.data.metrics["utility_rank"] == 1) == (name in cell_run.data.tags["best_mechanism"])
 
 
 @pytest.mark.slow
