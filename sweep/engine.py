@@ -21,7 +21,6 @@ from .results import (
     load_complete_cell,
     Reused,
     load_reusable_replicates,
-    read_meta,
     side_table_names,
     summarize,
     write_cell,
@@ -115,9 +114,8 @@ def run_cells(
     families = list(dict.fromkeys(cell.family for cell in cells))
     tracker.start(out_dir, families, run_name or out_dir.name, run_params or {})
     for cell in cells:
-        if (tracker.wants_cell() and cell.index in frames
-                and not tracker.already_logged(read_meta(cell_dirs[cell.index]), cell.family)):
-            tracker.log_cell(cell, cell_dirs[cell.index], summarize(frames[cell.index], [cell]))
+        if tracker.wants_cell() and cell.index in frames:
+            tracker.log_cell(cell, cell_dirs[cell.index], summarize(frames[cell.index], [cell]), unless_logged=True)
 
     total_sims = sum((cell.replicates - first.get(cell.index, 0)) * len(cell.mechanisms) for cell in todo)
     workers, sim_seconds = 0, 0.0
@@ -166,7 +164,7 @@ def _connect(runner: RunnerConfig) -> int:
 
 
 def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused, timeline) -> tuple[int, float]:
-    from .task_queue import run_chunks
+    from .task_queue import pool_size, run_chunks
 
     by_index = {cell.index: cell for cell in todo}
     parts: dict[int, list] = {cell.index: [] for cell in todo}
@@ -221,11 +219,7 @@ def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims
             return 0, 0.0
         pool_started = time.perf_counter()
         payload_refs = Payloads({cell.index: cell for cell in todo if remaining.get(cell.index)}, remaining)
-        workers = runner.num_workers or cpus
-        if runner.kind == "cluster" and workers > cpus:
-            log.warning("runner.num_workers=%d but the cluster offers %d CPUs: using %d workers", workers, cpus, cpus)
-            workers = cpus
-        workers = max(1, min(workers, len(chunks)))
+        workers = pool_size(runner, cpus, len(chunks))
         timeline.mark("first_chunk_submitted")
         run_chunks(chunks, payload_refs, runner, workers, on_done)
     finally:

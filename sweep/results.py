@@ -65,9 +65,18 @@ def cell_frame(cell: Cell, chunks: Iterable[dict[str, list]]) -> pd.DataFrame:
 def frame_of_chunks(name: str, index: int, mechanisms: Iterable[str], chunks: Iterable[dict[str, list]]) -> pd.DataFrame:
     """``cell_frame`` from the cell's name, index and mechanisms (a worker finishing a cell has no Cell)."""
     chunks = list(chunks)
-    body = pd.DataFrame(chunks[0]) if len(chunks) == 1 else pd.concat(
-        [pd.DataFrame(columns) for columns in chunks], ignore_index=True)
     order = {mechanism: i for i, mechanism in enumerate(mechanisms)}
+    if len(chunks) == 1:  # a whole cell from one worker: one constructor, sorted only if needed
+        columns = chunks[0]
+        rows = len(columns["replicate"])
+        rank = np.asarray(columns["replicate"], dtype=np.int64) * (len(order) + 1) + np.fromiter(
+            (order[mechanism] for mechanism in columns["mechanism"]), dtype=np.int64, count=rows)
+        frame = pd.DataFrame({"cell": np.full(rows, name, dtype=object),
+                              "cell_index": np.full(rows, index, dtype=np.int64), **columns})
+        if rows > 1 and (np.diff(rank) < 0).any():
+            frame = frame.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
+        return frame
+    body = pd.concat([pd.DataFrame(columns) for columns in chunks], ignore_index=True)
     rank = body["replicate"].to_numpy(dtype=np.int64) * (len(order) + 1) + body["mechanism"].map(order).to_numpy()
     if len(rank) > 1 and (np.diff(rank) < 0).any():
         body = body.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)

@@ -5,7 +5,6 @@ import functools
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats
 
 
 class Interval(NamedTuple):
@@ -23,13 +22,21 @@ def t_half_width(std, n, confidence: float = 0.95):
     if not n.ndim:  # one interval (summary.csv asks for thousands): the quantile is cached per n
         half = _t_quantile((1 + confidence) / 2, max(int(n) - 1, 1)) * std / np.sqrt(n)
         return float(half) if n > 1 else 0.0
-    half = stats.t.ppf((1 + confidence) / 2, np.maximum(n - 1, 1)) * std / np.sqrt(n)
+    half = _t().ppf((1 + confidence) / 2, np.maximum(n - 1, 1)) * std / np.sqrt(n)
     return np.where(n > 1, half, 0.0) if half.ndim else (float(half) if n > 1 else 0.0)
 
 
 @functools.lru_cache(maxsize=4096)
 def _t_quantile(q: float, df: int) -> float:
-    return float(stats.t.ppf(q, df))
+    return float(_t().ppf(q, df))
+
+
+def _t():
+    """scipy's Student t, imported on first use: ``scipy.stats`` takes a second to import, which
+    every sweep's start-up and every worker process would otherwise pay."""
+    from scipy import stats
+
+    return stats.t
 
 
 def student_t_interval(values, confidence: float = 0.95) -> Interval:

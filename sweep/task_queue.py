@@ -284,6 +284,22 @@ def run_chunks(
 _POOL: ActorPool | None = None
 
 
+def pool_size(runner: RunnerConfig, cpus: int, chunks: int | None = None) -> int:
+    """The number of actors: ``runner.num_workers`` or every CPU Ray offers (no more than a
+    cluster's CPUs), and no more than there are chunks."""
+    workers = runner.num_workers or cpus
+    if runner.kind == "cluster" and workers > cpus:
+        log.warning("runner.num_workers=%d but the cluster offers %d CPUs: using %d workers", workers, cpus, cpus)
+        workers = cpus
+    return max(1, min(workers, chunks) if chunks is not None else workers)
+
+
+def prestart_pool(runner: RunnerConfig, cpus: int) -> None:
+    """Create the actors now, so that their processes start (and import the engine) while the
+    driver still composes cells; ``run_chunks`` resizes the pool to the chunks it has."""
+    _pool(pool_size(runner, cpus))
+
+
 def _pool(size: int) -> ActorPool:
     global _POOL
     if _POOL is None:

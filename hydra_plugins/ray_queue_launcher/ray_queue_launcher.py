@@ -127,6 +127,7 @@ class RayQueueLauncher(Launcher):
             return composed
 
         def compose_rest(first):
+            timeline.mark("first_cell_composed")
             cells = [first.cell]
             for offset, overrides in enumerate(job_overrides[1:], start=1):
                 if stop.is_set():
@@ -138,6 +139,7 @@ class RayQueueLauncher(Launcher):
                         f"(one actor pool serves them all); cell #{initial_job_idx + offset} differs"
                     )
                 cells.append(composed.cell)
+            timeline.mark("every_cell_composed")
             return cells
 
         ray_error: BaseException | None = None
@@ -170,11 +172,14 @@ class RayQueueLauncher(Launcher):
 
 
 def _start_ray(runner, timeline) -> BaseException | None:
-    """Start or join Ray as ``runner`` says; the error, if any, is returned for after the cells."""
-    from sweep.task_queue import connect
+    """Start or join Ray as ``runner`` says, and start the actors while the cells are still being
+    composed; the error, if any, is returned for after the cells."""
+    from sweep.task_queue import connect, prestart_pool
 
     try:
-        connect(runner)
+        cpus = connect(runner)
+        timeline.mark("ray_connected")
+        prestart_pool(runner, cpus)
     except KeyboardInterrupt:
         raise
     except BaseException as err:  # reported once every cell is checked: bad cells first

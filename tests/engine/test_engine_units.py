@@ -151,3 +151,20 @@ def test_results_get_the_param_columns_concatenating_each_cell_would_give(values
                                     "utility": [float(r) for r in range(rows)]}))
     expected = pd.concat([with_params(frame, cell) for frame, cell in zip(frames, cells)], ignore_index=True)
     pd.testing.assert_frame_equal(concat_with_params(frames, cells), expected, check_exact=True)
+
+
+def test_a_whole_cell_frame_is_the_frame_its_chunks_would_give():
+    """The one-chunk path of ``frame_of_chunks`` (one constructor) against the several-chunk path
+    (a frame per chunk, concatenated), in and out of order, with a value missing in a row."""
+    from sweep.results import frame_of_chunks
+
+    mechanisms = ("OD-Only", "MSU", "UP")
+    columns = {"replicate": [0, 0, 0, 1, 1, 1], "mechanism": list(mechanisms) * 2,
+               "utility": [1.0, 2.5, -3.0, 4.0, 5.0, 6.0], "completion_time": [3, 4, 5, 6, 7, 8],
+               "met_deadline": [True, False, True, True, True, False], "note": ["a", None, "b", "c", "d", "e"]}
+    halves = [{k: v[:3] for k, v in columns.items()}, {k: v[3:] for k, v in columns.items()}]
+    expected = frame_of_chunks("c7", 7, mechanisms, halves)
+    pd.testing.assert_frame_equal(frame_of_chunks("c7", 7, mechanisms, [columns]), expected, check_exact=True)
+    shuffled = {k: [v[i] for i in (4, 0, 5, 2, 1, 3)] for k, v in columns.items()}
+    pd.testing.assert_frame_equal(frame_of_chunks("c7", 7, mechanisms, [shuffled]), expected, check_exact=True)
+    assert list(expected.columns[:2]) == ["cell", "cell_index"] and expected["cell_index"].dtype == np.int64
