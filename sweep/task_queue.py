@@ -216,6 +216,34 @@ class ActorPool:
         self.actors = []
 
 
+def bundle(chunks: Iterable[Chunk], simulations: int) -> list[tuple[Chunk, ...]]:
+    """The calls to make: consecutive whole-cell chunks share one call up to ``simulations``
+    simulations in all (a grid of tiny cells pays Ray's per-call cost once for several); any
+    other chunk is a call of its own."""
+    calls: list[tuple[Chunk, ...]] = []
+    group: list[Chunk] = []
+    size = 0
+    for chunk in chunks:
+        if group and (not chunk.whole or size + chunk.simulations > simulations):
+            calls.append(tuple(group))
+            group, size = [], 0
+        if chunk.whole:
+            group.append(chunk)
+            size += chunk.simulations
+        else:
+            calls.append((chunk,))
+    if group:
+        calls.append(tuple(group))
+    return calls
+
+
+def _describe(call: tuple[Chunk, ...]) -> str:
+    if len(call) == 1:
+        chunk = call[0]
+        return f"cell {chunk.cell}, replicates {chunk.rep_start}-{chunk.rep_stop - 1}"
+    return f"cells {', '.join(str(chunk.cell) for chunk in call)} (one call)"
+
+
 def run_chunks(
     chunks: Iterable[Chunk],
     payload_refs: dict[int, Any],
@@ -223,23 +251,33 @@ def run_chunks(
     workers: int,
     on_done: Callable[[Chunk, dict], None],
 ) -> None:
-    """Run every chunk on a pool of ``workers`` actors; call ``on_done`` in the driver as each finishes."""
-    pending: deque[tuple[Chunk, int]] = deque((chunk, 0) for chunk in chunks)
+    """Run every chunk on a pool of ``workers`` actors; call ``on_done`` in the driver as each
+    finishes (whole small cells go several to a call, ``bundle``)."""
+    chunks = list(chunks)
+    # several cells to a call, but never so few calls that a worker would wait for work
+    whole = sum(chunk.simulations for chunk in chunks if chunk.whole)
+    per_call = min(runner.chunk_size, -(-whole // (2 * workers)) if whole else runner.chunk_size)
+    pending: deque[tuple[tuple[Chunk, ...], int]] = deque((call, 0) for call in bundle(chunks, per_call))
     pool = _pool(workers)
-    in_flight: dict[Any, tuple[Chunk, Any, int]] = {}
+    in_flight: dict[Any, tuple[tuple[Chunk, ...], Any, int]] = {}
     load = {id(a): 0 for a in pool.actors}
     limit = runner.in_flight_per_worker
     try:
         while pending or in_flight:
             for actor in list(pool.actors):
                 while pending and load.get(id(actor), 0) < limit:
-                    chunk, attempts = pending.popleft()
-                    ref = actor.run_chunk.remote(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop, chunk.whole)
-                    in_flight[ref] = (chunk, actor, attempts)
+                    call, attempts = pending.popleft()
+                    if len(call) == 1:
+                        chunk = call[0]
+                        ref = actor.run_chunk.remote(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop,
+                                                     chunk.whole)
+                    else:
+                        ref = actor.run_cells.remote([(payload_refs[c.cell], c.rep_start, c.rep_stop) for c in call])
+                    in_flight[ref] = (call, actor, attempts)
                     load[id(actor)] = load.get(id(actor), 0) + 1
             ready, _ = ray.wait(list(in_flight), num_returns=1)
             for ref in ready:
-                chunk, actor, attempts = in_flight.pop(ref)
+                call, actor, attempts = in_flight.pop(ref)
                 if id(actor) in load:
                     load[id(actor)] -= 1
                 try:
@@ -248,29 +286,25 @@ def run_chunks(
                     if isinstance(err.cause, _WORKER_DEATHS):
                         result = err
                     else:
-                        raise SweepFailed(
-                            f"a simulation of cell {chunk.cell} (replicates {chunk.rep_start}-{chunk.rep_stop - 1}) "
-                            f"raised:\n{err}"
-                        ) from None
+                        raise SweepFailed(f"a simulation of {_describe(call)} raised:\n{err}") from None
                 except _WORKER_DEATHS as err:
                     result = err
                 if isinstance(result, Exception):
                     if attempts >= runner.max_retries:
                         raise SweepFailed(
-                            f"cell {chunk.cell}, replicates {chunk.rep_start}-{chunk.rep_stop - 1}: the worker died "
-                            f"{attempts + 1} times ({type(result).__name__}); giving up (runner.max_retries={runner.max_retries})"
+                            f"{_describe(call)}: the worker died {attempts + 1} times ({type(result).__name__}); "
+                            f"giving up (runner.max_retries={runner.max_retries})"
                         )
-                    log.warning(
-                        "a worker died (%s); retrying cell %d replicates %d-%d on a new worker",
-                        type(result).__name__, chunk.cell, chunk.rep_start, chunk.rep_stop - 1,
-                    )
+                    log.warning("a worker died (%s); retrying %s on a new worker", type(result).__name__,
+                                _describe(call))
                     if actor in pool.actors:
                         load.pop(id(actor), None)
                         pool.replace(actor)
                         load.update({id(a): load.get(id(a), 0) for a in pool.actors})
-                    pending.appendleft((chunk, attempts + 1))
+                    pending.appendleft((call, attempts + 1))
                     continue
-                on_done(chunk, result)
+                for chunk, columns in zip(call, result if len(call) > 1 else [result]):
+                    on_done(chunk, columns)
     finally:
         if in_flight:  # interrupted or failed: cancel the rest and start afresh next time
             for ref in in_flight:

@@ -83,6 +83,12 @@ class SimulationWorker:
             return {CELL_KEY: {"frame": frame, "files": serialise_cell(frame, payload["world"])}}
         return columns
 
+    def run_cells(self, calls: list[tuple[dict, int, int]]) -> list[dict[str, Any]]:
+        """Several whole small cells in one call, ``(payload, rep_start, rep_stop)`` each: one
+        result per cell, as ``run_chunk(..., whole=True)`` gives it (the per-call cost of Ray is
+        paid once for them all; docs/architecture.md, "Task queue")."""
+        return [self.run_chunk(payload, start, stop, whole=True) for payload, start, stop in calls]
+
     def pid(self) -> int:
         return os.getpid()
 

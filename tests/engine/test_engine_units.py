@@ -168,3 +168,31 @@ def test_a_whole_cell_frame_is_the_frame_its_chunks_would_give():
     shuffled = {k: [v[i] for i in (4, 0, 5, 2, 1, 3)] for k, v in columns.items()}
     pd.testing.assert_frame_equal(frame_of_chunks("c7", 7, mechanisms, [shuffled]), expected, check_exact=True)
     assert list(expected.columns[:2]) == ["cell", "cell_index"] and expected["cell_index"].dtype == np.int64
+
+
+def test_whole_small_cells_share_calls_up_to_the_size_and_others_go_alone():
+    from sweep.task_queue import Chunk, bundle
+
+    whole = [Chunk(i, 0, 2, 60, True) for i in range(5)]
+    part = [Chunk(9, 0, 50, 150), Chunk(9, 50, 100, 150)]
+    calls = bundle(whole[:3] + part + whole[3:], 130)
+    assert [[c.cell for c in call] for call in calls] == [[0, 1], [2], [9], [9], [3, 4]]
+    assert [c for call in calls for c in call] == whole[:3] + part + whole[3:]  # every chunk once, in order
+    assert bundle([Chunk(0, 0, 9, 300, True)], 100) == [(Chunk(0, 0, 9, 300, True),)]  # a big cell still runs
+    assert bundle([], 100) == []
+
+
+def test_a_call_of_several_cells_gives_each_cell_what_its_own_call_gives():
+    from sweep.worker import CELL_KEY, TABLES_KEY, SimulationWorker
+
+    from .test_side_tables import make_cell
+
+    cells = [make_cell(0, 3, replicates=3, emit="none"), make_cell(1, 4, replicates=2, emit="none"),
+             make_cell(2, 5, replicates=3)]  # the last one has side tables: columns come back, not a cell
+    together = SimulationWorker().run_cells([(cell.payload(), 0, cell.replicates) for cell in cells])
+    for cell, result in zip(cells[:2], together):
+        alone = SimulationWorker().run_chunk(cell.payload(), 0, cell.replicates, whole=True)
+        pd.testing.assert_frame_equal(result[CELL_KEY]["frame"], alone[CELL_KEY]["frame"], check_exact=True)
+        assert result[CELL_KEY]["files"] == alone[CELL_KEY]["files"]
+    alone = SimulationWorker().run_chunk(cells[2].payload(), 0, 3, whole=True)
+    assert TABLES_KEY in together[2] and together[2]["utility"] == alone["utility"]
