@@ -320,10 +320,12 @@ _POOL: ActorPool | None = None
 
 def pool_size(runner: RunnerConfig, cpus: int, chunks: int | None = None) -> int:
     """The number of actors: ``runner.num_workers`` or every CPU Ray offers (no more than a
-    cluster's CPUs), and no more than there are chunks."""
+    cluster's CPUs), and no more than there are chunks (then it warns of a cluster too small,
+    once: not when the pool is started early)."""
     workers = runner.num_workers or cpus
     if runner.kind == "cluster" and workers > cpus:
-        log.warning("runner.num_workers=%d but the cluster offers %d CPUs: using %d workers", workers, cpus, cpus)
+        if chunks is not None:
+            log.warning("runner.num_workers=%d but the cluster offers %d CPUs: using %d workers", workers, cpus, cpus)
         workers = cpus
     return max(1, min(workers, chunks) if chunks is not None else workers)
 

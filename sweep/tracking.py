@@ -90,28 +90,7 @@ class NullTracker:
         """Whether the next ``log_cell`` would log a child run."""
         return False
 
-    def already_logged(self, meta: dict | None, family: str) -> bool:
-        return True
-
     def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame, unless_logged: bool = False) -> None: ...
-
-    def _log_mechanisms(self, experiment_id: str, cell_run: str, cell_name: str, cell: Cell, values: dict[str, Any],
-                        summary: pd.DataFrame, now: int) -> None:
-        """A run per mechanism under the cell's run: the cell's params plus ``mechanism``, and the
-        same metric names for every mechanism, so that the UI groups and charts by mechanism."""
-        from mlflow.entities import Metric, Param, RunTag
-
-        for mechanism, scalars in mechanism_metrics(summary).items():
-            run = self.client.create_run(experiment_id, run_name=f"{mechanism} | {cell_name}"[:250],
-                                         tags={"mlflow.parentRunId": cell_run})
-            self.client.log_batch(
-                run.info.run_id,
-                metrics=[Metric(k, v, now, 0) for k, v in scalars.items()],
-                params=[Param(k, str(v)[:6000]) for k, v in {**values, "mechanism": mechanism}.items()],
-                tags=[RunTag("mechanism", mechanism), RunTag("cell", cell.name), RunTag("family", cell.family),
-                      RunTag("config_hash", cell.config_hash)],
-            )
-            self.client.set_terminated(run.info.run_id)
 
     def finish(self, out_dir: Path, status: str, metrics: dict[str, dict[str, float]] | None = None) -> None: ...
 
