@@ -6,6 +6,7 @@ Python API: resume, chunking, progress, writing and tracking all happen here.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Sequence
@@ -88,17 +89,21 @@ def run_cells(
     frames: dict[int, pd.DataFrame] = {}
     todo: list[Cell] = []
     reused: dict[int, Reused] = {}
+    present = set(os.listdir(out_dir)) if out_dir.is_dir() else None  # one listing, not a look per cell
     for cell in cells:
-        frame = load_complete_cell(cell_dirs[cell.index], cell)
-        if frame is None:
-            todo.append(cell)
-            earlier = load_reusable_replicates(cell_dirs[cell.index], cell)
-            if earlier is not None and earlier.replicates > 0:
-                reused[cell.index] = earlier
-                log.info("cell %s: reusing replicates 0..%d of an earlier run of the same world", cell.name,
-                         earlier.replicates - 1)
-        else:
+        folder = cell_dirs[cell.index]
+        top = Path(cell.subdir).parts[:1]
+        found = present is not None and (not top or top[0] in present)
+        frame = load_complete_cell(folder, cell) if found else None
+        if frame is not None:
             frames[cell.index] = frame
+            continue
+        todo.append(cell)
+        earlier = load_reusable_replicates(folder, cell) if found else None
+        if earlier is not None and earlier.replicates > 0:
+            reused[cell.index] = earlier
+            log.info("cell %s: reusing replicates 0..%d of an earlier run of the same world", cell.name,
+                     earlier.replicates - 1)
     if frames:
         log.info("resuming: %d of %d cells already complete in %s", len(frames), len(cells), out_dir)
 

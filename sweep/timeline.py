@@ -15,14 +15,16 @@ TIMING_FILE = "timing.json"
 
 
 def process_started() -> float:
-    """The epoch second this process started (Linux ``/proc``), else now."""
+    """The epoch second this process started, from its age (Linux ``/proc``: the system's uptime
+    minus the process's start, both in seconds since boot; ``btime`` in ``/proc/stat`` is a
+    whole second and drifts from the wall clock), else now."""
     try:
         fields = Path(f"/proc/{os.getpid()}/stat").read_text().rsplit(")", 1)[1].split()
         ticks = int(fields[19])  # field 22, starttime, in clock ticks after boot
-        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                    if line.startswith("btime "))
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        now = time.time()
+        return now - max(uptime - ticks / os.sysconf("SC_CLK_TCK"), 0.0)
+    except (OSError, ValueError, IndexError):
         return time.time()
 
 

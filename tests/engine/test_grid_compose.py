@@ -146,3 +146,27 @@ def test_a_missing_value_is_named_as_hydra_names_it():
             grid.reference(grid.jobs[0], 0)
     finally:
         grid.close()
+
+
+def test_ray_starts_before_the_cells_only_from_a_valid_sweep_config():
+    """The launcher starts Ray from the sweep's own config while the cells are composed when that
+    config is a valid cell (so a mistake outside the swept keys is reported before Ray starts);
+    otherwise the first cell is composed first and says how."""
+    from hydra_plugins.ray_queue_launcher.ray_queue_launcher import _valid_master_runner
+
+    grid = Grid(["job.deadline=6,7", "runner.num_workers=1", "replicates=2", "tracking=off"])
+    try:
+        HydraConfig.instance().set_config(grid.master)
+        runner = _valid_master_runner(grid.master)
+        assert runner == runner_config(grid.master) and runner.num_workers == 1
+    finally:
+        grid.close()
+    for arguments in (["market=trace", "replicates=2", "job.deadline=6,7", "tracking=off"],
+                      ["job.deadline=6,7", "market.capacity=0", "replicates=2", "tracking=off"],
+                      ["job.deadline=6,7", "runner.num_workers=0", "replicates=2", "tracking=off"]):
+        grid = Grid(arguments)
+        try:
+            HydraConfig.instance().set_config(grid.master)
+            assert _valid_master_runner(grid.master) is None, arguments
+        finally:
+            grid.close()
