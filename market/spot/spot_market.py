@@ -137,6 +137,13 @@ class SyntheticMarketParams:
     the long-run means before rounding and clipping. The defaults give a price
     median about 0.6 of its P90 (Sec. II-B); docs/spot/model.md has the measured
     statistics.
+
+    Intermittent availability (Sec. I, II-B: "intermittent availability due to
+    preemption and provider churn"): with outage_fraction > 0, a two-state Markov
+    chain switches the market off (availability 0) for spells of geometric length
+    with mean outage_slots, a fraction outage_fraction of the slots in the long run
+    (first slot drawn from that stationary law). With outage_fraction = 0 (the
+    default) no outage is drawn and the rng is used exactly as before.
     """
 
     capacity: int = 16
@@ -149,6 +156,8 @@ class SyntheticMarketParams:
     price_noise: float = 0.33
     slots_per_day: int = 48
     on_demand_price: float = 1.0
+    outage_fraction: float = 0.0
+    outage_slots: float = 4.0
 
     PRICE_FLOOR = 0.05
     PRICE_CAP = 3.0
@@ -179,13 +188,42 @@ class SyntheticMarketParams:
         for name in ("availability_noise", "price_noise"):
             in_range(getattr(self, name), f"market.{name}", minimum=0, maximum=2)
         in_range(self.on_demand_price, "market.on_demand_price", minimum=0, strict_min=True)
+        in_range(self.outage_fraction, "market.outage_fraction", minimum=0, maximum=1, strict_max=True)
+        in_range(self.outage_slots, "market.outage_slots", minimum=1)
+        if self.outage_fraction > 0 and self._outage_start_rate() > 1:
+            raise ValueError(
+                f"market.outage_fraction ({self.outage_fraction}) is too large for spells of "
+                f"market.outage_slots = {self.outage_slots} slots: the working spells would last "
+                "less than one slot"
+            )
+
+    def _outage_start_rate(self) -> float:
+        """P(an outage starts | the market is up): f / ((1 - f) * outage_slots)."""
+        return self.outage_fraction / ((1.0 - self.outage_fraction) * self.outage_slots)
+
+    def outages(self, rng: np.random.Generator, n_slots: int) -> np.ndarray:
+        """Which of n_slots consecutive slots are in an outage (boolean); n_slots uniforms.
+
+        Up -> down with probability f / ((1 - f) L), down -> up with probability 1 / L
+        (L = outage_slots), so spells last L slots on average and cover f of the slots.
+        """
+        u = rng.random(n_slots)
+        down = np.empty(n_slots, dtype=bool)
+        start, end = self._outage_start_rate(), 1.0 / self.outage_slots
+        state = bool(u[0] < self.outage_fraction) if n_slots else False
+        for k in range(n_slots):
+            if k:
+                state = (u[k] >= end) if state else (u[k] < start)
+            down[k] = state
+        return down
 
     def sample(self, rng: np.random.Generator, n_slots: int, start: int | None = None) -> SpotMarket:
         """Draw n_slots consecutive slots; the first slot's time of day is `start`
         (mod slots_per_day) or uniform over the day when None.
 
         rng use per call: one integer when start is None, then 2 * (n_slots + 1)
-        standard normals; the same call on the same rng state gives the same market.
+        standard normals, then n_slots uniforms when outage_fraction > 0; the same
+        call on the same rng state gives the same market.
         """
         if start is None:
             start = int(rng.integers(self.slots_per_day))
@@ -200,6 +238,8 @@ class SyntheticMarketParams:
         np.exp(noise, out=noise)
         avail = self.mean_availability * (1.0 + self.availability_amplitude * day) * noise[0]
         avail = np.clip(np.rint(avail), 0, self.capacity).astype(np.int64)
+        if self.outage_fraction > 0:
+            avail[self.outages(rng, n_slots)] = 0
         price = self.mean_price * (1.0 - self.price_amplitude * day) * noise[1]
         price = np.clip(price, self.PRICE_FLOOR, self.PRICE_CAP) * self.on_demand_price
         return SpotMarket(price, avail, float(self.on_demand_price), int(self.capacity))

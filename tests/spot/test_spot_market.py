@@ -144,6 +144,9 @@ def test_on_demand_price_scales_spot_prices():
         ("availability_noise", "x", "market.availability_noise must be a finite number"),
         ("slots_per_day", 0, "market.slots_per_day"),
         ("on_demand_price", -1.0, "market.on_demand_price"),
+        ("outage_fraction", 1.0, "market.outage_fraction"),
+        ("outage_fraction", -0.1, "market.outage_fraction"),
+        ("outage_slots", 0.5, "market.outage_slots"),
     ],
 )
 def test_check_names_the_key(field, value, message):
@@ -155,3 +158,69 @@ def test_from_dict_rejects_unknown_keys():
     with pytest.raises(ValueError, match=r"market: unknown key\(s\) 'mean_prize'"):
         SyntheticMarketParams.from_dict({"mean_prize": 0.4})
     assert SyntheticMarketParams.from_dict({"mean_price": 0.4}).mean_price == 0.4
+
+
+def test_outage_chain_by_hand():
+    """f = 0.2, L = 4: up -> down with 0.2 / (0.8 * 4) = 0.0625, down -> up with 0.25; the first
+    slot is down when its uniform is below f."""
+    p = SyntheticMarketParams(outage_fraction=0.2, outage_slots=4.0)
+
+    class Uniforms:
+        def __init__(self, values):
+            self.values = np.array(values)
+
+        def random(self, n):
+            return self.values[:n]
+
+    # slot:      0 starts up, 1 stays up, 2 goes down, 3 stays down, 4 goes up, 5 goes down, 6 stays down
+    uniforms = [0.5, 0.07, 0.06, 0.25, 0.24, 0.0624, 0.9]
+    assert p.outages(Uniforms(uniforms), 7).tolist() == [False, False, True, True, False, True, True]
+    assert p.outages(Uniforms([0.19]), 1).tolist() == [True]
+
+
+def test_outages_cover_their_fraction_in_spells_of_their_length():
+    p = SyntheticMarketParams(outage_fraction=0.2, outage_slots=4.0)
+    down = p.outages(np.random.default_rng(3), 200_000)
+    assert down.mean() == pytest.approx(0.2, abs=0.01)
+    edges = np.diff(np.concatenate([[0], down.astype(int), [0]]))
+    spells = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+    assert spells.mean() == pytest.approx(4.0, rel=0.05)
+    market = p.sample(np.random.default_rng(3), 20_000)
+    assert np.mean(market.availability == 0) == pytest.approx(0.2, abs=0.02)
+
+
+def test_no_outage_draws_the_earlier_market_exactly():
+    """outage_fraction = 0 uses the rng as before: the earlier market's numbers are unchanged."""
+    plain = SyntheticMarketParams().sample(np.random.default_rng(11), 300)
+    rng = np.random.default_rng(11)
+    again = SyntheticMarketParams(outage_slots=9.0).sample(rng, 300)
+    assert np.array_equal(plain.price, again.price) and np.array_equal(plain.availability, again.availability)
+    reference = np.random.default_rng(11)
+    reference.integers(48), reference.standard_normal((2, 301))
+    assert rng.random() == reference.random()
+
+
+def test_too_many_outages_for_their_length_is_an_error():
+    with pytest.raises(ValueError, match="market.outage_fraction .* too large"):
+        SyntheticMarketParams(outage_fraction=0.9, outage_slots=1.0).check()
+
+
+def test_paper_like_preset_statistics():
+    """conf/market/paper_like.yaml: the level around on-demand (median about 60% of P90 and P90
+    above on-demand, Sec. II-B), zero-availability spells on 10-30% of the slots, several slots
+    long, and a mean availability of 8-12 of 16 (issue 11)."""
+    import yaml
+
+    from sweep.api import CONF_DIR
+
+    preset = yaml.safe_load((CONF_DIR / "market" / "paper_like.yaml").read_text())
+    assert preset.pop("kind") == "synthetic"
+    params = SyntheticMarketParams.from_dict(preset)
+    market = params.sample(np.random.default_rng(2024), LONG, start=0)
+    price, avail = market.price, market.availability
+    assert np.median(price) / np.quantile(price, 0.9) == pytest.approx(0.60, abs=0.03)
+    assert np.quantile(price, 0.9) > 1.0 and 0.85 < np.median(price) < 1.0
+    assert 0.10 <= np.mean(avail == 0) <= 0.30
+    assert 8 <= avail.mean() <= 12
+    edges = np.diff(np.concatenate([[0], (avail == 0).astype(int), [0]]))
+    assert (np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)).mean() >= 3
