@@ -5,6 +5,7 @@ from algorithms.spot.msu import MaximalSpotUtilization
 from algorithms.spot.od_only import OnDemandOnly
 from algorithms.spot.simulation import PolicyError, SpotOutcome, SpotPolicy, simulate
 from algorithms.spot.uniform_progress import UniformProgress
+from algorithms.spot.uniform_progress_track import UniformProgressTrack
 
 __all__ = [
     "MaximalSpotUtilization",
@@ -13,5 +14,6 @@ __all__ = [
     "SpotOutcome",
     "SpotPolicy",
     "UniformProgress",
+    "UniformProgressTrack",
     "simulate",
 ]

@@ -39,6 +39,7 @@ from algorithms.spot.od_only import OnDemandOnly
 from algorithms.spot.offline_optimum import FixedPlan, solve_offline
 from algorithms.spot.simulation import SpotPolicy, simulate
 from algorithms.spot.uniform_progress import UniformProgress
+from algorithms.spot.uniform_progress_track import UniformProgressTrack
 from algorithms.spot.window_problem import WindowSolver
 from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig, SelectionConfig
 from market.common.fields import as_section, in_range, integer, real, reject_unknown_keys
@@ -57,6 +58,7 @@ BASELINES: dict[str, type[SpotPolicy]] = {
     OnDemandOnly.name: OnDemandOnly,
     MaximalSpotUtilization.name: MaximalSpotUtilization,
     UniformProgress.name: UniformProgress,
+    UniformProgressTrack.name: UniformProgressTrack,
 }
 
 TRACE_KEYS = ("kind", "path", "capacity", "on_demand_price", "start")

@@ -6,7 +6,7 @@ sigma in 0.3..0.9) has 15 x 7 = 105 AHAP and 7 AHANP policies, indexed 1..112 in
 Fig. 10 in that order: AHAP by omega, then v, then sigma, then AHANP by sigma.
 
 In a config, `mechanisms` lists names (the grammar of algorithms/common/mechanism_names.py):
-`OD-Only`, `MSU`, `UP`, `OPT`, an explicit `AHAP(w=3,v=2,sigma=0.5)` or `AHANP(sigma=0.7)`
+`OD-Only`, `MSU`, `UP`, `UP-track`, `OPT`, an explicit `AHAP(w=3,v=2,sigma=0.5)` or `AHANP(sigma=0.7)`
 (keys in any order; results write them in this order), or the group names `AHAP` and
 `AHANP`, which expand to every member of the configured pool. A policy listed twice, also
 through a group, is an error.
@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 from algorithms.common.mechanism_names import check_unique, parse_name
 from market.common.fields import as_section, number_list, reject_unknown_keys
 
-BASELINES = ("OD-Only", "MSU", "UP")
+BASELINES = ("OD-Only", "MSU", "UP", "UP-track")
 OPTIMUM = "OPT"
 GROUPS = ("AHAP", "AHANP")
 _KEYS = {"AHAP": ("w", "v", "sigma"), "AHANP": ("sigma",)}

@@ -67,8 +67,9 @@ def _fig5_slice(replicates: int) -> pd.DataFrame:
 
 
 # Mean utility of the best member of each group over replicates 0..11 of the Fig. 5 cell
-# (d = 10, oracle), as computed on 2026-11-22; see docs/spot/reproduction.md.
-PINNED = {"OD-Only": 79.0, "MSU": 117.8872, "UP": 117.9187, "AHANP": 114.7938, "AHAP": 122.0975,
+# (d = 10, oracle), as computed on 2026-11-22 (UP on 2026-11-24, when it became Can't Be Late's
+# policy; the earlier UP gave 117.9187); see docs/spot/reproduction.md.
+PINNED = {"OD-Only": 79.0, "MSU": 117.8872, "UP": 109.496, "AHANP": 114.7938, "AHAP": 122.0975,
           "OPT": 123.4524}
 PINNED_POLICIES = {"AHANP": "AHANP(sigma=0.7)", "AHAP": "AHAP(w=5,v=1,sigma=0.3)"}
 

@@ -1,4 +1,5 @@
-"""OD-Only, MSU and UP (paper 000 Sec. VI-A) on hand-computed cases and random worlds."""
+"""OD-Only, MSU, UP and UP-track (paper 000 Sec. VI-A; UP as Can't Be Late defines it) on
+hand-computed cases and random worlds."""
 
 import numpy as np
 import pytest
@@ -9,10 +10,11 @@ from algorithms.spot.msu import MaximalSpotUtilization
 from algorithms.spot.od_only import OnDemandOnly
 from algorithms.spot.simulation import can_finish, simulate
 from algorithms.spot.uniform_progress import UniformProgress
+from algorithms.spot.uniform_progress_track import UniformProgressTrack
 from market.spot.finetune_job import FineTuneJob
 from market.spot.spot_market import SpotMarket
 
-POLICIES = (OnDemandOnly, MaximalSpotUtilization, UniformProgress)
+POLICIES = (OnDemandOnly, MaximalSpotUtilization, UniformProgress, UniformProgressTrack)
 
 # L = 10 in d = 4 slots, N in [1, 4], H(n) = n, mu1 = mu2 = 0.5, v = 20
 SMALL = FineTuneJob(workload=10, deadline=4, n_min=1, n_max=4, mu1=0.5, mu2=0.5, value=20)
@@ -20,7 +22,7 @@ SMALL_MARKET = SpotMarket([0.2, 0.3, 0.4, 0.5], [2, 0, 3, 0])
 
 
 def test_names():
-    assert [p.name for p in POLICIES] == ["OD-Only", "MSU", "UP"]
+    assert [p.name for p in POLICIES] == ["OD-Only", "MSU", "UP", "UP-track"]
 
 
 def test_od_only_paper_defaults():
@@ -89,15 +91,14 @@ def test_msu_ignores_price_and_uses_all_spot():
     assert out.cost == pytest.approx(210.0) and out.utility == pytest.approx(-50.0)
 
 
-def test_up_small_case():
-    out = simulate(SMALL, SMALL_MARKET, UniformProgress())
+def test_up_track_small_case():
+    out = simulate(SMALL, SMALL_MARKET, UniformProgressTrack())
     # Line Z_t^exp = 10/4 t = 2.5 t.
-    # t1: spot 2 -> 0.5*2 = 1 < 2.5: top up. n = 2, 3, 4 give 1, 1.5, 2 < 2.5 -> N_max:
-    #     2 spot + 2 on-demand, Z = 2; cost 0.4 + 2.
+    # t1: n = 1..4 from 0 give 0.5 n < 2.5 -> N_max: 2 spot + 2 on-demand, Z = 2; cost 0.4 + 2.
     # t2: no spot, Z = 2 < 5: n = 1, 2, 3 (mu 0.5) give 2.5, 3, 3.5; n = 4 (mu 1) gives 6 >= 5:
     #     4 on-demand, Z = 6, cost 4.
-    # t3: spot 3 -> 6 + 0.5*3 = 7.5 >= 7.5: on the line, but 2.5 left for 1 slot from 3:
-    #     0.5*4 = 2 < 2.5 -> safety net: N_max = 3 spot + 1 on-demand, Z = 10, T = 3.
+    # t3: n = 3 (mu 0.5) gives 7.5 >= 7.5, but 2.5 left for 1 slot from 3: 0.5*4 = 2 < 2.5 ->
+    #     safety net: N_max = 3 spot + 1 on-demand, Z = 10, T = 3.
     assert out.n_spot.tolist() == [2, 0, 3, 0]
     assert out.n_on_demand.tolist() == [2, 4, 1, 0]
     assert out.completion_time == 3
@@ -106,25 +107,81 @@ def test_up_small_case():
     assert out.reconfigurations == 1
 
 
-def test_up_uses_spot_when_ahead_and_idles_without_spot():
+def test_up_track_buys_only_what_the_line_needs_spot_first():
     job = FineTuneJob(workload=8, deadline=4, n_min=1, n_max=4, mu1=1.0, mu2=1.0, value=20)
-    market = SpotMarket([0.1, 0.1, 0.1, 0.1], [4, 0, 0, 3])
-    out = simulate(job, market, UniformProgress())
-    # Line 2t. t1: 4 spot -> 4 >= 2. t2: no spot, 4 >= 4: idle (can still finish: 4 left,
-    # 2 slots of 4). t3: no spot, 4 < 6: top up with 2 on-demand -> 6. t4: 3 spot -> 9 >= 8.
-    assert out.n_spot.tolist() == [4, 0, 0, 3]
-    assert out.n_on_demand.tolist() == [0, 0, 2, 0]
+    out = simulate(job, SpotMarket([0.1, 0.1, 0.1, 0.1], [4, 0, 0, 3]), UniformProgressTrack())
+    # Line 2t: two instances a slot reach it; spot where there is some (4 and 3 available).
+    assert out.n_spot.tolist() == [2, 0, 0, 2]
+    assert out.n_on_demand.tolist() == [0, 2, 2, 0]
+    assert out.completion_time == 4 and out.cost == pytest.approx(0.2 + 2 + 2 + 0.2)
+
+
+def test_up_track_idles_on_the_line():
+    job = FineTuneJob(workload=8, deadline=4, n_min=3, n_max=4, mu1=1.0, mu2=1.0, value=20)
+    out = simulate(job, SpotMarket([0.1] * 4, [4] * 4), UniformProgressTrack())
+    # N_min = 3 overshoots the line 2t: Z = 3, 6; at t3 Z = 6 >= 6: idle; t4 3 more -> 9.
+    assert out.n_spot.tolist() == [3, 3, 0, 3] and out.n_on_demand.sum() == 0
     assert out.completion_time == 4
-    assert out.cost == pytest.approx(0.4 + 2 + 0.3)
 
 
-def test_up_tops_up_with_spot_below_n_min():
+def test_up_track_tops_up_with_spot_below_n_min():
     job = FineTuneJob(workload=12, deadline=2, n_min=4, n_max=8, mu1=1.0, mu2=1.0, value=20)
-    out = simulate(job, SpotMarket([0.1, 0.1], [2, 2]), UniformProgress())
-    # 2 spot < N_min: spot only would idle; line 6: smallest n >= 4 with n >= 6 is 6:
-    # 2 spot + 4 on-demand each slot.
+    out = simulate(job, SpotMarket([0.1, 0.1], [2, 2]), UniformProgressTrack())
+    # Line 6: the smallest n >= 4 with n >= 6 is 6: 2 spot + 4 on-demand each slot.
     assert out.n_spot.tolist() == [2, 2]
     assert out.n_on_demand.tolist() == [4, 4]
+
+
+def test_up_rules_spot_idle_on_demand_and_back():
+    """Can't Be Late's rules with no changeover delay (mu = 1): L = 12, d = 6, line 2t at the
+    start of slot t+1, N in [1, 4], C(t) = remaining / 4."""
+    job = FineTuneJob(workload=12, deadline=6, n_min=1, n_max=4, mu1=1.0, mu2=1.0, value=20)
+    market = SpotMarket([0.5, 0.5, 0.5, 0.5, 0.6, 0.7], [3, 0, 0, 0, 2, 4])
+    out = simulate(job, market, UniformProgress())
+    # t1: spot -> all 3 usable (Taking Risks); Z = 3.
+    # t2: no spot, Z = 3 >= ep = 2: idle (R = 5 > C = 2.25).
+    # t3: no spot, Z = 3 < ep = 4: on-demand, N_max = 4; Z = 7.
+    # t4: no spot: stays on on-demand (Hysteresis); Z = 11.
+    # t5: spot and Z = 11 >= ep(t + 2d) = 8: back to spot, all 2; Z = 13 >= 12, T = 5.
+    assert out.n_spot.tolist() == [3, 0, 0, 0, 2, 0]
+    assert out.n_on_demand.tolist() == [0, 0, 4, 4, 0, 0]
+    assert out.completion_time == 5
+    assert out.cost == pytest.approx(1.5 + 8 + 1.2)
+
+
+def test_up_hysteresis_keeps_on_demand_until_two_changeovers_ahead():
+    """mu = 0.5: a changeover loses half a slot, d = 0.5, so 2d = one slot of the line (1.5)."""
+    job = FineTuneJob(workload=12, deadline=8, n_min=1, n_max=4, mu1=0.5, mu2=0.5, value=20)
+    market = SpotMarket([0.2] * 8, [0, 0, 4, 4, 4, 4, 4, 4])
+    out = simulate(job, market, UniformProgress())
+    # t1: no spot, Z = 0 >= ep = 0: idle. t2: Z = 0 < 1.5: on-demand 4, mu1 -> Z = 2.
+    # t3: spot, but Z = 2 < ep(t + 2d) = 1.5 * 3 = 4.5: stays on on-demand; Z = 6.
+    # t4: Z = 6 >= ep(t + 2d) = 1.5 * 4 = 6 and spot: 4 spot (same count, no loss); Z = 10.
+    # t5: 4 spot; Z = 14, T = 5.
+    assert out.n_on_demand.tolist() == [0, 4, 4, 0, 0, 0, 0, 0]
+    assert out.n_spot.tolist() == [0, 0, 0, 4, 4, 0, 0, 0]
+    assert out.completion_time == 5
+
+
+def test_up_safety_net_two_changeovers_from_idle():
+    """mu1 = 0.75 (d = 0.25): on the line and idle, but R(t) <= C(t) + 2d: on-demand."""
+    job = FineTuneJob(workload=6, deadline=4, n_min=1, n_max=4, mu1=0.75, mu2=0.75, value=20)
+    out = simulate(job, SpotMarket([0.3] * 4, [4, 0, 0, 0]), UniformProgress())
+    # t1: 4 spot, mu1 -> Z = 3. t2: no spot, Z = 3 >= 1.5: idle. t3: no spot, Z = 3 >= ep = 3,
+    # but C = 3/4, ceil(C + 2d) = 2 >= R = 2: on-demand 4, Z = 3 + 3 = 6, T = 3.
+    assert out.n_spot.tolist() == [4, 0, 0, 0]
+    assert out.n_on_demand.tolist() == [0, 0, 4, 0]
+    assert out.completion_time == 3
+
+
+@pytest.mark.parametrize("last_spot, spot, on_demand", [(1, [4, 2, 0], [0, 0, 4]), (4, [4, 2, 4], [0, 0, 0])])
+def test_up_rides_spot_at_the_last_changeover_only_on_a_full_cluster(last_spot, spot, on_demand):
+    """mu = 1: at t3, R = 1 and C = 0.5: ceil(C + d) >= R. On spot, UP rides spot out when all
+    N_max = 4 run on spot (as fast as on-demand); 1 spot instance would miss the deadline."""
+    job = FineTuneJob(workload=8, deadline=3, n_min=1, n_max=4, mu1=1.0, mu2=1.0, value=20)
+    out = simulate(job, SpotMarket([0.3] * 3, [4, 2, last_spot]), UniformProgress())
+    assert out.n_spot.tolist() == spot and out.n_on_demand.tolist() == on_demand
+    assert out.met_deadline
 
 
 # --- properties over random jobs and markets -----------------------------------
@@ -228,40 +285,35 @@ def test_msu_uses_all_usable_spot_whenever_it_runs(world):
 
 @PROPS
 @given(worlds())
-def test_msu_uses_at_least_as_much_spot_as_up_unless_it_finishes_first(world):
-    # "MSU >= UP in total spot" is not a theorem (two counterexamples below): MSU can finish
-    # earlier (its N_max slots near the deadline overshoot) and UP keeps buying spot after,
-    # and with N_min > 1 UP's top-ups use spot that MSU cannot use on its own. With N_min = 1
-    # both buy min(avail, N_max) spot in every slot in which both still run.
+def test_up_runs_a_homogeneous_cluster(world):
+    """CBL Sec. 5.5: N_max on-demand, or every usable spot instance, or nothing; never mixed."""
     job, market = world
-    msu = simulate(job, market, MaximalSpotUtilization())
-    up = simulate(job, market, UniformProgress())
-    if job.n_min == 1:
-        both = min(msu.completion_time, up.completion_time, job.deadline)
-        assert np.array_equal(msu.n_spot[:both], up.n_spot[:both])
-        if msu.completion_time >= up.completion_time:
-            assert msu.n_spot.sum() >= up.n_spot.sum()
+    out = simulate(job, market, UniformProgress())
+    usable = np.minimum(market.availability[: job.deadline], job.n_max)
+    assert np.all((out.n_on_demand == 0) | (out.n_on_demand == job.n_max))
+    assert np.all((out.n_spot == 0) | (out.n_on_demand == 0))
+    assert np.all((out.n_spot == 0) | (out.n_spot == usable))
 
 
-def test_up_can_use_more_spot_than_msu_when_msu_finishes_first():
+def test_up_track_can_use_more_spot_than_msu_when_msu_finishes_first():
     job = FineTuneJob(workload=3, deadline=3, n_min=1, n_max=2, mu1=0.5, mu2=1.0, value=10)
     market = SpotMarket([0.5, 0.5, 0.5], [2, 0, 1])
     msu = simulate(job, market, MaximalSpotUtilization())
-    up = simulate(job, market, UniformProgress())
+    up = simulate(job, market, UniformProgressTrack())
     # MSU: t1 2 spot, Z = 0.5*2 = 1 (2 left fits 2 + 2); t2 no spot, idling leaves 2 for one
     #      slot from 0: 0.5*2 = 1 < 2 -> N_max = 2 on-demand, mu = 1: Z = 3, T = 2. Spot 2.
-    # UP:  line t. t1 as MSU, Z = 1 >= 1. t2 Z = 1 < 2: 1 on-demand (mu2 = 1) -> 2; t3 1 spot
+    # UP-track: line t. t1 as MSU, Z = 1 >= 1. t2 Z = 1 < 2: 1 on-demand (mu2 = 1) -> 2; t3 1 spot
     #      (unchanged count) -> 3, T = 3. Spot 3.
     assert msu.n_spot.tolist() == [2, 0, 0] and msu.n_on_demand.tolist() == [0, 2, 0]
     assert up.n_spot.tolist() == [2, 0, 1] and up.n_on_demand.tolist() == [0, 1, 0]
 
 
-def test_up_top_up_can_use_spot_msu_cannot():
+def test_up_track_top_up_can_use_spot_msu_cannot():
     job = FineTuneJob(workload=1, deadline=2, n_min=2, n_max=2, mu1=1.0, mu2=1.0, value=1)
     market = SpotMarket([1.0, 1.0], [1, 0])
     msu = simulate(job, market, MaximalSpotUtilization())
-    up = simulate(job, market, UniformProgress())
+    up = simulate(job, market, UniformProgressTrack())
     # 1 spot < N_min: MSU idles in t1 (1 left fits one slot of 2), then 2 on-demand in t2.
-    # UP is behind its line (0.5) in t1: 1 spot + 1 on-demand, done in t1.
+    # UP-track is behind its line (0.5) in t1: 1 spot + 1 on-demand, done in t1.
     assert msu.n_spot.tolist() == [0, 0] and msu.n_on_demand.tolist() == [0, 2]
     assert up.n_spot.tolist() == [1, 0] and up.n_on_demand.tolist() == [1, 0]

@@ -105,7 +105,7 @@ def test_prepared_is_picklable():
     "cfg, message",
     [
         ({**synthetic(), "mechanisms": ["OD-Only", "X"]},
-         r"mechanisms: unknown mechanism 'X' \(known: OD-Only, MSU, UP, OPT, AHAP, AHANP"),
+         r"mechanisms: unknown mechanism 'X' \(known: OD-Only, MSU, UP, UP-track, OPT, AHAP, AHANP"),
         ({**synthetic(), "mechanisms": []}, "mechanisms: must be a non-empty list"),
         ({**synthetic(), "mechanisms": "MSU"}, "mechanisms: must be a non-empty list"),
         ({**synthetic(), "job": {"deadline": -1}}, "job.deadline must be a positive integer, got -1"),
