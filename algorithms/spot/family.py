@@ -228,7 +228,8 @@ def make_forecast(prepared: PreparedSpot, world: SpotMarket, job: FineTuneJob, r
 
     availability_scale, price_scale = noise_scales(world.window(start, job.deadline + horizon))
     return apply_noise(forecast, kind, level, rng, capacity=world.capacity,
-                       availability_scale=availability_scale, price_scale=price_scale)
+                       availability_scale=availability_scale, price_scale=price_scale,
+                       growth=prepared.noise.growth)
 
 
 @functools.lru_cache(maxsize=None)

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from market.common.fields import as_section, choice, integer, interval, real, reject_unknown_keys
-
-NOISE_KINDS = ("none", "mag_dep_uniform", "fixed_uniform", "mag_dep_heavy", "fixed_heavy")
+from market.spot.prediction_noise import GROWTH_LAWS, NOISE_KINDS
 FORECAST_KINDS = ("oracle", "arima")
 
 
@@ -62,19 +61,22 @@ class NoisePhase:
 @dataclass(frozen=True)
 class NoiseConfig:
     """`noise.kind` and `noise.level` (Sec. VI-A), or `noise.phases`: a list of
-    {start, kind, level} switching the setting at given job (replicate) indices (Fig. 10)."""
+    {start, kind, level} switching the setting at given job (replicate) indices (Fig. 10);
+    `noise.growth`: how the error grows with the look-ahead (market/spot/prediction_noise.py)."""
 
     kind: str = "none"
     level: float = 0.0
     phases: tuple[NoisePhase, ...] | None = None
+    growth: str = "flat"
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> "NoiseConfig":
         d = _strict("noise", d, cls)
         kind, level = _kind_level(d.get("kind", cls.kind), d.get("level", cls.level), "noise")
+        growth = choice(d.get("growth", cls.growth), "noise.growth", GROWTH_LAWS)
         phases = d.get("phases")
         if phases is None:
-            return cls(kind, level, None)
+            return cls(kind, level, None, growth)
         if isinstance(phases, (str, bytes)) or not isinstance(phases, Sequence) or not phases:
             raise ValueError(f"noise.phases must be a non-empty list of {{start, kind, level}}, got {phases!r}")
         parsed = []
@@ -89,7 +91,7 @@ class NoiseConfig:
             parsed.append(NoisePhase(start, p_kind, p_level))
         if parsed[0].start != 0:
             raise ValueError("noise.phases[0].start must be 0")
-        return cls(kind, level, tuple(parsed))
+        return cls(kind, level, tuple(parsed), growth)
 
     def at(self, job_index: int) -> tuple[str, float]:
         """The (kind, level) in force for job (replicate) ``job_index``."""

@@ -16,7 +16,12 @@ and a standardised error eps:
 
 and `none` leaves the forecast alone. Every future column (k >= 1) of every
 row gets its own independent eps; column 0, the observed slot, is never
-touched. Availability forecasts are rounded to integers and clipped to
+touched. The error grows with the look-ahead k as `growth` says (Def. 1 and
+Sec. IV-A let the error bound grow with the window): `flat` uses eps as drawn
+for every k (the first reading), `sqrt` multiplies it by sqrt(k), so that e is
+the error level one slot ahead and a k-slot forecast errs like the sum of k
+independent one-slot errors. Both draw the same eps, so they differ only by
+that factor. Availability forecasts are rounded to integers and clipped to
 [0, capacity]; prices are clipped below at PRICE_FLOOR_FRACTION of the price
 scale so that they stay positive.
 """
@@ -33,6 +38,7 @@ from market.spot.forecast import SpotForecast
 from market.spot.spot_market import SpotMarket
 
 NOISE_KINDS = ("none", "mag_dep_uniform", "fixed_uniform", "mag_dep_heavy", "fixed_heavy")
+GROWTH_LAWS = ("flat", "sqrt")
 HEAVY_DF = 3
 # Median of |t_3| = scipy.stats.t.ppf(0.75, 3); checked in tests/spot/test_spot_forecasts.py.
 T3_MEDIAN_ABS = 0.7648923284043444
@@ -77,6 +83,13 @@ def standard_errors(kind: str, rng: np.random.Generator, shape: tuple[int, ...])
     return HEAVY_SCALE * rng.standard_t(HEAVY_DF, shape)
 
 
+def horizon_factors(growth: str, columns: int) -> np.ndarray:
+    """The factor on eps for look-ahead k = 1..columns: 1 (`flat`) or sqrt(k) (`sqrt`)."""
+    choice(growth, "noise.growth", GROWTH_LAWS)
+    k = np.arange(1, columns + 1, dtype=float)
+    return np.sqrt(k) if growth == "sqrt" else np.ones(columns)
+
+
 def perturb(true: np.ndarray, eps: np.ndarray, kind: str, level: float, scale: float) -> np.ndarray:
     """x_hat of the module docstring before rounding and clipping."""
     if kind.startswith("mag_dep"):
@@ -92,8 +105,10 @@ def apply_noise(
     capacity: int,
     availability_scale: float,
     price_scale: float,
+    growth: str = "flat",
 ) -> SpotForecast:
-    """Perturb every future column (k >= 1) of `forecast` independently.
+    """Perturb every future column (k >= 1) of `forecast` independently, the error of
+    column k scaled by `horizon_factors(growth, ...)`.
 
     `availability_scale` and `price_scale` are the fixed magnitudes of the
     fixed_* kinds (`noise_scales` of the world); `price_scale` also sets the price
@@ -103,6 +118,7 @@ def apply_noise(
     level). Level 0 returns the input unchanged.
     """
     _check_kind_level(kind, level)
+    choice(growth, "noise.growth", GROWTH_LAWS)
     integer(capacity, "capacity", minimum=0, allow_float=False)
     if not (math.isfinite(price_scale) and price_scale > 0):
         raise ValueError(f"price_scale must be a finite number > 0, got {price_scale!r}")
@@ -121,6 +137,9 @@ def apply_noise(
     eps_avail = standard_errors(kind, rng, shape)
     if level == 0:
         return forecast
+    if growth != "flat":
+        factors = horizon_factors(growth, shape[1])
+        eps_price, eps_avail = eps_price * factors, eps_avail * factors
 
     noisy_price = price.copy()
     noisy_price[:, 1:] = np.maximum(

@@ -143,3 +143,21 @@ def test_a_mechanism_listed_twice_is_an_error():
     # one rule for every family (algorithms/common/mechanism_names.py): never silently dropped
     with pytest.raises(ValueError, match="'MSU' is listed twice"):
         family.mechanism_names({**synthetic(), "mechanisms": ["MSU", "MSU", "UP"]})
+
+
+def test_noise_growth_reaches_the_forecasts():
+    """`noise.growth: sqrt` multiplies the error of look-ahead k by sqrt(k) in the family's
+    forecasts (the same draws as `flat`)."""
+    def forecast(noise):
+        prepared = family.prepare({"job": {}, "market": {"kind": "synthetic"}, "mechanisms": ["UP"], "noise": noise})
+        rng = np.random.default_rng(4)
+        world = family.draw_market(prepared, rng)
+        job = family.draw_job(prepared, rng)
+        return family.make_forecast(prepared, world, job, 0, rng)
+
+    clean = forecast({"kind": "none"})
+    flat = forecast({"kind": "fixed_uniform", "level": 0.05, "growth": "flat"})
+    grown = forecast({"kind": "fixed_uniform", "level": 0.05, "growth": "sqrt"})
+    k = np.sqrt(np.arange(1, flat.price.shape[1]))
+    assert np.allclose(grown.price[:, 1:] - clean.price[:, 1:], (flat.price[:, 1:] - clean.price[:, 1:]) * k)
+    assert not np.allclose(grown.price, flat.price)

@@ -273,3 +273,30 @@ def test_validation_names_the_key():
     assert NoiseSpec.from_dict({"kind": "fixed_heavy", "level": 2.0}) == NoiseSpec("fixed_heavy", 2.0)
     with pytest.raises(ValueError, match="price_scale"):
         apply_noise(f, "fixed_uniform", 0.1, np.random.default_rng(0), 16, 8.0, 0.0)
+
+
+@pytest.mark.parametrize("kind", ["mag_dep_uniform", "fixed_uniform", "mag_dep_heavy", "fixed_heavy"])
+def test_sqrt_growth_scales_the_error_of_look_ahead_k_by_sqrt_k(kind):
+    """The same eps as `flat`, times sqrt(k) in column k (prices: no clipping at this level)."""
+    _, f = forecast_of(4, rows=6, horizon=5)
+    flat = noisy(f, kind, 0.05, seed=9)
+    grown = apply_noise(f, kind, 0.05, np.random.default_rng(9), 16, 8.0, 0.5, growth="sqrt")
+    k = np.sqrt(np.arange(1, 6))
+    assert np.allclose(grown.price[:, 1:] - f.price[:, 1:], (flat.price[:, 1:] - f.price[:, 1:]) * k)
+    assert np.array_equal(grown.price[:, 0], f.price[:, 0])
+    assert np.array_equal(grown.availability[:, 0], f.availability[:, 0])
+
+
+def test_growth_is_checked_and_flat_is_the_default():
+    from algorithms.spot.world_config import NoiseConfig
+
+    _, f = forecast_of(5)
+    assert np.array_equal(noisy(f, "fixed_heavy", 0.3, seed=2).price,
+                          apply_noise(f, "fixed_heavy", 0.3, np.random.default_rng(2), 16, 8.0, 0.5,
+                                      growth="flat").price)
+    with pytest.raises(ValueError, match="noise.growth must be one of"):
+        apply_noise(f, "fixed_heavy", 0.3, np.random.default_rng(2), 16, 8.0, 0.5, growth="linear")
+    assert NoiseConfig.from_dict({"kind": "fixed_uniform", "level": 0.5, "growth": "sqrt"}).growth == "sqrt"
+    assert NoiseConfig.from_dict({}).growth == "flat"
+    with pytest.raises(ValueError, match="noise.growth"):
+        NoiseConfig.from_dict({"growth": "exp"})
