@@ -49,36 +49,89 @@ def _bounds(lower: Any, upper: Any) -> tuple[float, float]:
     return lo, hi
 
 
-def normalise(utilities: np.ndarray, lower: float, upper: float) -> np.ndarray:
-    """Map utilities from [lower, upper] affinely onto [0, 1].
+def _job_bounds(lower: Any, upper: Any, n_jobs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-job bounds as (K, 1) columns: scalars apply to every job, (K,) arrays job by job."""
+    if np.ndim(lower) == 0 and np.ndim(upper) == 0:
+        lo, hi = _bounds(lower, upper)
+        return np.full((n_jobs, 1), lo), np.full((n_jobs, 1), hi)
+    lo = np.broadcast_to(np.asarray(lower, dtype=float), (n_jobs,)).reshape(n_jobs, 1)
+    hi = np.broadcast_to(np.asarray(upper, dtype=float), (n_jobs,)).reshape(n_jobs, 1)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(np.isfinite(hi - lo))):
+        raise ValueError("per-job lower and upper bounds must be finite")
+    if np.any(lo >= hi):
+        j = int(np.argmax(lo >= hi))
+        raise ValueError(f"lower ({lo[j, 0]!r}) must be < upper ({hi[j, 0]!r}) for every job; not for job {j}")
+    return lo, hi
+
+
+def normalise(utilities: np.ndarray, lower: float | np.ndarray, upper: float | np.ndarray) -> np.ndarray:
+    """Map utilities from [lower, upper] affinely onto [0, 1]: one bound for every job
+    (scalars), or one per job (rows of a (K, M) matrix; (K,) arrays).
 
     Theorem 2 of paper 000 (Sec. V-C) assumes normalised
-    utilities. The family guarantees the bound (docs/spot/policy-selection.md gives
-    the spot family's); a value outside it is a broken contract, so it raises
-    ValueError naming the bound violated, with the worst offender and its index,
-    instead of clipping. NaN raises too.
+    utilities; its proof holds for any map of each job's utilities into [0, 1]. The family
+    guarantees the bound (docs/spot/policy-selection.md gives the spot family's); a value
+    outside it is a broken contract, so it raises ValueError naming the bound violated,
+    with the worst offender and its index, instead of clipping. NaN raises too.
     """
-    lo, hi = _bounds(lower, upper)
     u = np.asarray(utilities, dtype=float)
+    if np.ndim(lower) == 0 and np.ndim(upper) == 0:
+        lo, hi = _bounds(lower, upper)
+    else:
+        if u.ndim != 2:
+            raise ValueError(f"per-job bounds need a (K, M) utility matrix, got shape {u.shape}")
+        lo, hi = _job_bounds(lower, upper, u.shape[0])
     nan = np.isnan(u)
     if nan.any():
         where = tuple(int(i) for i in np.argwhere(nan)[0])
         raise ValueError(f"utilities contain NaN (first at index {where})")
     below = u < lo
     if below.any():
-        i = np.unravel_index(np.argmin(u), u.shape)
+        i = np.unravel_index(np.argmin(np.where(below, u - lo, np.inf)), u.shape)
+        bound = lo if np.ndim(lo) == 0 else lo[i[0], 0]
         raise ValueError(
-            f"{int(below.sum())} utilities are below the lower bound {lo!r}; the lowest "
+            f"{int(below.sum())} utilities are below the lower bound {bound!r}; the lowest "
             f"is {u[i]!r} at index {tuple(int(j) for j in i)}"
         )
     above = u > hi
     if above.any():
-        i = np.unravel_index(np.argmax(u), u.shape)
+        i = np.unravel_index(np.argmax(np.where(above, u - hi, -np.inf)), u.shape)
+        bound = hi if np.ndim(hi) == 0 else hi[i[0], 0]
         raise ValueError(
-            f"{int(above.sum())} utilities are above the upper bound {hi!r}; the highest "
+            f"{int(above.sum())} utilities are above the upper bound {bound!r}; the highest "
             f"is {u[i]!r} at index {tuple(int(j) for j in i)}"
         )
     return (u - lo) / (hi - lo)
+
+
+NORMALISATIONS = ("worst_case", "job_minmax", "job_opt")
+
+
+def job_bounds(utilities: np.ndarray, scheme: str, lower: float, upper: float,
+               optimum: np.ndarray | None = None) -> tuple[float | np.ndarray, float | np.ndarray]:
+    """The bounds `exponentiated_gradient` normalises with, by `scheme`:
+
+    - worst_case: the family's guaranteed [lower, upper] for every job (the first reading);
+    - job_minmax: job k's [min_m u_k^m, max_m u_k^m] over the pool;
+    - job_opt: job k's [min_m u_k^m, optimum_k] (the offline optimum beats every policy).
+
+    A job on which the pool's bounds coincide (every policy earns the same) carries no
+    information; its bounds become [u - 1, u], which maps every policy to 1 (a constant
+    added to every log-weight changes no weight).
+    """
+    if scheme == "worst_case":
+        return lower, upper
+    u = np.asarray(utilities, dtype=float)
+    if scheme == "job_minmax":
+        lo, hi = u.min(axis=1), u.max(axis=1)
+    elif scheme == "job_opt":
+        if optimum is None:
+            raise ValueError("selection.normalisation 'job_opt' needs the offline optimum among the cell's mechanisms")
+        lo, hi = u.min(axis=1), np.maximum(np.asarray(optimum, dtype=float), u.max(axis=1))
+    else:
+        raise ValueError(f"selection.normalisation must be one of {', '.join(NORMALISATIONS)}, got {scheme!r}")
+    flat = ~(hi > lo)
+    return np.where(flat, hi - 1.0, lo), hi
 
 
 def learning_rate(n_policies: int, horizon: int) -> float:
@@ -122,9 +175,11 @@ class SelectionRun:
     regret_vs_optimum: (K,) sum_{j<=k} (optimum_j - E_{w_j}[u_j]), or None.
     eta:               the learning rate, a float or a (K,) array (eta[j] scales
                        job j's feedback).
-    lower, upper:      the normalisation bound the utilities were checked against.
+    lower, upper:      the normalisation bound the utilities were checked against:
+                       floats, or (K,) arrays for a per-job normalisation.
     release:           (K,) first weight row that includes job j's feedback:
                        j + 1 + delay_j; a value > K means never within the run.
+    regret_normalised: (K,) eq. 13's left side on the normalised utilities z.
     """
 
     weights: np.ndarray
@@ -134,9 +189,10 @@ class SelectionRun:
     regret: np.ndarray
     regret_vs_optimum: np.ndarray | None
     eta: float | np.ndarray
-    lower: float
-    upper: float
+    lower: float | np.ndarray
+    upper: float | np.ndarray
     release: np.ndarray
+    regret_normalised: np.ndarray
 
     @property
     def n_jobs(self) -> int:
@@ -156,8 +212,9 @@ class SelectionRun:
         return self.regret / np.arange(1, self.n_jobs + 1)
 
     def normalised_regret(self) -> np.ndarray:
-        """(K,) `regret` on the [0, 1] scale of Theorem 2, comparable to `regret_bound`."""
-        return self.regret / (self.upper - self.lower)
+        """(K,) the regret on the [0, 1] scale of Theorem 2, comparable to `regret_bound`
+        (with one bound for all jobs, `regret` / (upper - lower))."""
+        return self.regret_normalised
 
     def top_policies(self, n: int = 5, row: int = -1) -> np.ndarray:
         """Indices of the n largest weights of one row (default: the final weights),
@@ -247,7 +304,8 @@ def exponentiated_gradient(
     """Run Alg. 2 of paper 000 (Sec. V-B) over K jobs and M policies.
 
     utilities: (K, M), u_k^m of Alg. 2 line 8 in the family's original units,
-        all within [lower, upper] (checked by `normalise`, never clipped).
+        all within [lower, upper] (checked by `normalise`, never clipped); lower and
+        upper are floats, or (K,) arrays for a per-job normalisation (`job_bounds`).
     eta: None -> learning_rate(M, K) (Alg. 2 line 3, Theorem 2); a float; or a
         (K,) array whose entry j scales job j's feedback (a decaying schedule such
         as OptiLearning's eta_t, paper 003 Alg. 3 line 9).
@@ -262,10 +320,12 @@ def exponentiated_gradient(
     Update (Alg. 2 line 11, on the normalised z = (u - lower) / (upper - lower)):
     w_{k+1}^m ∝ w_k^m exp(eta z_k^m), from w_1 uniform (line 2), computed in log
     space with the maximum subtracted after each job, so no K or eta overflows or
-    yields NaN. Because the bound is one affine map for all jobs, the regret in
-    original units is (upper - lower) times the normalised regret of eq. 13.
+    yields NaN. With one bound for all jobs the map is affine, and the regret in
+    original units is (upper - lower) times the normalised regret of eq. 13; with
+    per-job bounds, `normalised_regret` is computed on z itself (eq. 13 holds for it).
     """
-    lo, hi = _bounds(lower, upper)
+    scalar = np.ndim(lower) == 0 and np.ndim(upper) == 0
+    lo, hi = _bounds(lower, upper) if scalar else (lower, upper)
     u = np.array(utilities, dtype=float)
     if u.ndim != 2 or u.shape[0] < 1 or u.shape[1] < 1:
         raise ValueError(
@@ -273,6 +333,9 @@ def exponentiated_gradient(
         )
     n_jobs, n_policies = u.shape
     z = normalise(u, lo, hi)
+    if not scalar:
+        column_lo, column_hi = _job_bounds(lo, hi, n_jobs)
+        lo, hi = _frozen(column_lo[:, 0].copy()), _frozen(column_hi[:, 0].copy())
     eta_value, eta_per_job = _eta(eta, n_policies, n_jobs)
     release = _release(delay, n_jobs)
 
@@ -284,6 +347,8 @@ def exponentiated_gradient(
     cumulative = np.cumsum(u, axis=0)
     leader = np.argmax(cumulative, axis=1)
     regret = cumulative[np.arange(n_jobs), leader] - np.cumsum(expected)
+    cumulative_z = np.cumsum(z, axis=0)
+    regret_z = cumulative_z.max(axis=1) - np.cumsum(np.einsum("km,km->k", weights[:-1], z))
 
     vs_optimum = None
     if optimum is not None:
@@ -305,6 +370,7 @@ def exponentiated_gradient(
         lower=lo,
         upper=hi,
         release=release,
+        regret_normalised=_frozen(regret_z),
     )
 
 

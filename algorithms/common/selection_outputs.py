@@ -14,20 +14,24 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from algorithms.common.policy_selection import exponentiated_gradient, regret_bound, weights_frame
+from algorithms.common.policy_selection import exponentiated_gradient, job_bounds, regret_bound, weights_frame
 
 
 def selection_outputs(frame: pd.DataFrame, policies: Sequence[str], lower: float, upper: float, *,
-                      optimum: str | None = "OPT", delay: int | np.ndarray = 0) -> dict:
+                      optimum: str | None = "OPT", delay: int | np.ndarray = 0,
+                      normalisation: str = "worst_case") -> dict:
     """Run online selection among `policies` over the cell's jobs (replicates, in order) and
     return `cell_outputs`' tables, series, metrics and figures. `frame` holds the cell's rows
     (`replicate`, `mechanism`, `utility`); [lower, upper] bounds every utility (the family
-    guarantees it); `optimum` names the offline optimum's rows if the cell has them."""
+    guarantees it); `optimum` names the offline optimum's rows if the cell has them;
+    `normalisation` maps each job's utilities into [0, 1] (`policy_selection.job_bounds`:
+    worst_case with [lower, upper], or per job by the pool's min-max or by the optimum)."""
     names = list(policies)
     table = frame.pivot(index="replicate", columns="mechanism", values="utility").sort_index()
     utilities = table[names].to_numpy(dtype=float)
     best_possible = table[optimum].to_numpy(dtype=float) if optimum and optimum in table else None
-    run = exponentiated_gradient(utilities, lower, upper, optimum=best_possible, delay=delay)
+    lo, hi = job_bounds(utilities, normalisation, lower, upper, best_possible)
+    run = exponentiated_gradient(utilities, lo, hi, optimum=best_possible, delay=delay)
     jobs = np.arange(1, run.n_jobs + 1)
     series = {
         "selection/cumulative_regret": run.regret,
@@ -44,15 +48,20 @@ def selection_outputs(frame: pd.DataFrame, policies: Sequence[str], lower: float
     metrics = {
         "selection/final_regret": float(run.regret[-1]),
         "selection/average_regret": float(run.regret[-1] / run.n_jobs),
-        "selection/regret_bound": regret_bound(len(names), run.n_jobs) * (upper - lower),
+        "selection/final_regret_normalised": float(run.normalised_regret()[-1]),
+        "selection/regret_bound_normalised": regret_bound(len(names), run.n_jobs),
         "selection/best_fixed_mean_utility": float(means[best]),
         "selection/expected_utility_mean": float(run.expected_utility.mean()),
         "selection/final_weight_of_best_fixed": float(run.final_weights[best]),
         "selection/final_weight_within_2pct": float(run.final_weights[near_best].sum()),
         "selection/eta": float(np.mean(run.eta)),
-        "selection/lower_bound": lower,
-        "selection/upper_bound": upper,
     }
+    if normalisation == "worst_case":  # one affine map: the bound holds in the family's units
+        metrics.update({
+            "selection/regret_bound": regret_bound(len(names), run.n_jobs) * (upper - lower),
+            "selection/lower_bound": lower,
+            "selection/upper_bound": upper,
+        })
     if run.regret_vs_optimum is not None:
         metrics["selection/final_regret_vs_opt"] = float(run.regret_vs_optimum[-1])
     return {

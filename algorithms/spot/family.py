@@ -79,6 +79,7 @@ class PreparedSpot:
     noise: NoiseConfig = NoiseConfig()
     job_sampling: JobSampling = JobSampling()
     selection: tuple[str, ...] = ()
+    selection_normalisation: str = "worst_case"
 
     @property
     def world_slots(self) -> int:
@@ -155,12 +156,15 @@ def prepare(config: dict) -> PreparedSpot:
     forecast = ForecastConfig.from_dict(config.get("forecast"))
     noise = NoiseConfig.from_dict(config.get("noise"))
     sampling = JobSampling.from_dict(config.get("job_sampling"))
+    normalisation = SelectionConfig.from_dict(config.get("selection")).normalisation
+    if selection and normalisation == "job_opt" and pool_names.OPTIMUM not in mechanisms:
+        raise ValueError(f"selection.normalisation: job_opt needs {pool_names.OPTIMUM} among the cell's mechanisms")
     if widest > forecast.horizon:
         raise ValueError(f"forecast.horizon ({forecast.horizon}) must cover the largest AHAP window ({widest})")
     if sampling.n_min and sampling.n_min[1] > (sampling.n_max or (job.n_max, job.n_max))[0]:
         raise ValueError("job_sampling.n_min can exceed the job's n_max")
     slots = forecast.history + job.deadline + forecast.horizon
-    return PreparedSpot(job, _market(config, slots), mechanisms, forecast, noise, sampling, selection)
+    return PreparedSpot(job, _market(config, slots), mechanisms, forecast, noise, sampling, selection, normalisation)
 
 
 def mechanism_names(config: dict) -> list[str]:
@@ -329,9 +333,10 @@ def utility_bounds(prepared: PreparedSpot) -> tuple[float, float]:
 def cell_outputs(config: dict, frame) -> dict:
     """Online policy selection (Alg. 2, Sec. V) over the cell's jobs in replicate order, among
     `selection.mechanisms` (algorithms/common/selection_outputs.py), with utilities normalised
-    by `utility_bounds`."""
+    by `utility_bounds` (`selection.normalisation: worst_case`) or job by job."""
     prepared = prepare(config)
     if not prepared.selection:
         return {}
     lower, upper = utility_bounds(prepared)
-    return selection_outputs(frame, prepared.selection, lower, upper, optimum=pool_names.OPTIMUM)
+    return selection_outputs(frame, prepared.selection, lower, upper, optimum=pool_names.OPTIMUM,
+                             normalisation=prepared.selection_normalisation)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from market.common.fields import as_section, choice, integer, interval, real, reject_unknown_keys
+from algorithms.common.policy_selection import NORMALISATIONS
 from market.spot.prediction_noise import GROWTH_LAWS, NOISE_KINDS
 FORECAST_KINDS = ("oracle", "arima")
 
@@ -143,9 +144,11 @@ class JobSampling:
 @dataclass(frozen=True)
 class SelectionConfig:
     """`selection.mechanisms`: the pool Alg. 2 selects from over a cell's jobs (names or the
-    groups AHAP / AHANP); empty: no selection."""
+    groups AHAP / AHANP); empty: no selection. `selection.normalisation`: how each job's
+    utilities are mapped into [0, 1] (algorithms/common/policy_selection.py, `job_bounds`)."""
 
     mechanisms: tuple[str, ...] = ()
+    normalisation: str = "worst_case"
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> "SelectionConfig":
@@ -153,4 +156,5 @@ class SelectionConfig:
         names = d.get("mechanisms") or ()
         if isinstance(names, str) or not isinstance(names, Sequence):
             raise ValueError(f"selection.mechanisms must be a list of mechanism names, got {names!r}")
-        return cls(tuple(names))
+        normalisation = choice(d.get("normalisation", cls.normalisation), "selection.normalisation", NORMALISATIONS)
+        return cls(tuple(names), normalisation)

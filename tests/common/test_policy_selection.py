@@ -12,6 +12,7 @@ from algorithms.common.policy_selection import (
     delays_from_arrivals,
     draw_policies,
     exponentiated_gradient,
+    job_bounds,
     learning_rate,
     normalise,
     phase_schedule,
@@ -449,3 +450,46 @@ def test_draw_policies_follows_weights_and_skips_zero_weight():
     assert np.all(draw_policies(one_hot, np.random.default_rng(1)) == 3)
     with pytest.raises(ValueError, match="positive sum"):
         draw_policies(np.zeros((2, 3)), np.random.default_rng(0))
+
+
+def test_job_bounds_by_hand():
+    u = np.array([[1.0, 3.0], [2.0, 2.0], [-4.0, 0.0]])
+    assert job_bounds(u, "worst_case", -10.0, 5.0) == (-10.0, 5.0)
+    lo, hi = job_bounds(u, "job_minmax", -10.0, 5.0)
+    # job 1: every policy earns 2, no information: [1, 2] maps both to 1
+    assert lo.tolist() == [1.0, 1.0, -4.0] and hi.tolist() == [3.0, 2.0, 0.0]
+    assert normalise(u, lo, hi).tolist() == [[0.0, 1.0], [1.0, 1.0], [0.0, 1.0]]
+    lo, hi = job_bounds(u, "job_opt", -10.0, 5.0, optimum=np.array([4.0, 5.0, 0.0]))
+    assert lo.tolist() == [1.0, 2.0, -4.0] and hi.tolist() == [4.0, 5.0, 0.0]
+    np.testing.assert_allclose(normalise(u, lo, hi), [[0.0, 2 / 3], [0.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="job_opt. needs the offline optimum"):
+        job_bounds(u, "job_opt", -10.0, 5.0)
+    with pytest.raises(ValueError, match="selection.normalisation must be one of"):
+        job_bounds(u, "per_job", -10.0, 5.0)
+
+
+def test_per_job_bounds_learn_from_the_normalised_utilities():
+    """exponentiated_gradient with per-job bounds weights policies as it does on the
+    pre-normalised utilities with [0, 1], and reports regret in the original units."""
+    rng = np.random.default_rng(3)
+    u = rng.uniform(-50.0, 100.0, (30, 4))
+    lo, hi = job_bounds(u, "job_minmax", -1000.0, 1000.0)
+    run = exponentiated_gradient(u, lo, hi)
+    unit = exponentiated_gradient(normalise(u, lo, hi), 0.0, 1.0)
+    np.testing.assert_allclose(run.weights, unit.weights, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(run.normalised_regret(), unit.regret, rtol=0, atol=1e-9)
+    assert np.all(run.normalised_regret() <= regret_bound(4, 30) + 1e-9)
+    expected = np.einsum("km,km->k", run.weights[:-1], u)
+    assert run.regret[-1] == pytest.approx(u.sum(axis=0).max() - expected.sum())
+    with pytest.raises(ValueError, match="below the lower bound"):
+        exponentiated_gradient(u, lo + 1.0, hi + 1.0)
+
+
+def test_per_job_bounds_sharpen_the_weights_when_the_spread_is_small():
+    """A pool whose utilities differ by a little inside a wide worst-case bound barely learns;
+    normalised job by job, the better policy takes the weight (the spot selector's case)."""
+    rng = np.random.default_rng(5)
+    u = 100.0 + rng.normal(0.0, 1.0, (400, 2)) + np.array([0.0, 0.5])
+    wide = exponentiated_gradient(u, -600.0, 160.0)
+    per_job = exponentiated_gradient(u, *job_bounds(u, "job_minmax", -600.0, 160.0))
+    assert wide.final_weights[1] < 0.6 < 0.9 < per_job.final_weights[1]

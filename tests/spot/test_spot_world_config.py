@@ -88,3 +88,23 @@ def test_selection_over_a_cells_jobs():
     assert metrics["selection/final_regret"] <= metrics["selection/regret_bound"]
     assert out["figures"] == {"policy_weights.png": ("heatmap", "policy_weights")}
     assert family.cell_outputs(base(), pd.DataFrame(rows)) == {}
+
+
+@pytest.mark.parametrize("normalisation", ["job_minmax", "job_opt"])
+def test_selection_normalised_job_by_job(normalisation):
+    names = ["AHAP(w=1,v=1,sigma=0.5)", "AHANP(sigma=0.7)", "UP", "OPT"]
+    config = base(mechanisms=names, selection={"mechanisms": names[:3], "normalisation": normalisation})
+    prepared = family.prepare(config)
+    rows = [{"replicate": r, **row} for r in range(30)
+            for row in family.simulate_replicate(prepared, r, np.random.default_rng(r))]
+    metrics = family.cell_outputs(config, pd.DataFrame(rows))["metrics"]
+    assert metrics["selection/final_regret_normalised"] <= metrics["selection/regret_bound_normalised"]
+    assert "selection/regret_bound" not in metrics and "selection/lower_bound" not in metrics
+
+
+def test_job_opt_needs_opt_among_the_mechanisms():
+    names = ["AHANP(sigma=0.7)", "UP"]
+    with pytest.raises(ValueError, match="selection.normalisation: job_opt needs OPT"):
+        family.prepare(base(mechanisms=names, selection={"mechanisms": names, "normalisation": "job_opt"}))
+    with pytest.raises(ValueError, match="selection.normalisation must be one of"):
+        family.prepare(base(mechanisms=names, selection={"mechanisms": names, "normalisation": "opt"}))
