@@ -104,3 +104,11 @@ def test_reproduce_runs_a_grid_and_writes_its_report(tmp_path):
     checks = pd.read_csv(tmp_path / "out" / "checks.csv")
     opt_row = checks[checks["check"].str.startswith("fig6: min over jobs")]
     assert opt_row["holds"].all()
+
+
+def test_headline_checks_are_judged_against_the_papers_value():
+    """A margin of +2% against the paper's +33.4% fails; +30% holds (factor 1.5)."""
+    assert not spot.within_factor(2.0, 33.4, 1.5)
+    assert spot.within_factor(30.0, 33.4, 1.5) and spot.within_factor(50.0, 33.4, 1.5)
+    assert not spot.within_factor(50.2, 33.4, 1.5)
+    assert not spot.within_factor(-10.0, 33.4, 1.5)
