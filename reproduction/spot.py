@@ -63,26 +63,38 @@ def best_of_groups(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
     Columns: keys, group, policy, n, utility_mean, utility_ci95 (Student-t half-width),
     cost_mean, met_deadline_rate, reconfigurations_mean, pct_of_opt (mean utility / OPT's
-    mean utility x 100, when OPT ran)."""
+    mean utility x 100, when OPT ran), cost_ratio_to_opt (mean cost / OPT's mean cost: it does
+    not depend on the job's value v) and opt_unproven_worlds (on OPT's row: worlds where the
+    solver stopped at its limit, so OPT is only a lower bound there; 0 = every one proved)."""
     by = keys + ["mechanism"]
+    proven = "opt_proven" in frame
     agg = frame.groupby(by, sort=False).agg(
         n=("utility", "size"), utility_mean=("utility", "mean"), utility_std=("utility", "std"),
         cost_mean=("cost", "mean"), met_deadline_rate=("met_deadline", "mean"),
         reconfigurations_mean=("reconfigurations", "mean"),
+        **({"opt_unproven_worlds": ("opt_proven", lambda x: int(x.eq(False).sum()))} if proven else {}),
     ).reset_index()
     agg["group"] = agg["mechanism"].map(group_of)
     agg = agg[agg["group"].isin(GROUPS)]
     best = agg.loc[agg.groupby(keys + ["group"], sort=False)["utility_mean"].idxmax()].copy()
     best["utility_ci95"] = t_half_width(best["utility_std"].fillna(0).to_numpy(), best["n"].to_numpy())
     best = best.rename(columns={"mechanism": "policy"})
-    opt = best[best["group"] == "OPT"].set_index(keys)["utility_mean"] if keys else None
-    if opt is not None and len(opt):
-        best["pct_of_opt"] = 100.0 * best["utility_mean"] / best.set_index(keys).index.map(opt).to_numpy()
+    opt_rows = best[best["group"] == "OPT"].set_index(keys) if keys else None
+    if opt_rows is not None and len(opt_rows):
+        cells = best.set_index(keys).index
+        best["pct_of_opt"] = 100.0 * best["utility_mean"] / cells.map(opt_rows["utility_mean"]).to_numpy()
+        best["cost_ratio_to_opt"] = best["cost_mean"] / cells.map(opt_rows["cost_mean"]).to_numpy()
     else:
         best["pct_of_opt"] = np.nan
+        best["cost_ratio_to_opt"] = np.nan
+    if proven:
+        best.loc[best["group"] != "OPT", "opt_unproven_worlds"] = np.nan
+    else:
+        best["opt_unproven_worlds"] = np.nan
     best["group"] = pd.Categorical(best["group"], GROUPS, ordered=True)
     columns = keys + ["group", "policy", "n", "utility_mean", "utility_ci95", "cost_mean",
-                      "met_deadline_rate", "reconfigurations_mean", "pct_of_opt"]
+                      "met_deadline_rate", "reconfigurations_mean", "pct_of_opt", "cost_ratio_to_opt",
+                      "opt_unproven_worlds"]
     best = best.sort_values(keys + ["group"])[columns].reset_index(drop=True)
     best["group"] = best["group"].astype(str)
     return best

@@ -41,6 +41,18 @@ def test_best_of_groups_picks_the_best_member_and_scales_by_opt():
     assert spot.improvement(table, "UP") == pytest.approx(50.0)
 
 
+def test_best_of_groups_reports_cost_ratios_and_unproven_optima():
+    rows = [("c", "UP", 50, 60, True, 1), ("c", "OPT", 70, 40, True, 1),
+            ("c", "UP", 30, 80, True, 1), ("c", "OPT", 80, 50, True, 1)]
+    frame = _frame(rows).assign(opt_proven=[True, True, True, False])
+    table = spot.best_of_groups(frame, ["cell"]).set_index("group")
+    # costs 70 (UP) and 45 (OPT): a ratio that does not depend on v
+    assert table.loc["UP", "cost_ratio_to_opt"] == pytest.approx(70 / 45)
+    assert table.loc["OPT", "cost_ratio_to_opt"] == pytest.approx(1.0)
+    assert table.loc["OPT", "opt_unproven_worlds"] == 1 and np.isnan(table.loc["UP", "opt_unproven_worlds"])
+    assert np.isnan(spot.best_of_groups(_frame(rows), ["cell"]).set_index("group").loc["OPT", "opt_unproven_worlds"])
+
+
 def test_improvement_uses_the_absolute_value_of_a_negative_baseline():
     table = pd.DataFrame({"group": ["UP", "AHAP"], "utility_mean": [-10.0, 5.0]})
     assert spot.improvement(table, "UP") == pytest.approx(150.0)
