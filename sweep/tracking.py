@@ -349,7 +349,10 @@ class MlflowTracker(NullTracker):
             return
         if family in self._family_cells:  # a sweep over families: this family's cells only
             summary = summary[summary["cell_index"].isin(self._family_cells[family])]
-        self.client.log_table(parent, data=summary, artifact_file="summary_table.json")
+        # MLflow's table viewer reads a column named `job.deadline` as a nested path and shows it
+        # empty (seen in the UI); `job/deadline` shows. summary.csv keeps the config's names.
+        table = summary.rename(columns={column: column.replace(".", "/") for column in summary.columns})
+        self.client.log_table(parent, data=table, artifact_file="summary_table.json")
         from .plots import lines_by_mechanism
 
         with tempfile.TemporaryDirectory(prefix="sweep-figures-") as folder:
