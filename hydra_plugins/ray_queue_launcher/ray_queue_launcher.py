@@ -146,6 +146,8 @@ class RayQueueLauncher(Launcher):
                     )
                 cells.append(composed.cell)
             timeline.mark("every_cell_composed")
+            if bar.format_dict["elapsed"] >= 1.0:  # shown (delay=1.0): draw the last count while Ray may still start
+                bar.refresh()
             return first, cells
 
         ray_error: BaseException | None = None
