@@ -26,7 +26,7 @@ from sweep.statistics import t_half_width
 from .experiment import Check, Context, Experiment
 from .figure import Figure
 
-GROUPS = ("OD-Only", "MSU", "UP", "AHANP", "AHAP", "OPT")
+GROUPS = ("OD-Only", "MSU", "UP", "UP-track", "AHANP", "AHAP", "OPT")
 PAPER_HEADLINE = {"OD-Only": 49.0, "MSU": 54.8, "UP": 33.4, "AHANP": 23.2}  # Sec. VI-B, d = 10
 HEADLINE_FACTOR = 1.5  # issue 11: the best AHAP's margins within a factor of 1.5 of the paper's
 
@@ -51,6 +51,8 @@ COMPARISONS = (
            "AHAP under prediction noise (Sec. VI-A noise models)"),
     Figure("trace_v100", "spot/trace", "forecast.kind", "forecasts",
            "Real trace (AWS V100, d = 10)"),
+    Figure("value_v", "spot/value", "job.value", "the job's value v (OD-Only costs 81)",
+           "Utility against the job's value v", facet="market"),
 )
 
 
