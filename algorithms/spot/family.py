@@ -152,13 +152,11 @@ def prepare(config: dict) -> PreparedSpot:
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
     job = _job(config)
-    mechanisms, selection, widest = _named_mechanisms(_section_key(config, "pool", "mechanisms", "selection"))
+    mechanisms, selection, widest, normalisation = _named_mechanisms(
+        _section_key(config, "pool", "mechanisms", "selection"))
     forecast = ForecastConfig.from_dict(config.get("forecast"))
     noise = NoiseConfig.from_dict(config.get("noise"))
     sampling = JobSampling.from_dict(config.get("job_sampling"))
-    normalisation = SelectionConfig.from_dict(config.get("selection")).normalisation
-    if selection and normalisation == "job_opt" and pool_names.OPTIMUM not in mechanisms:
-        raise ValueError(f"selection.normalisation: job_opt needs {pool_names.OPTIMUM} among the cell's mechanisms")
     if widest > forecast.horizon:
         raise ValueError(f"forecast.horizon ({forecast.horizon}) must cover the largest AHAP window ({widest})")
     if sampling.n_min and sampling.n_min[1] > (sampling.n_max or (job.n_max, job.n_max))[0]:
@@ -176,18 +174,22 @@ def _section_key(config: Mapping, *keys: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _named_mechanisms(sections: str) -> tuple[tuple[str, ...], tuple[str, ...], int]:
-    """(mechanisms, selection.mechanisms, the widest AHAP window) of the `pool`, `mechanisms` and
-    `selection` sections (as JSON): the same in every cell of most grids, so parsed once."""
+def _named_mechanisms(sections: str) -> tuple[tuple[str, ...], tuple[str, ...], int, str]:
+    """(mechanisms, selection.mechanisms, the widest AHAP window, selection.normalisation) of the
+    `pool`, `mechanisms` and `selection` sections (as JSON): the same in every cell of most
+    grids, so parsed once."""
     config = json.loads(sections)
     pool = pool_names.PoolConfig.from_dict(as_section(config.get("pool"), "pool"))
     mechanisms = _mechanisms(config, pool)
-    selection = tuple(pool_names.expand(SelectionConfig.from_dict(config.get("selection")).mechanisms, pool))
+    chosen = SelectionConfig.from_dict(config.get("selection"))
+    selection = tuple(pool_names.expand(chosen.mechanisms, pool))
     missing = [name for name in selection if name not in mechanisms]
     if missing:
         raise ValueError(f"selection.mechanisms: {missing[0]} is not among the cell's mechanisms")
+    if selection and chosen.normalisation == "job_opt" and pool_names.OPTIMUM not in mechanisms:
+        raise ValueError(f"selection.normalisation: job_opt needs {pool_names.OPTIMUM} among the cell's mechanisms")
     widest = max((pool_names.parse(n)[1].get("window", 0) for n in mechanisms), default=0)
-    return mechanisms, selection, widest
+    return mechanisms, selection, widest, chosen.normalisation
 
 
 def draw_market(prepared: PreparedSpot, rng: np.random.Generator) -> SpotMarket:

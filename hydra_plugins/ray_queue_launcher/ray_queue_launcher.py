@@ -5,6 +5,7 @@ cell of the batch first, then hands them all to ``sweep.engine.run_cells``: one
 Ray actor pool and one task queue serve the whole multirun.
 """
 
+import importlib
 import logging
 import sys
 import threading
@@ -153,11 +154,10 @@ class RayQueueLauncher(Launcher):
         ray_error: BaseException | None = None
         switch_interval = sys.getswitchinterval()
         try:
-            import sweep.task_queue  # noqa: F401  (Ray, imported before the composing thread holds the GIL)
-
+            importlib.import_module("sweep.task_queue")  # Ray, before the composing thread holds the GIL
             timeline.mark("ray_imported")
             # Ray starts at once when the sweep's own config is valid: a mistake outside the
-            # swept keys is then reported before Ray starts, by the first cell, in a second.
+            # swept keys is then reported by the first cell before Ray starts.
             early = _valid_master_runner(self.config)
             first = None if early is not None else compose(0, job_overrides[0])
             # Ray's start-up waits on its processes and reads files: with the default 5 ms switch
