@@ -43,8 +43,17 @@ def test_interrupted_sweep_resumes_to_the_same_results(tmp_path):
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         assert time.time() < deadline, "no cell finished in time"
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
-    proc.communicate(timeout=120)
+    # Ctrl-C reaches the whole process group. CPython drops a SIGINT that lands while a weakref
+    # callback runs (it prints "Exception ignored in ... cb" and goes on; seen once in a clean
+    # clone's run), so, like a user, press it again if the sweep has not stopped.
+    for _ in range(12):
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.communicate(timeout=10)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    assert proc.poll() is not None, "the sweep did not stop on Ctrl-C"
     done = len(list(sweep_dir.glob("*/cell.json")))
     assert 1 <= done < 8, f"{done} cells were complete at the interruption"
     assert not (sweep_dir / "results.parquet").exists()
