@@ -13,6 +13,10 @@ window:
   on-demand;
 - behind (lines 12-13): the exact solution of problem (10)
   (algorithms/spot/window_problem.py, with its terminal value and tie rule).
+  `sigma_reading` says where sigma acts: "ahead" (only in lines 6-11, as the
+  pseudocode has it) or "line" (also here: all spot at or below sigma p^o is used and
+  the terminal value stops at the uniform-progress line at the window's end; the
+  reading and its lines of the paper are in window_problem.py, "Reading of sigma").
 
 Every plan is stored. The executed decision (lines 14-16) averages the plans for
 slot t made at slots t, t-1, ..., t-v+1 (the text says averaging, the formula a
@@ -36,9 +40,13 @@ from __future__ import annotations
 import math
 import numbers
 
+from algorithms.spot.pool import SIGMA_READINGS
 from algorithms.spot.simulation import MarketInfo, SlotState, SpotPolicy
 from algorithms.spot.window_problem import WindowSolver, window_length
 from market.spot.finetune_job import FineTuneJob
+
+
+MAX_LINE_WINDOW = 62
 
 
 def _round_half_up(numerator: int, denominator: int) -> int:
@@ -55,7 +63,7 @@ class AHAP(SpotPolicy):
     """
 
     def __init__(self, window: int, commitment: int, threshold: float,
-                 solver: WindowSolver | None = None):
+                 solver: WindowSolver | None = None, sigma_reading: str = "ahead"):
         for label, x in (("window", window), ("commitment", commitment)):
             if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 1:
                 raise ValueError(f"AHAP {label} must be a positive integer, got {x!r}")
@@ -67,6 +75,14 @@ class AHAP(SpotPolicy):
         if (isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
                 or not math.isfinite(threshold) or threshold <= 0):
             raise ValueError(f"AHAP threshold sigma must be a finite number > 0, got {threshold!r}")
+        if sigma_reading not in SIGMA_READINGS:
+            raise ValueError(f"AHAP sigma_reading must be one of {', '.join(SIGMA_READINGS)}, "
+                             f"got {sigma_reading!r}")
+        if sigma_reading == "line" and window > MAX_LINE_WINDOW:
+            raise ValueError(f"AHAP window {window}: the 'line' reading of sigma supports windows up to "
+                             f"{MAX_LINE_WINDOW} slots (the compiled pool keeps a window's forced slots "
+                             f"in one 64-bit mask)")
+        self.sigma_reading = sigma_reading
         self.window = int(window)
         self.commitment = int(commitment)
         self.threshold = float(threshold)
@@ -106,7 +122,13 @@ class AHAP(SpotPolicy):
                 for p, a in zip(prices, avails)
             )
             return (0,) * length, spot
-        solution = self.solver.solve(job, t, state.progress, state.n_prev, prices, avails, p_o)
+        if self.sigma_reading == "line":
+            end = t + length - 1
+            cap = math.inf if end >= job.deadline else job.workload / job.deadline * end
+            solution = self.solver.solve(job, t, state.progress, state.n_prev, prices, avails, p_o,
+                                         self.threshold * p_o, cap)
+        else:
+            solution = self.solver.solve(job, t, state.progress, state.n_prev, prices, avails, p_o)
         return solution.on_demand, solution.spot
 
     def decide(self, t: int, state: SlotState) -> tuple[int, int]:

@@ -34,7 +34,7 @@ from numba import njit
 
 from algorithms.spot.pool_accounting import SLOT_ERRORS, PoolResult, account_slot, finish, open_accounts
 from algorithms.spot.simulation import PolicyError
-from algorithms.spot.window_kernels import solve, window_arrays
+from algorithms.spot.window_kernels import solve, spot_floor, window_arrays
 from algorithms.spot.window_problem import _job_tables
 from market.spot.finetune_job import FineTuneJob
 from market.spot.spot_market import SpotMarket
@@ -77,7 +77,7 @@ def round9(x):
 
 
 @njit(cache=True)
-def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, p_o,
+def _run_pool(windows, commitments, thresholds, line, price, avail, f_price, f_avail, p_o,
               workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value, gamma,
               tail_rate, work_max, opts, throughput, work_t, jf, ji, counts, count_h, count_first,
               first_late, tilde_first):
@@ -101,8 +101,10 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
     # plans[q, t, k]: the plan policy q made at slot t (1-based) for slot t + k
     plan_od = np.zeros((n_pol, d + 1, widest), dtype=np.int64)
     plan_sp = np.zeros((n_pol, d + 1, widest), dtype=np.int64)
-    # problems (10) solved in the current slot: (len, n_{t-1}, rounded Z_{t-1}) -> plan
+    # problems (10) solved in the current slot: (len, n_{t-1}, rounded Z_{t-1}, the slots sigma
+    # forces under the `line` reading) -> plan
     sol_len = np.empty(n_pol, dtype=np.int64)
+    sol_mask = np.empty(n_pol, dtype=np.int64)
     sol_prev = np.empty(n_pol, dtype=np.int64)
     sol_z = np.empty(n_pol)
     sol_od = np.empty((n_pol, widest), dtype=np.int64)
@@ -132,9 +134,19 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
                     plan_sp[q, t, k] = min(a, n_max) if p <= limit and a >= n_min else 0
             else:
                 z = round9(z_prev)
+                limit = thresholds[q] * p_o
+                mask = 0
+                if line:  # WindowSolver.solve's `forced`
+                    for k in range(length):
+                        if k == 0:
+                            p, a = obs_price, obs_avail
+                        else:
+                            p, a = f_price[t - 1, k], f_avail[t - 1, k]
+                        if p <= limit and a >= n_min:
+                            mask |= 1 << k
                 found = -1
                 for r in range(n_sol):
-                    if sol_len[r] == length and sol_prev[r] == last and sol_z[r] == z:
+                    if sol_len[r] == length and sol_prev[r] == last and sol_z[r] == z and sol_mask[r] == mask:
                         found = r
                         break
                 if found < 0:
@@ -143,6 +155,7 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
                     sol_len[found] = length
                     sol_prev[found] = last
                     sol_z[found] = z
+                    sol_mask[found] = mask
                     for k in range(length):
                         if k == 0:
                             w_price[k] = obs_price
@@ -158,16 +171,23 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
                         (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n,
                          tails) = window_arrays(w_price[:length], w_avail[:length], p_o, opts, throughput,
                                                 n_max, workload, work_max, tail_rate)
+                        cap = np.inf
+                        if line:  # AHAP.plan: spot_floor and the line at the window's end
+                            spot_floor(costs, cheap, usable, w_price[:length], w_avail[:length], p_o, limit,
+                                       n_min, n_max, opts)
+                            end = t + length - 1
+                            if end < d:
+                                cap = workload / d * end
                         seq, _ = solve(work_t, costs, opts, cheap, usable, last, z, value, done_at, tie,
                                        dz, dc, floor_x, floor_y, floor_n, tails, d - (t + length - 1), p_o,
-                                       jf, ji, counts, count_h, count_first, first_late, tilde_first)
+                                       jf, ji, counts, count_h, count_first, first_late, tilde_first, cap)
                         if seq.size == 0:
                             error[q] = NO_PLAN
                             running[q] = False
                             continue
-                        for k in range(length):  # cheapest_split
+                        for k in range(length):  # cheapest_split, spot first in forced slots
                             n = seq[k]
-                            if w_price[k] < p_o:
+                            if w_price[k] < p_o or mask >> k & 1:
                                 s = min(w_avail[k], n)
                                 sol_od[found, k] = n - s
                                 sol_sp[found, k] = s
@@ -215,12 +235,14 @@ def _run_pool(windows, commitments, thresholds, price, avail, f_price, f_avail, 
 
 class AHAPPool:
     """AHAP(omega, v, sigma) for each of `params` ((window, commitment, threshold)
-    triples, validated as `AHAP` does), run together on one world by `run`."""
+    triples, validated as `AHAP` does), run together on one world by `run`, all with
+    one `sigma_reading` (ahap.py)."""
 
-    def __init__(self, params: Sequence[tuple[int, int, float]]):
+    def __init__(self, params: Sequence[tuple[int, int, float]], sigma_reading: str = "ahead"):
         from algorithms.spot.ahap import AHAP  # the reference's validation and names
 
-        policies = [AHAP(w, v, s) for w, v, s in params]
+        policies = [AHAP(w, v, s, sigma_reading=sigma_reading) for w, v, s in params]
+        self.sigma_reading = sigma_reading
         self.names = [p.name for p in policies]
         self.windows = np.array([p.window for p in policies], dtype=np.int64)
         self.commitments = np.array([p.commitment for p in policies], dtype=np.int64)
@@ -258,7 +280,7 @@ class AHAPPool:
         p_o = float(market.on_demand_price)
         tail_rate = min(n * p_o / job.throughput(n) for n in range(job.n_min, job.n_max + 1))
         *accounts, error = _run_pool(
-            self.windows, self.commitments, self.thresholds,
+            self.windows, self.commitments, self.thresholds, self.sigma_reading == "line",
             np.array(market.price[:d], dtype=np.float64), np.array(market.availability[:d], dtype=np.int64),
             f_price, f_avail, p_o, float(job.workload), int(d), int(job.n_min), int(job.n_max),
             float(job.alpha), float(job.beta), float(job.mu1), float(job.mu2), float(job.value),

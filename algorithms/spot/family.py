@@ -7,7 +7,8 @@ The engine passes a plain dict config with the keys
                 {kind: trace, path, capacity: 16, on_demand_price: 1.0, start: null};
   mechanisms:   names (algorithms/spot/pool.py): OD-Only, MSU, UP, OPT, AHAP(...),
                 AHANP(...), or the groups AHAP / AHANP expanded over `pool`;
-  pool, forecast, noise, job_sampling, selection: algorithms/spot/world_config.py;
+  pool:         algorithms/spot/pool.py (window, commitment, threshold, sigma_reading);
+  forecast, noise, job_sampling, selection: algorithms/spot/world_config.py;
 (SECTIONS; the engine rejects any other top-level key but its own). One replicate is one
 job: it draws one world (forecast.history slots before the job, d slots of the job
 and forecast.horizon slots after, so that forecasts near d exist), the job's
@@ -31,8 +32,8 @@ from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.selection_outputs import selection_outputs
 from algorithms.spot import pool as pool_names
 from algorithms.spot.ahanp import AHANP
-from algorithms.spot.ahap import AHAP
 from algorithms.spot.ahanp_batch import AHANPPool
+from algorithms.spot.ahap import AHAP, MAX_LINE_WINDOW
 from algorithms.spot.ahap_batch import AHAPPool
 from algorithms.spot.msu import MaximalSpotUtilization
 from algorithms.spot.od_only import OnDemandOnly
@@ -80,6 +81,7 @@ class PreparedSpot:
     job_sampling: JobSampling = JobSampling()
     selection: tuple[str, ...] = ()
     selection_normalisation: str = "worst_case"
+    sigma_reading: str = "ahead"
 
     @property
     def world_slots(self) -> int:
@@ -152,7 +154,7 @@ def prepare(config: dict) -> PreparedSpot:
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
     job = _job(config)
-    mechanisms, selection, widest, normalisation = _named_mechanisms(
+    mechanisms, selection, widest, normalisation, sigma_reading = _named_mechanisms(
         _section_key(config, "pool", "mechanisms", "selection"))
     forecast = ForecastConfig.from_dict(config.get("forecast"))
     noise = NoiseConfig.from_dict(config.get("noise"))
@@ -162,7 +164,8 @@ def prepare(config: dict) -> PreparedSpot:
     if sampling.n_min and sampling.n_min[1] > (sampling.n_max or (job.n_max, job.n_max))[0]:
         raise ValueError("job_sampling.n_min can exceed the job's n_max")
     slots = forecast.history + job.deadline + forecast.horizon
-    return PreparedSpot(job, _market(config, slots), mechanisms, forecast, noise, sampling, selection, normalisation)
+    return PreparedSpot(job, _market(config, slots), mechanisms, forecast, noise, sampling, selection, normalisation,
+                        sigma_reading)
 
 
 def mechanism_names(config: dict) -> list[str]:
@@ -174,10 +177,10 @@ def _section_key(config: Mapping, *keys: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _named_mechanisms(sections: str) -> tuple[tuple[str, ...], tuple[str, ...], int, str]:
-    """(mechanisms, selection.mechanisms, the widest AHAP window, selection.normalisation) of the
-    `pool`, `mechanisms` and `selection` sections (as JSON): the same in every cell of most
-    grids, so parsed once."""
+def _named_mechanisms(sections: str) -> tuple[tuple[str, ...], tuple[str, ...], int, str, str]:
+    """(mechanisms, selection.mechanisms, the widest AHAP window, selection.normalisation,
+    pool.sigma_reading) of the `pool`, `mechanisms` and `selection` sections (as JSON): the same
+    in every cell of most grids, so parsed once."""
     config = json.loads(sections)
     pool = pool_names.PoolConfig.from_dict(as_section(config.get("pool"), "pool"))
     mechanisms = _mechanisms(config, pool)
@@ -189,7 +192,10 @@ def _named_mechanisms(sections: str) -> tuple[tuple[str, ...], tuple[str, ...], 
     if selection and chosen.normalisation == "job_opt" and pool_names.OPTIMUM not in mechanisms:
         raise ValueError(f"selection.normalisation: job_opt needs {pool_names.OPTIMUM} among the cell's mechanisms")
     widest = max((pool_names.parse(n)[1].get("window", 0) for n in mechanisms), default=0)
-    return mechanisms, selection, widest, chosen.normalisation
+    if pool.sigma_reading == "line" and widest > MAX_LINE_WINDOW:
+        raise ValueError(f"pool.sigma_reading: 'line' supports AHAP windows up to {MAX_LINE_WINDOW} slots, "
+                         f"the widest is {widest}")
+    return mechanisms, selection, widest, chosen.normalisation, pool.sigma_reading
 
 
 def draw_market(prepared: PreparedSpot, rng: np.random.Generator) -> SpotMarket:
@@ -245,23 +251,24 @@ def _parsed(name: str) -> tuple[str, dict]:
     return pool_names.parse(name)
 
 
-def make_policy(name: str, solver: WindowSolver | None = None) -> SpotPolicy:
+def make_policy(name: str, solver: WindowSolver | None = None, sigma_reading: str = "ahead") -> SpotPolicy:
     kind, params = _parsed(name)
     if kind == "AHAP":
-        return AHAP(solver=solver, **params)
+        return AHAP(solver=solver, sigma_reading=sigma_reading, **params)
     if kind == "AHANP":
         return AHANP(**params)
     return BASELINES[kind]()
 
 
 @functools.lru_cache(maxsize=32)
-def _pools(mechanisms: tuple[str, ...]) -> tuple[AHAPPool, tuple[int, ...], AHANPPool, tuple[int, ...]]:
+def _pools(mechanisms: tuple[str, ...], sigma_reading: str) -> tuple[AHAPPool, tuple[int, ...], AHANPPool,
+                                                                     tuple[int, ...]]:
     """The AHAP policies among `mechanisms` as one `AHAPPool`, the AHANP ones as one
     `AHANPPool`, and their positions."""
     ahap = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHAP")
     ahanp = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHANP")
     params = [_parsed(mechanisms[i])[1] for i in ahap]
-    return (AHAPPool([(p["window"], p["commitment"], p["threshold"]) for p in params]), ahap,
+    return (AHAPPool([(p["window"], p["commitment"], p["threshold"]) for p in params], sigma_reading), ahap,
             AHANPPool([_parsed(mechanisms[i])[1]["threshold"] for i in ahanp]), ahanp)
 
 
@@ -280,7 +287,7 @@ def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Ge
         forecast.price.setflags(write=False)
         forecast.availability.setflags(write=False)
     job_market = world.window(prepared.forecast.history, job.deadline + prepared.forecast.horizon)
-    ahap, ahap_at, ahanp, ahanp_at = _pools(prepared.mechanisms)
+    ahap, ahap_at, ahanp, ahanp_at = _pools(prepared.mechanisms, prepared.sigma_reading)
     rows: list = [None] * len(prepared.mechanisms)
     if ahap_at:
         result = ahap.run(job, job_market, forecast)
@@ -300,7 +307,7 @@ def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Ge
             proven = plan.status == "OPTIMAL"
             outcome = simulate(job, job_market, FixedPlan(plan.n_on_demand, plan.n_spot))
         else:
-            outcome = simulate(job, job_market, make_policy(name, solver), forecast)
+            outcome = simulate(job, job_market, make_policy(name, solver, prepared.sigma_reading), forecast)
         rows[i] = outcome.record(name)
     add_optimum_columns(rows, pool_names.OPTIMUM, regret=True, proven=proven)
     if prepared.job_sampling.active:

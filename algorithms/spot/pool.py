@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from algorithms.common.mechanism_names import check_unique, parse_name
-from market.common.fields import as_section, number_list, reject_unknown_keys
+from market.common.fields import as_section, choice, number_list, reject_unknown_keys
 
 BASELINES = ("OD-Only", "MSU", "UP", "UP-track")
+SIGMA_READINGS = ("ahead", "line")  # pool.sigma_reading (ahap.py)
 OPTIMUM = "OPT"
 GROUPS = ("AHAP", "AHANP")
 _KEYS = {"AHAP": ("w", "v", "sigma"), "AHANP": ("sigma",)}
@@ -36,11 +37,14 @@ def ahanp_name(threshold: float) -> str:
 
 @dataclass(frozen=True)
 class PoolConfig:
-    """`pool.window`, `pool.commitment` (null: every v in 1..omega) and `pool.threshold` (Sec. VI-A)."""
+    """`pool.window`, `pool.commitment` (null: every v in 1..omega) and `pool.threshold` (Sec. VI-A);
+    `pool.sigma_reading`: where sigma acts in AHAP, "ahead" (Alg. 1 lines 6-11 only) or "line"
+    (also in problem (10): algorithms/spot/window_problem.py, "Reading of sigma")."""
 
     window: tuple[int, ...] = (1, 2, 3, 4, 5)
     commitment: tuple[int, ...] | None = None
     threshold: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+    sigma_reading: str = "ahead"
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> "PoolConfig":
@@ -50,6 +54,7 @@ class PoolConfig:
             window=number_list(d.get("window", cls.window), "pool.window", int, 1),
             commitment=None if d.get("commitment") is None else number_list(d["commitment"], "pool.commitment", int, 1),
             threshold=number_list(d.get("threshold", cls.threshold), "pool.threshold", float, 0, strict_min=True),
+            sigma_reading=choice(d.get("sigma_reading", cls.sigma_reading), "pool.sigma_reading", SIGMA_READINGS),
         )
 
     def ahap(self) -> list[str]:

@@ -484,9 +484,10 @@ def _plan_before(cost, prog, total, seq, obj, a, b):
 
 @njit(cache=True)
 def _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, slots_after, p_o,
-                  jf, ji, counts, count_h, count_first, first_late, tilde_first):
+                  jf, ji, counts, count_h, count_first, first_late, tilde_first, cap):
     """A lower bound on the optimum of (10) from simple plans: a constant total i, and the
-    same with all usable spot (usable[k], an index of opts) where spot is cheaper (cheap[k])."""
+    same with all usable spot (usable[k], an index of opts) where spot is cheaper (cheap[k]).
+    The terminal value counts progress up to `cap` (inf: all of it)."""
     length, n_opts = costs.shape
     best = -np.inf
     for variant in range(2):
@@ -507,7 +508,7 @@ def _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, d
                     finished = True
                     break
             if not finished:
-                v = continuation(z, last, slots_after, p_o, jf, ji, counts, count_h, count_first,
+                v = continuation(min(z, cap), last, slots_after, p_o, jf, ji, counts, count_h, count_first,
                                  first_late, tilde_first) - c
                 if v > best:
                     best = v
@@ -516,9 +517,10 @@ def _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, d
 
 @njit(cache=True)
 def _pick(length, opts, tie, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev, slots_after,
-          p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first):
-    """The continuation values of the DP's labels at the window's end and the tie rule among
-    the plans within `tie` of the best: (totals, objective), or an empty sequence."""
+          p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap):
+    """The continuation values of the DP's labels at the window's end (of their progress up
+    to `cap`) and the tie rule among the plans within `tie` of the best: (totals, objective),
+    or an empty sequence."""
     n_fin = finished_rows.shape[0]
     n_end = z.size if complete else 0
     n = n_fin + n_end
@@ -532,7 +534,7 @@ def _pick(length, opts, tie, finished_rows, fin_idx, links, offsets, complete, z
         prog[r] = finished_rows[r, 2]
         total[r] = np.int64(finished_rows[r, 3])
     for l in range(n_end):
-        obj[n_fin + l] = continuation(z[l], prev[l], slots_after, p_o, jf, ji, counts, count_h, count_first,
+        obj[n_fin + l] = continuation(min(z[l], cap), prev[l], slots_after, p_o, jf, ji, counts, count_h, count_first,
                                       first_late, tilde_first) - c[l]
         cost[n_fin + l] = c[l]
         prog[n_fin + l] = z[l]
@@ -570,21 +572,54 @@ def _pick(length, opts, tie, finished_rows, fin_idx, links, offsets, complete, z
 @njit(cache=True)
 def solve(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, tie, dz, dc,
           floor_x, floor_y, floor_n, tails, slots_after, p_o, jf, ji, counts, count_h, count_first,
-          first_late, tilde_first):
+          first_late, tilde_first, cap):
     """`window_problem.solve_window` after its set-up: returns (totals, objective) of the
     plan chosen by the tie rule, or an empty sequence if there is no candidate.
+
+    `cap`: the terminal value is the continuation value of min(progress, cap) (inf for
+    today's reading; the uniform-progress line for the `line` reading of sigma). A total
+    whose cost is inf (`spot_floor`) is never part of a plan.
 
     First a lower bound on the optimum from simple plans (`_simple_bound`), then the DP
     (`dp_steps`), the continuation values of the labels at the window's end, and the tie
     rule among the plans within `tie` of the best (`_pick`).
     """
     best = _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, slots_after,
-                         p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first)
+                         p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap)
     (best, finished_rows, fin_idx, links, offsets, complete,
      z, c, s, prev) = dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
                                floor_x, floor_y, floor_n, tails)
     return _pick(costs.shape[0], opts, tie, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev,
-                 slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first)
+                 slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap)
+
+
+@njit(cache=True)
+def spot_floor(costs, cheap, usable, price, avail, p_o, limit, n_min, n_max, opts):
+    """The `line` reading of sigma in problem (10): in every window slot whose (predicted)
+    spot price is <= limit = sigma p^o with availability >= N_min (Alg. 1 line 8's test),
+    all of that spot is used: totals below min(avail, N_max) get cost inf, and the slot's
+    split is spot first (`slot_costs` with spot counted cheap, which differs from the
+    cheapest split only when sigma >= 1). Changes costs, cheap, usable in place (copies of
+    `window_arrays`' output); returns the forced slots as a bit mask (slot k = bit k)."""
+    mask = 0
+    for k in range(price.size):
+        if price[k] <= limit and avail[k] >= n_min:
+            mask |= 1 << k
+            least = min(avail[k], n_max)
+            for i in range(opts.size):
+                n = opts[i]
+                if n < least:
+                    costs[k, i] = np.inf
+                else:
+                    spot = min(n, avail[k])
+                    costs[k, i] = (n - spot) * p_o + spot * price[k]
+            cheap[k] = True
+            u = 0
+            for i in range(opts.size):
+                if opts[i] <= least:
+                    u = i
+            usable[k] = u
+    return mask
 
 
 # --- the window's set-up (window_problem._window_arrays), compiled for the AHAP pool ------

@@ -44,6 +44,23 @@ either more progress by a margin dz, less cost by a margin dc (both far above
 float rounding, so the advantage survives any common suffix), or a smaller
 (sum, sequence) key.
 
+Reading of sigma. Alg. 1 uses sigma only in the "ahead" branch (lines 6-11), and
+with the terminal value above the window already buys every spot slot cheaper than
+on-demand, so sigma changed nothing in the "behind" branch. Sec. IV-A says more: "as
+long as the job has not reached its deadline, all spot instances priced below sigma
+are utilized", and the behind branch "compensate[s] for the shortfall within the
+prediction window". The `line` reading (AHAP's `sigma_reading="line"`) takes both
+sentences literally: (a) in every window slot with predicted price <= sigma p^o and
+availability >= N_min, all of that spot is used (the total is at least
+min(avail, N_max), spot first: `window_kernels.spot_floor`); (b) the terminal value is
+the continuation value of min(Z_{t+omega}, Z^exp) with Z^exp = L (t + omega) / d the
+uniform-progress line at the window's end (eq. 6; no cap when the window ends at d,
+where it is V~ of eq. 9): the window buys what catching up with the line needs at
+least cost, and progress beyond the line comes only from spot under sigma p^o. Both
+keep the DP exact (the capped terminal value is still non-decreasing in progress; a
+forced slot's other totals cost inf, which the pruning drops), and the default
+arguments give the earlier reading bit for bit.
+
 Pruning by bound: a label whose cost plus a lower bound on the cost of its
 remaining work (a fractional relaxation, `_CostFloor`) already rules out the tie
 set of a plan evaluated before (simple constant plans, or plans that finished)
@@ -75,7 +92,7 @@ from typing import Sequence
 
 import numpy as np
 
-from algorithms.spot.window_kernels import continuation, solve
+from algorithms.spot.window_kernels import continuation, solve, spot_floor
 from market.spot.finetune_job import FineTuneJob
 
 TIE_TOL = 1e-9
@@ -352,12 +369,19 @@ def _window_arrays(job: FineTuneJob, tables: _JobTables, memo: dict, price: list
 
 def solve_window(job: FineTuneJob, t: int, progress: float, n_prev: int,
                  prices: Sequence[float], availabilities: Sequence[int],
-                 on_demand_price: float) -> WindowPlan:
+                 on_demand_price: float, spot_limit: float | None = None,
+                 progress_cap: float = math.inf) -> WindowPlan:
     """Solve problem (10) exactly at slot t (1-based) by dynamic programming.
 
     `prices[k]`, `availabilities[k]` are the predictions for slot t + k; entries
     for slots after d are ignored. `progress` is Z_{t-1}, `n_prev` is n_{t-1}.
     Returns the plan chosen by the module's tie rule and its objective.
+
+    The `line` reading of sigma (module docstring, "Reading of sigma") passes
+    `spot_limit` = sigma p^o (every slot whose spot price is at or below it, with
+    availability >= N_min, uses all of that spot, min(avail, N_max)) and
+    `progress_cap` (the terminal value counts progress up to the uniform-progress line
+    at the window's end). The defaults are the paper's problem as read before.
     """
     d = job.deadline
     if not 1 <= t <= d:
@@ -388,17 +412,28 @@ def solve_window(job: FineTuneJob, t: int, progress: float, n_prev: int,
         memo.clear()
     costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails = _window_arrays(
         job, tables, memo, price, avail, p_o)
+    forced = [False] * length
+    if spot_limit is not None:
+        costs, cheap, usable = costs.copy(), cheap.copy(), usable.copy()  # the memo's stay as they are
+        spot_floor(costs, cheap, usable, np.array(price), np.array(avail, dtype=np.int64), p_o,
+                   float(spot_limit), job.n_min, job.n_max, tables.opts_np)
+        forced = [p <= spot_limit and a >= job.n_min for p, a in zip(price, avail)]
     # Compiled (window_kernels.solve): the bound from simple plans, the DP steps, the
     # continuation values at the window's end and the tie rule.
     seq, objective = solve(tables.work_t, costs, tables.opts_np, cheap, usable, n_prev, progress,
                            float(value), float(done_at), tie, dz, dc, floor_x, floor_y, floor_n, tails,
                            slots_after, p_o, tables.jf, tables.ji, tables.counts_np, tables.count_h_np,
-                           tables.count_first_np, tables.first_late_np, tables.tilde_first_np)
+                           tables.count_first_np, tables.first_late_np, tables.tilde_first_np,
+                           float(progress_cap))
     if seq.size == 0:
         raise ValueError("no plan: the DP found no candidate")
     on_demand, spot = [], []
     for k, n in enumerate(seq.tolist()):
-        o, sp = cheapest_split(n, price[k], avail[k], p_o)
+        if forced[k]:  # spot first: all of it (min(avail, N_max) <= n)
+            sp = min(avail[k], n)
+            o = n - sp
+        else:
+            o, sp = cheapest_split(n, price[k], avail[k], p_o)
         on_demand.append(o)
         spot.append(sp)
     return WindowPlan(tuple(on_demand), tuple(spot), float(objective))
@@ -456,20 +491,26 @@ class WindowSolver:
 
     def solve(self, job: FineTuneJob, t: int, progress: float, n_prev: int,
               prices: Sequence[float], availabilities: Sequence[int],
-              on_demand_price: float) -> WindowPlan:
+              on_demand_price: float, spot_limit: float | None = None,
+              progress_cap: float = math.inf) -> WindowPlan:
         length = min(len(prices), job.deadline - t + 1)
         z = round(float(progress), 9)
+        forced = None
+        if spot_limit is not None:  # policies whose sigma forces the same slots share a plan
+            forced = tuple(p <= spot_limit and a >= job.n_min
+                           for p, a in zip(prices[:length], availabilities[:length]))
         key = (self._job_token(job), t, int(n_prev), z,
                tuple(map(float, prices[:length])),
                tuple(map(int, availabilities[:length])),
-               float(on_demand_price))
+               float(on_demand_price), forced, float(progress_cap))
         plan = self._memo.get(key)
         if plan is not None:
             self.hits += 1
             self._memo.move_to_end(key)
             return plan
         self.misses += 1
-        plan = solve_window(job, t, z, n_prev, prices, availabilities, on_demand_price)
+        plan = solve_window(job, t, z, n_prev, prices, availabilities, on_demand_price, spot_limit,
+                            progress_cap)
         self._memo[key] = plan
         if len(self._memo) > self.maxsize:
             self._memo.popitem(last=False)

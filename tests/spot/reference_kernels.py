@@ -300,13 +300,13 @@ def dp_steps_reference(work_t, costs, opts, n_prev, progress, value, done_at, ti
 @njit(cache=True)
 def solve_reference(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, tie, dz, dc,
                     floor_x, floor_y, floor_n, tails, slots_after, p_o, jf, ji, counts, count_h,
-                    count_first, first_late, tilde_first):
+                    count_first, first_late, tilde_first, cap):
     """`window_kernels.solve` with `dp_steps_reference` (test_spot_window_dp.py: the two agree
     bit for bit)."""
     best = _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, slots_after,
-                         p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first)
+                         p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap)
     (best, finished_rows, fin_idx, links, offsets, complete,
      z, c, s, prev) = dp_steps_reference(work_t, costs, opts, n_prev, progress, value, done_at, tie, best,
                                          dz, dc, floor_x, floor_y, floor_n, tails)
     return _pick(costs.shape[0], opts, tie, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev,
-                 slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first)
+                 slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap)

@@ -35,10 +35,11 @@ def fields(outcome):
             outcome.n_spot.tolist(), outcome.n_on_demand.dtype, outcome.n_spot.flags.writeable)
 
 
-def assert_same_as_reference(job, market, forecast, params):
+def assert_same_as_reference(job, market, forecast, params, reading="ahead"):
     solver = WindowSolver()
-    want = [simulate(job, market, AHAP(w, v, s, solver=solver), forecast) for w, v, s in params]
-    result = AHAPPool(params).run(job, market, forecast)
+    want = [simulate(job, market, AHAP(w, v, s, solver=solver, sigma_reading=reading), forecast)
+            for w, v, s in params]
+    result = AHAPPool(params, reading).run(job, market, forecast)
     got = result.outcomes()
     assert [fields(o) for o in got] == [fields(o) for o in want]
     for q, (o, (w, v, s)) in enumerate(zip(want, params)):
@@ -115,7 +116,7 @@ def reference_rows(prepared, replicate):
     solver = WindowSolver()
     rows = []
     for name in prepared.mechanisms:
-        outcome = simulate(job, job_market, family.make_policy(name, solver), forecast)
+        outcome = simulate(job, job_market, family.make_policy(name, solver, prepared.sigma_reading), forecast)
         rows.append(outcome.record(name))
     if prepared.job_sampling.active:
         for row in rows:
@@ -131,7 +132,8 @@ def test_simulate_replicate_rows_equal_the_reference_on_fig9_cells(kind):
         assert repr(got) == repr(reference_rows(prepared, replicate))
 
 
-def test_fig9_worlds_outcomes_equal_the_reference():
+@pytest.mark.parametrize("reading", ["ahead", "line"])
+def test_fig9_worlds_outcomes_equal_the_reference(reading):
     prepared = fig9_prepared("fixed_heavy")
     for replicate in (5, 6):
         rng = np.random.default_rng(replicate)
@@ -139,7 +141,7 @@ def test_fig9_worlds_outcomes_equal_the_reference():
         job = family.draw_job(prepared, rng)
         forecast = family.make_forecast(prepared, world, job, replicate, rng)
         market = world.window(prepared.forecast.history, job.deadline + prepared.forecast.horizon)
-        assert_same_as_reference(job, market, forecast, FULL_POOL)
+        assert_same_as_reference(job, market, forecast, FULL_POOL, reading)
 
 
 @pytest.mark.parametrize("job", [
@@ -152,13 +154,13 @@ def test_fig9_worlds_outcomes_equal_the_reference():
     FineTuneJob(workload=200.0, deadline=8, n_min=2, n_max=12, mu1=0.8, mu2=0.8, gamma=1.5),
 ])
 def test_edge_case_jobs_on_synthetic_worlds(job):
-    for seed in range(3):
+    for seed, reading in [(0, "ahead"), (1, "ahead"), (2, "ahead"), (0, "line"), (3, "line")]:
         rng = np.random.default_rng(seed)
         world = SyntheticMarketParams().sample(rng, job.deadline + 5)
         forecast = oracle_forecast(world, job.deadline, min(5, job.deadline - 1))
         horizon = forecast.max_horizon
         params = [p for p in FULL_POOL if min(p[0], job.deadline - 1) <= horizon]
-        assert_same_as_reference(job, world, forecast, params)
+        assert_same_as_reference(job, world, forecast, params, reading)
 
 
 @PROPS
@@ -182,8 +184,9 @@ def test_random_worlds_with_noisy_forecasts(deadline, n_min, data):
         f_avail[t] = avail[t:t + horizon + 1] + rng.integers(-3, 3, horizon + 1)
         f_price[t, 0], f_avail[t, 0] = price[t], avail[t]
     forecast = SpotForecast(price=f_price, availability=f_avail)
-    params = data.draw(st.lists(st.sampled_from(FULL_POOL), min_size=1, max_size=12, unique=True))
-    assert_same_as_reference(job, market, forecast, params)
+    params = data.draw(st.lists(st.sampled_from(FULL_POOL + [(2, 1, 1.2), (3, 2, 1.0)]), min_size=1,
+                                max_size=12, unique=True))
+    assert_same_as_reference(job, market, forecast, params, data.draw(st.sampled_from(["ahead", "line"])))
 
 
 def test_checks_are_the_references():

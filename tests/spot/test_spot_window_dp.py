@@ -5,6 +5,8 @@ test-only kernel in tests/spot/reference_kernels.py): `solve` and `solve_referen
 return the same plan and the same objective bit for bit, on small windows (also with
 exact float ties) and on windows of the paper's size."""
 
+import math
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,19 +18,27 @@ from tests.spot.reference_kernels import solve_reference
 from tests.spot.test_spot_window_problem import PROPS, window_cases
 
 
-def kernel_args(job, t, z, n_prev, prices, avails, p_o):
-    """The arguments `solve_window` passes to `window_kernels.solve`."""
+def kernel_args(job, t, z, n_prev, prices, avails, p_o, sigma=None):
+    """The arguments `solve_window` passes to `window_kernels.solve` (with `sigma`: those of
+    AHAP's `line` reading, the slots under sigma p^o forced and the terminal value capped)."""
     length = min(len(prices), job.deadline - t + 1)
     price = [float(p) for p in prices[:length]]
     avail = [int(a) for a in avails[:length]]
     tables = wp._job_tables(job)
     costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails = wp._window_arrays(
         job, tables, tables.memo, price, avail, p_o)
+    cap = math.inf
+    if sigma is not None:
+        costs, cheap, usable = costs.copy(), cheap.copy(), usable.copy()
+        wk.spot_floor(costs, cheap, usable, np.array(price), np.array(avail, dtype=np.int64), p_o, sigma * p_o,
+                      job.n_min, job.n_max, tables.opts_np)
+        end = t + length - 1
+        cap = math.inf if end >= job.deadline else job.workload / job.deadline * end
     tie = wp.TIE_TOL * max(1.0, job.value)
     return (tables.work_t, costs, tables.opts_np, cheap, usable, n_prev, float(z), float(job.value),
             float(job.workload - job.tolerance()), tie, dz, dc, floor_x, floor_y, floor_n, tails,
             job.deadline - (t + length - 1), p_o, tables.jf, tables.ji, tables.counts_np, tables.count_h_np,
-            tables.count_first_np, tables.first_late_np, tables.tilde_first_np)
+            tables.count_first_np, tables.first_late_np, tables.tilde_first_np, cap)
 
 
 def assert_same(args):
@@ -44,6 +54,14 @@ def test_small_windows(case):
     job, t, z, n_prev, prices, avails = case
     if not job.is_complete(z):
         assert_same(kernel_args(job, t, z, n_prev, prices, avails, 1.0))
+
+
+@PROPS
+@given(window_cases(), st.sampled_from([0.3, 0.6, 0.9, 1.2]))
+def test_small_windows_line_reading(case, sigma):
+    job, t, z, n_prev, prices, avails = case
+    if not job.is_complete(z):
+        assert_same(kernel_args(job, t, z, n_prev, prices, avails, 1.0, sigma))
 
 
 @PROPS

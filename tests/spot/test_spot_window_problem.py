@@ -44,12 +44,15 @@ def reference_continuation(job, z, n_last, slots_left, p_o):
     return best
 
 
-def brute_force(job, t, z0, n_prev, prices, avails, p_o):
+def brute_force(job, t, z0, n_prev, prices, avails, p_o, spot_limit=None, cap=math.inf):
     """Every sequence of totals; the job finishing ends the plan (zeros afterwards).
 
     Returns the list of (objective, cost, progress, sum, totals) and the winner by the
     documented rule: objective within the tie tolerance of the best, then least cost,
     then most progress, then fewest instance-slots, then lexicographically smallest.
+    With `spot_limit` (the `line` reading of sigma), a running slot priced at or below it
+    with availability >= N_min must use all its spot, min(avail, N_max), spot first, and the
+    terminal value is that of min(progress, cap).
     """
     length = min(len(prices), job.deadline - t + 1)
     opts = [0, *range(job.n_min, job.n_max + 1)]
@@ -63,7 +66,11 @@ def brute_force(job, t, z0, n_prev, prices, avails, p_o):
                 if not valid:
                     break
                 continue
-            if prices[k] < p_o:
+            forced = spot_limit is not None and prices[k] <= spot_limit and avails[k] >= job.n_min
+            if forced and n < min(avails[k], job.n_max):
+                valid = False
+                break
+            if prices[k] < p_o or forced:
                 s = min(avails[k], n)
             else:
                 s = 0
@@ -76,7 +83,7 @@ def brute_force(job, t, z0, n_prev, prices, avails, p_o):
         if finished:
             obj = job.value - c
         else:
-            obj = continuation_value(job, z, prev, job.deadline - (t + length - 1), p_o) - c
+            obj = continuation_value(job, min(z, cap), prev, job.deadline - (t + length - 1), p_o) - c
         rows.append((obj, c, z, sum(seq), seq))
     best = max(r[0] for r in rows)
     tied = [r for r in rows if r[0] >= best - TIE_TOL * max(1.0, job.value)]
@@ -150,6 +157,64 @@ def check_against_brute_force(case):
 @given(window_cases())
 def test_solver_matches_brute_force(case):
     check_against_brute_force(case)
+
+
+def check_line_reading_against_brute_force(case, sigma):
+    job, t, z0, n_prev, prices, avails = case
+    length = window_length(job, t, len(prices) - 1)
+    end = t + length - 1
+    cap = math.inf if end >= job.deadline else job.workload / job.deadline * end
+    plan = solve_window(job, t, z0, n_prev, prices, avails, 1.0, sigma, cap)
+    if job.is_complete(z0):
+        assert plan.totals == (0,) * length
+        return
+    rows, best, winner = brute_force(job, t, z0, n_prev, prices, avails, 1.0, sigma, cap)
+    assert plan.totals == winner[4]
+    assert plan.objective == winner[0]
+    running = True
+    z, prev = z0, n_prev
+    for k, (o, s) in enumerate(zip(plan.on_demand, plan.spot)):
+        if running and prices[k] <= sigma and avails[k] >= job.n_min:
+            assert s == min(avails[k], job.n_max)  # all the spot under sigma p^o
+        assert s <= avails[k]
+        z = z + job.slot_work(o + s, prev)
+        prev = o + s
+        running = running and not job.is_complete(z)
+
+
+@PROPS
+@given(window_cases(), st.sampled_from([0.3, 0.5, 0.7, 0.9, 1.3]))
+def test_line_reading_matches_brute_force(case, sigma):
+    check_line_reading_against_brute_force(case, sigma)
+
+
+@PROPS
+@given(window_cases(dyadic=True), st.sampled_from([0.25, 0.5, 0.75, 1.5]))
+def test_line_reading_matches_brute_force_with_exact_ties(case, sigma):
+    check_line_reading_against_brute_force(case, sigma)
+
+
+def test_line_reading_hand_computed():
+    # L = 22 over d = 6 slots, N in 1..4, H(n) = n, no overhead, v = 40. At t = 2 with Z = 6
+    # the window is slots 2-3 (spot 0.9 and 0.95, 4 available in each); the line at slot 3 is
+    # 22 / 6 * 3 = 11, and slots 4-6 are left to the on-demand continuation.
+    job = FineTuneJob(workload=22, deadline=6, n_min=1, n_max=4, mu1=1.0, mu2=1.0, value=40)
+    prices, avails = [0.9, 0.95], [4, 4]
+    # Today's reading: (4, 4) spot (7.4) reaches 14 and 2 on-demand slots of 4 finish (8.0):
+    # 40 - 15.4 = 24.6, better than stopping at 12 with (4, 2) (5.5 + 12.0).
+    plan = solve_window(job, 2, 6.0, 4, prices, avails, 1.0)
+    assert plan.spot == (4, 4) and plan.objective == pytest.approx(24.6)
+    # The line reading values progress up to 11 only. From 10 as from 11 the continuation needs
+    # 3 on-demand slots of 4 (12.0), so 4 spot in slot 2 (3.6) is the best: 40 - 15.6 = 24.4.
+    # sigma = 0.6 forces no slot ...
+    plan = solve_window(job, 2, 6.0, 4, prices, avails, 1.0, 0.6, 22 / 6 * 3)
+    assert plan.spot == (4, 0) and plan.totals == (4, 0) and plan.objective == pytest.approx(24.4)
+    # ... nor does 0.9 add anything (slot 2 already uses its 4) ...
+    assert solve_window(job, 2, 6.0, 4, prices, avails, 1.0, 0.9, 22 / 6 * 3).totals == (4, 0)
+    # ... while sigma = 0.95 forces slot 3's spot too: 40 - 7.4 - 12.0 (progress above the line
+    # is not counted by the capped terminal value).
+    plan = solve_window(job, 2, 6.0, 4, prices, avails, 1.0, 0.95, 22 / 6 * 3)
+    assert plan.spot == (4, 4) and plan.objective == pytest.approx(20.6)
 
 
 @PROPS
