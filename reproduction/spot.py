@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from algorithms.common.policy_selection import exponentiated_gradient
+from algorithms.common.policy_selection import exponentiated_gradient, job_bounds
 from algorithms.spot import family, pool
 from sweep.plots import pyplot, save
 from sweep.statistics import t_half_width
@@ -175,8 +175,14 @@ def _cell_configs(sweep_dir: Path) -> dict[str, dict]:
     return configs
 
 
-def selection_runs(frame: pd.DataFrame, config: dict, horizon: int | None = None) -> dict:
-    """Alg. 2 over the cell's jobs (replicate order) for each sub-pool; `horizon` keeps the first K jobs."""
+NORMALISATIONS = ("job_minmax", "worst_case")  # replayed side by side in Figs. 9 and 10
+
+
+def selection_runs(frame: pd.DataFrame, config: dict, horizon: int | None = None,
+                   normalisation: str = "worst_case") -> dict:
+    """Alg. 2 over the cell's jobs (replicate order) for each sub-pool; `horizon` keeps the first
+    K jobs; `normalisation` maps each job's utilities to [0, 1] (`policy_selection.job_bounds`:
+    the cell's worst case, or the sub-pool's min and max on that job)."""
     prepared = family.prepare(config)
     lower, upper = family.utility_bounds(prepared)
     table = frame.pivot(index="replicate", columns="mechanism", values="utility").sort_index()
@@ -185,11 +191,16 @@ def selection_runs(frame: pd.DataFrame, config: dict, horizon: int | None = None
     runs = {}
     for label, member in SUBPOOLS.items():
         names = [name for name in table.columns if member(name)]
-        runs[label] = (names, exponentiated_gradient(table[names].to_numpy(float), lower, upper))
+        utilities = table[names].to_numpy(float)
+        low, high = job_bounds(utilities, normalisation, lower, upper)
+        runs[label] = (names, exponentiated_gradient(utilities, low, high))
     return runs
 
 
 def fig9_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
+    """Per noise cell, sub-pool and normalisation: the selector's mean utility against the best
+    fixed policy's, the average regret after 100 and 1000 jobs and where the final weight sits;
+    the figure has a row pair (running mean, average regret) per normalisation."""
     plt = pyplot()
     frame = pd.read_parquet(Path(sweep_dir) / "results.parquet")
     configs = _cell_configs(sweep_dir)
@@ -198,43 +209,48 @@ def fig9_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
         config = configs[str(index)]
         kind = config["noise"]["kind"]
         level = config["noise"]["level"]
-        short = selection_runs(cell, config, horizon=100)
-        runs = selection_runs(cell, config)
-        for label, (names, run) in runs.items():
-            means = run.expected_utility.mean()
-            best_mean = cell[cell["mechanism"] == names[run.best_fixed]]["utility"].mean()
-            table = cell.pivot(index="replicate", columns="mechanism", values="utility")[names]
-            policy_means = table.mean().to_numpy()
-            near = np.abs(policy_means - best_mean) <= 0.02 * abs(best_mean)
-            rows.append({
-                "noise.kind": kind, "noise.level": level, "pool": label, "policies": len(names),
-                "jobs": run.n_jobs, "best_fixed_policy": names[run.best_fixed],
-                "best_fixed_mean_utility": best_mean, "selector_mean_utility": means,
-                "average_regret_K100": float(short[label][1].regret[-1] / short[label][1].n_jobs),
-                "average_regret_K1000": float(run.regret[-1] / run.n_jobs),
-                "final_weight_best_fixed": float(run.final_weights[run.best_fixed]),
-                "final_weight_within_2pct": float(run.final_weights[near].sum()),
-                "top_policy": names[int(np.argmax(run.final_weights))],
-            })
-        panels.append((f"{kind} {level:g}", runs))
+        by_scheme = {}
+        for scheme in NORMALISATIONS:
+            short = selection_runs(cell, config, horizon=100, normalisation=scheme)
+            runs = by_scheme[scheme] = selection_runs(cell, config, normalisation=scheme)
+            for label, (names, run) in runs.items():
+                means = run.expected_utility.mean()
+                best_mean = cell[cell["mechanism"] == names[run.best_fixed]]["utility"].mean()
+                table = cell.pivot(index="replicate", columns="mechanism", values="utility")[names]
+                policy_means = table.mean().to_numpy()
+                near = np.abs(policy_means - best_mean) <= 0.02 * abs(best_mean)
+                rows.append({
+                    "noise.kind": kind, "noise.level": level, "normalisation": scheme, "pool": label,
+                    "policies": len(names), "jobs": run.n_jobs, "best_fixed_policy": names[run.best_fixed],
+                    "best_fixed_mean_utility": best_mean, "selector_mean_utility": means,
+                    "average_regret_K100": float(short[label][1].regret[-1] / short[label][1].n_jobs),
+                    "average_regret_K1000": float(run.regret[-1] / run.n_jobs),
+                    "final_weight_best_fixed": float(run.final_weights[run.best_fixed]),
+                    "final_weight_within_2pct": float(run.final_weights[near].sum()),
+                    "top_policy": names[int(np.argmax(run.final_weights))],
+                })
+        panels.append((f"{kind} {level:g}", by_scheme))
     table = pd.DataFrame(rows)
     table.to_csv(out_dir / "fig9_convergence.csv", index=False, float_format="%.4f")
 
-    fig, axes = plt.subplots(2, len(panels), figsize=(4.5 * len(panels), 7), squeeze=False, sharex=True)
-    for column, (title, runs) in enumerate(panels):
-        top, bottom = axes[0][column], axes[1][column]
-        for label, (names, run) in runs.items():
-            jobs = np.arange(1, run.n_jobs + 1)
-            line, = top.plot(jobs, np.cumsum(run.expected_utility) / jobs, label=f"selector, {label}")
-            leader = np.cumsum(run.expected_utility) + run.regret
-            top.plot(jobs, leader / jobs, linestyle=":", color=line.get_color())
-            bottom.plot(jobs, run.regret / jobs, color=line.get_color(), label=label)
-        top.set_title(f"Fig. 9: {title}", fontsize=9)
-        bottom.set_xlabel("jobs K")
-        for ax in (top, bottom):
-            ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("running mean utility\n(dotted: best fixed policy so far)")
-    axes[1][0].set_ylabel("average regret per job")
+    fig, axes = plt.subplots(2 * len(NORMALISATIONS), len(panels), figsize=(4.5 * len(panels), 12),
+                             squeeze=False, sharex=True)
+    for column, (title, by_scheme) in enumerate(panels):
+        for r, scheme in enumerate(NORMALISATIONS):
+            top, bottom = axes[2 * r][column], axes[2 * r + 1][column]
+            for label, (names, run) in by_scheme[scheme].items():
+                jobs = np.arange(1, run.n_jobs + 1)
+                line, = top.plot(jobs, np.cumsum(run.expected_utility) / jobs, label=f"selector, {label}")
+                leader = np.cumsum(run.expected_utility) + run.regret
+                top.plot(jobs, leader / jobs, linestyle=":", color=line.get_color())
+                bottom.plot(jobs, run.regret / jobs, color=line.get_color(), label=label)
+            top.set_title(f"Fig. 9: {title}, {scheme}", fontsize=9)
+            for ax in (top, bottom):
+                ax.grid(alpha=0.3)
+        axes[-1][column].set_xlabel("jobs K")
+    for r, scheme in enumerate(NORMALISATIONS):
+        axes[2 * r][0].set_ylabel(f"running mean utility ({scheme})\n(dotted: best fixed so far)")
+        axes[2 * r + 1][0].set_ylabel(f"average regret per job ({scheme})")
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
     save(fig, out_dir / "fig9_convergence.png")
@@ -242,38 +258,73 @@ def fig9_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
 
 
 def fig10_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
-    """Per phase of the Fig. 10 cell: the policy with the most weight at the phase's end,
-    its weight, and the best fixed policy over that phase's jobs."""
+    """Per phase of the Fig. 10 cell and per normalisation (Alg. 2 replayed over the cell's
+    jobs): the policy with the most weight at the phase's end, its weight, and the best fixed
+    policy over that phase's jobs with its weight. The weight plot of the cell's own
+    normalisation is the engine's (`policy_weights.png`)."""
     import shutil
 
     sweep_dir = Path(sweep_dir)
     cell_dir = next(path.parent for path in sorted(sweep_dir.glob("*/policy_weights.parquet")))
     config = yaml.safe_load((cell_dir / "config.yaml").read_text())
-    weights = pd.read_parquet(cell_dir / "policy_weights.parquet")
-    if "job" in weights.columns:
-        weights = weights.set_index("job")
     frame = pd.read_parquet(sweep_dir / "results.parquet")
     utilities = frame.pivot(index="replicate", columns="mechanism", values="utility").sort_index()
+    policies = [name for name in family.prepare(config).selection if name in utilities.columns]
+    utilities = utilities[policies]
+    lower, upper = family.utility_bounds(family.prepare(config))
     phases = config["noise"]["phases"]
     rows = []
-    for i, phase in enumerate(phases):
-        start = phase["start"]
-        end = min(phases[i + 1]["start"] if i + 1 < len(phases) else len(utilities), len(utilities))
-        if start >= end:
-            break
-        row = weights.loc[end]
-        policies = [c for c in row.index if c in utilities.columns]
-        row = row[policies].astype(float)
-        best = utilities.iloc[start:end][policies].mean().idxmax()
-        rows.append({
-            "phase": i + 1, "jobs": f"{start}-{end}", "noise": f"{phase['kind']} {phase['level']:g}",
-            "top_policy_at_end": row.idxmax(), "top_policy_index": policies.index(row.idxmax()) + 1,
-            "its_weight": float(row.max()), "best_fixed_in_phase": best,
-            "best_fixed_index": policies.index(best) + 1, "weight_of_best_fixed": float(row[best]),
-        })
+    for scheme in NORMALISATIONS:
+        low, high = job_bounds(utilities.to_numpy(float), scheme, lower, upper)
+        run = exponentiated_gradient(utilities.to_numpy(float), low, high)
+        for i, phase in enumerate(phases):
+            start = phase["start"]
+            end = min(phases[i + 1]["start"] if i + 1 < len(phases) else len(utilities), len(utilities))
+            if start >= end:
+                break
+            row = pd.Series(run.weights[end], index=policies)
+            best = utilities.iloc[start:end].mean().idxmax()
+            rows.append({
+                "normalisation": scheme, "phase": i + 1, "jobs": f"{start}-{end}",
+                "noise": f"{phase['kind']} {phase['level']:g}",
+                "top_policy_at_end": row.idxmax(), "top_policy_index": policies.index(row.idxmax()) + 1,
+                "its_weight": float(row.max()), "best_fixed_in_phase": best,
+                "best_fixed_index": policies.index(best) + 1, "weight_of_best_fixed": float(row[best]),
+            })
     table = pd.DataFrame(rows)
     table.to_csv(out_dir / "fig10_phases.csv", index=False, float_format="%.4f")
     shutil.copyfile(cell_dir / "policy_weights.png", out_dir / "fig10_weights.png")
+    return table
+
+
+def sigma_report(fig5_dir: Path, out_dir: Path, worlds: int = 100) -> pd.DataFrame:
+    """How many of the AHAP pool's policies behave differently, under each reading of sigma
+    (pool.sigma_reading, docs/spot/model.md): the Fig. 5 cell at d = 10 with oracle forecasts,
+    its AHAP pool run on `worlds` worlds drawn here (seeds 0..worlds-1, the same worlds for both
+    readings). Two policies are the same if their utilities agree on every world (to 1e-9)."""
+    configs = _cell_configs(fig5_dir)
+    base = next(c for c in configs.values()
+                if c["job"]["deadline"] == 10 and c["forecast"]["kind"] == "oracle")
+    rows = []
+    for reading in pool.SIGMA_READINGS:
+        config = {**base, "mechanisms": ["AHAP"], "pool": {**base["pool"], "sigma_reading": reading}}
+        prepared = family.prepare(config)
+        utilities = np.array([[row["utility"] for row in
+                               family.simulate_replicate(prepared, r, np.random.default_rng(r))]
+                              for r in range(worlds)])
+        names = list(prepared.mechanisms)
+        columns = {tuple(np.round(utilities[:, i], 9)) for i in range(len(names))}
+        pairs = {}
+        for i, name in enumerate(names):
+            params = pool.parse(name)[1]
+            pairs.setdefault((params["window"], params["commitment"]), set()).add(tuple(np.round(utilities[:, i], 9)))
+        means = utilities.mean(axis=0)
+        rows.append({"sigma_reading": reading, "worlds": worlds, "ahap_policies": len(names),
+                     "distinct_policies": len(columns),
+                     "window_commitment_pairs_where_sigma_acts": sum(len(v) > 1 for v in pairs.values()),
+                     "best_policy": names[int(np.argmax(means))], "best_mean_utility": float(means.max())})
+    table = pd.DataFrame(rows)
+    table.to_csv(out_dir / "sigma_readings.csv", index=False, float_format="%.4f")
     return table
 
 
@@ -287,6 +338,7 @@ EXPERIMENTS = (
     Experiment("fig9", "spot/fig9", lambda context: fig9_report(context.run_dir("fig9"), context.out)),
     Experiment("fig10", "spot/fig10", lambda context: fig10_report(context.run_dir("fig10"), context.out),
                multirun=False),
+    Experiment("sigma", None, lambda context: sigma_report(context.run_dir("fig5"), context.out)),
 )
 
 
@@ -321,11 +373,21 @@ def checks(context: Context) -> list[Check]:
         gap = t[(0.0, "AHAP")] - t[(2.0, "AHAP")]
         out.append(Check("noise", "noise: best AHAP's % of OPT with oracle minus with 200% noise", gap, gap >= 0,
                          ">= 0"))
+    sigma = reports.get("sigma")
+    if sigma is not None:
+        for _, row in sigma.iterrows():
+            out.append(Check("sigma", f"sigma reading '{row['sigma_reading']}': behaviourally distinct AHAP "
+                             f"policies of {row['ahap_policies']} ({row['worlds']} worlds)",
+                             row["distinct_policies"], None, "information"))
+        line = sigma.set_index("sigma_reading").loc["line"]
+        out.append(Check("sigma", "sigma reading 'line': (omega, v) pairs in which sigma changes the outcome",
+                         line["window_commitment_pairs_where_sigma_acts"],
+                         bool(line["window_commitment_pairs_where_sigma_acts"] == 15), "= 15 (all)"))
     selection = reports.get("fig9")
     if selection is not None:
         full = selection[selection["pool"].str.startswith("full")]
         for _, row in full.iterrows():
-            label = f"{row['noise.kind']} {row['noise.level']:g}"
+            label = f"{row['noise.kind']} {row['noise.level']:g} ({row['normalisation']})"
             fall = row["average_regret_K100"] - row["average_regret_K1000"]
             out.append(Check("fig9", f"fig9 {label}: average regret K=100 minus K=1000 (falls with K)", fall,
                              fall > 0, "> 0"))

@@ -79,11 +79,12 @@ def _fig5_slice(replicates: int) -> pd.DataFrame:
 
 
 # Mean utility of the best member of each group over replicates 0..11 of the Fig. 5 cell
-# (d = 10, oracle), as computed on 2026-11-22 (UP on 2026-11-24, when it became Can't Be Late's
-# policy; the earlier UP gave 117.9187); see docs/spot/reproduction.md.
-PINNED = {"OD-Only": 79.0, "MSU": 117.8872, "UP": 109.496, "AHANP": 114.7938, "AHAP": 122.0975,
-          "OPT": 123.4524}
-PINNED_POLICIES = {"AHANP": "AHANP(sigma=0.7)", "AHAP": "AHAP(w=5,v=1,sigma=0.3)"}
+# (d = 10, oracle), as computed on 2026-11-24 with the issue-11 defaults of the experiment
+# (market=paper_like, v = 110, pool.sigma_reading=line, UP as Can't Be Late's, UP-track);
+# see docs/spot/reproduction.md.
+PINNED = {"OD-Only": 29.0, "MSU": 31.5899, "UP": 30.2767, "UP-track": 32.2603, "AHANP": -1.6465,
+          "AHAP": 43.0064, "OPT": 43.4884}
+PINNED_POLICIES = {"AHANP": "AHANP(sigma=0.6)", "AHAP": "AHAP(w=5,v=1,sigma=0.6)"}
 
 
 def test_pinned_fig5_numbers_at_d10():
@@ -110,7 +111,7 @@ def test_reproduce_runs_a_grid_and_writes_its_report(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     table = pd.read_csv(tmp_path / "out" / "fig6_reconfiguration.csv")
     assert sorted(table["job.mu1"].unique()) == [0.2, 0.6, 0.8, 0.9]
-    assert set(table["group"]) == set(spot.GROUPS) - {"UP-track"}  # fig6 does not list UP-track (yet)
+    assert set(table["group"]) == set(spot.GROUPS)
     assert (table["n"] == 2).all()
     assert (tmp_path / "out" / "fig6_reconfiguration.png").stat().st_size > 10_000
     checks = pd.read_csv(tmp_path / "out" / "checks.csv")
@@ -124,3 +125,45 @@ def test_headline_checks_are_judged_against_the_papers_value():
     assert spot.within_factor(30.0, 33.4, 1.5) and spot.within_factor(50.0, 33.4, 1.5)
     assert not spot.within_factor(50.2, 33.4, 1.5)
     assert not spot.within_factor(-10.0, 33.4, 1.5)
+
+
+def test_sigma_report_counts_distinct_policies_for_both_readings(tmp_path):
+    import yaml
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from sweep.api import CONF_DIR
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=spot/fig5", "job.deadline=10", "forecast.kind=oracle",
+                                           "pool.window=[2,3]", "pool.threshold=[0.3,0.6,0.9]"])
+    config = OmegaConf.to_container(cfg, resolve=True)
+    config.pop("hydra", None)
+    (tmp_path / "fig5" / "0").mkdir(parents=True)
+    (tmp_path / "fig5" / "0" / "config.yaml").write_text(yaml.safe_dump(config))
+    table = spot.sigma_report(tmp_path / "fig5", tmp_path, worlds=6).set_index("sigma_reading")
+    assert list(table.index) == ["ahead", "line"]
+    assert (table["ahap_policies"] == 15).all() and (table["worlds"] == 6).all()
+    assert table.loc["line", "distinct_policies"] > table.loc["ahead", "distinct_policies"]
+    assert table.loc["line", "distinct_policies"] <= 15
+    assert (tmp_path / "sigma_readings.csv").exists()
+
+
+def test_selection_runs_normalise_job_by_job():
+    """job_minmax maps each job's best policy to 1 and its worst to 0, whatever the job's scale."""
+    from algorithms.common.policy_selection import exponentiated_gradient
+
+    config = {"job": {}, "market": {"kind": "synthetic"}, "mechanisms": ["AHAP", "AHANP"],
+              "pool": {"window": [1], "threshold": [0.5, 0.9]}}
+    names = ["AHAP(w=1,v=1,sigma=0.5)", "AHAP(w=1,v=1,sigma=0.9)", "AHANP(sigma=0.5)", "AHANP(sigma=0.9)"]
+    rng = np.random.default_rng(3)
+    utilities = rng.uniform(0, 100, (50, 4))
+    frame = pd.DataFrame([{"replicate": k, "mechanism": n, "utility": utilities[k, i]}
+                          for k in range(50) for i, n in enumerate(names)])
+    run = spot.selection_runs(frame, config, normalisation="job_minmax")["full pool (105 AHAP + 7 AHANP)"][1]
+    ordered = utilities[:, np.argsort(names)]  # the pivot's column order
+    lo, hi = ordered.min(axis=1), ordered.max(axis=1)
+    want = exponentiated_gradient(ordered, lo, hi)
+    np.testing.assert_array_equal(run.weights, want.weights)
+    worst = spot.selection_runs(frame, config)["full pool (105 AHAP + 7 AHANP)"][1]
+    assert not np.array_equal(worst.weights, run.weights)
