@@ -3,10 +3,14 @@
 Figs. 5-8 compare OD-Only, MSU, UP, AHANP, AHAP and the offline optimum OPT across one
 swept key. As in Sec. VI-B, "AHAP" and "AHANP" are the best policy of each pool in the
 cell (the policy that online selection converges to, Sec. V); the table names it.
-Fig. 9 replays online policy selection (Alg. 2) over each noise cell's 1000 jobs for the
-full pool and for the pools with fixed hyperparameters (v = 1, sigma = 0.9); Fig. 10
-summarises the weight trajectory of its phased cell. Every function reads the sweep
-dir's `results.parquet` (and each cell's `config.yaml`) and nothing else.
+The tables also carry cost / OPT's cost, which does not depend on the job's value v (the
+`value` experiment sweeps v). Fig. 9 replays online policy selection (Alg. 2) over each
+noise cell's 1000 jobs for the full pool and for the pools with fixed hyperparameters
+(v = 1, sigma = 0.9), and Fig. 10 over its phased cell, each under the per-job (job_minmax)
+and the worst-case normalisation. The sigma report counts the AHAP pool's behaviourally
+distinct policies under both readings of sigma (it simulates worlds itself). The other
+functions read the sweep dir's `results.parquet` (and each cell's `config.yaml`) and
+nothing else.
 
 `EXPERIMENTS` and `checks` are what `python -m reproduction spot` runs (reproduction/experiment.py).
 """

@@ -1,7 +1,8 @@
-"""Offline optimum of problem (5) with perfect knowledge, solved with OR-Tools CP-SAT.
+"""Offline optimum of problem (9) with perfect knowledge, solved with OR-Tools CP-SAT.
 
-Paper paper 000, Sec. III-D, problem (5): choose n_t^o, n_t^s for
-t = 1..d to maximise V(T) - C (eq. 3, 4) subject to (5a)-(5e), knowing every
+Paper paper 000, Sec. III-D and III-E2: problem (5) with the termination configuration
+after d, i.e. problem (9) (max V~(Z^ddl) - C^ddl, the utility Alg. 1 line 30 computes):
+choose n_t^o, n_t^s for t = 1..d to maximise V(T) - C (eq. 3, 4) subject to (5a)-(5e), knowing every
 spot price p_t^s and availability n_t^avail in advance. The result is the
 hindsight benchmark "OPT" of Theorem 1 (Sec. IV-A). The accounting is exactly
 `simulate`'s (algorithms/spot/simulation.py): integer slots each billed in full,
@@ -212,7 +213,7 @@ def build_model(job: FineTuneJob, market: SpotMarket) -> tuple[cp_model.CpModel,
 
 def solve_offline(job: FineTuneJob, market: SpotMarket, time_limit_s: float = 10.0,
                   workers: int = 1) -> OfflinePlan:
-    """Best plan of problem (5) over slots 1..d of `market`, replayed through `simulate`.
+    """Best plan of problem (9) over slots 1..d of `market`, replayed through `simulate`.
 
     `workers` is CP-SAT's number of search workers (1: deterministic, and the
     fastest on these small models). Raises RuntimeError if CP-SAT finds no plan
