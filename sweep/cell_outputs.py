@@ -54,14 +54,23 @@ def read_series(cell_dir: Path) -> pd.DataFrame | None:
     return pd.read_parquet(path) if path.exists() else None
 
 
-def heatmap_rows(table: pd.DataFrame, named: int = 12) -> tuple[list[int], list[str]]:
+def heatmap_rows(table: pd.DataFrame, named: int = 12, fit: int = 40) -> tuple[list[int], list[str]]:
     """The heatmap's row ticks: every column's name when there are at most ``named`` columns,
-    else those of the ``named`` columns with the largest value in the last row."""
+    else up to ``named`` of the columns with the largest value in the last row, taken in that
+    order and skipping a column within ``ceil(columns / fit)`` rows of one already named, so
+    that the labels (about ``fit`` fit the axis) do not overlap."""
     columns = [str(column) for column in table.columns]
     if len(columns) <= named:
         return list(range(len(columns))), columns
     last = table.iloc[-1].to_numpy(dtype=float)
-    top = sorted(sorted(range(len(columns)), key=lambda i: -last[i])[:named])
+    gap = -(-len(columns) // fit)
+    top: list[int] = []
+    for i in sorted(range(len(columns)), key=lambda i: -last[i]):
+        if len(top) == named:
+            break
+        if all(abs(i - j) >= gap for j in top):
+            top.append(i)
+    top.sort()
     return top, [columns[i] for i in top]
 
 
@@ -75,7 +84,7 @@ def _draw(kind: str, table: pd.DataFrame, title: str, path: Path) -> None:
         positions, labels = heatmap_rows(table)
         ax.set_yticks(positions, labels, fontsize=7)
         ax.set_ylabel("policy" if len(positions) == table.shape[1] else
-                      f"policy (the {len(positions)} with the largest final weight named)")
+                      f"policy ({len(positions)} of the heaviest at the end named)")
         fig.colorbar(image, ax=ax, label="weight")
     elif kind == "lines":
         table.plot(ax=ax)

@@ -64,3 +64,7 @@ def test_the_weight_heatmap_names_its_policies_or_the_heaviest_ones():
     many = pd.DataFrame([[1 / 20] * 20, [i / 190 for i in range(20)]], columns=[f"P{i}" for i in range(20)])
     positions, labels = heatmap_rows(many, named=3)
     assert positions == [17, 18, 19] and labels == ["P17", "P18", "P19"]
+    # 112 rows: neighbours of a named row stay unnamed, so that the labels do not overlap
+    wide = pd.DataFrame([[1 / 112] * 112, [i / 6216 for i in range(112)]], columns=[f"P{i}" for i in range(112)])
+    positions, labels = heatmap_rows(wide)
+    assert positions == list(range(78, 112, 3)) and len(labels) == 12
