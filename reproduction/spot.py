@@ -359,6 +359,12 @@ def checks(context: Context) -> list[Check]:
             out.append(Check("fig5", f"d=10 oracle: AHAP over {other} (%)", value,
                              within_factor(value, paper, HEADLINE_FACTOR),
                              f"within a factor of {HEADLINE_FACTOR:g} of the paper's", paper))
+        if "UP-track" in set(d10["group"]):
+            value = improvement(d10, "UP-track")
+            out.append(Check("fig5", "d=10 oracle: AHAP over UP-track (%), the other reading of the paper's UP",
+                             value, within_factor(value, PAPER_HEADLINE["UP"], HEADLINE_FACTOR),
+                             f"within a factor of {HEADLINE_FACTOR:g} of the paper's UP value",
+                             PAPER_HEADLINE["UP"]))
     for name in ("fig5", "fig6", "fig7", "fig8", "noise", "trace"):
         if name in reports:
             value = regret_vs_opt_min(context.run_dir(name))
