@@ -274,9 +274,10 @@ def fig10_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
     config = yaml.safe_load((cell_dir / "config.yaml").read_text())
     frame = pd.read_parquet(sweep_dir / "results.parquet")
     utilities = frame.pivot(index="replicate", columns="mechanism", values="utility").sort_index()
-    policies = [name for name in family.prepare(config).selection if name in utilities.columns]
+    prepared = family.prepare(config)
+    policies = [name for name in prepared.selection if name in utilities.columns]
     utilities = utilities[policies]
-    lower, upper = family.utility_bounds(family.prepare(config))
+    lower, upper = family.utility_bounds(prepared)
     phases = config["noise"]["phases"]
     rows = []
     for scheme in NORMALISATIONS:
@@ -318,14 +319,14 @@ def sigma_report(fig5_dir: Path, out_dir: Path, worlds: int = 100) -> pd.DataFra
                                family.simulate_replicate(prepared, r, np.random.default_rng(r))]
                               for r in range(worlds)])
         names = list(prepared.mechanisms)
-        columns = {tuple(np.round(utilities[:, i], 9)) for i in range(len(names))}
+        behaviours = [tuple(column) for column in np.round(utilities, 9).T]
         pairs = {}
-        for i, name in enumerate(names):
+        for name, behaviour in zip(names, behaviours):
             params = pool.parse(name)[1]
-            pairs.setdefault((params["window"], params["commitment"]), set()).add(tuple(np.round(utilities[:, i], 9)))
+            pairs.setdefault((params["window"], params["commitment"]), set()).add(behaviour)
         means = utilities.mean(axis=0)
         rows.append({"sigma_reading": reading, "worlds": worlds, "ahap_policies": len(names),
-                     "distinct_policies": len(columns),
+                     "distinct_policies": len(set(behaviours)),
                      "window_commitment_pairs_where_sigma_acts": sum(len(v) > 1 for v in pairs.values()),
                      "best_policy": names[int(np.argmax(means))], "best_mean_utility": float(means.max())})
     table = pd.DataFrame(rows)

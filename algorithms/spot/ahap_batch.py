@@ -173,7 +173,7 @@ def _run_pool(windows, commitments, thresholds, line, price, avail, f_price, f_a
                                                 n_max, workload, work_max, tail_rate)
                         cap = np.inf
                         if line:  # AHAP.plan: spot_floor and the line at the window's end
-                            spot_floor(costs, cheap, usable, w_price[:length], w_avail[:length], p_o, limit,
+                            spot_floor(costs, cheap, w_price[:length], w_avail[:length], p_o, limit,
                                        n_min, n_max, opts)
                             end = t + length - 1
                             if end < d:

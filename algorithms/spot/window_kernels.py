@@ -594,17 +594,16 @@ def solve(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, 
 
 
 @njit(cache=True)
-def spot_floor(costs, cheap, usable, price, avail, p_o, limit, n_min, n_max, opts):
+def spot_floor(costs, cheap, price, avail, p_o, limit, n_min, n_max, opts):
     """The `line` reading of sigma in problem (10): in every window slot whose (predicted)
     spot price is <= limit = sigma p^o with availability >= N_min (Alg. 1 line 8's test),
     all of that spot is used: totals below min(avail, N_max) get cost inf, and the slot's
     split is spot first (`slot_costs` with spot counted cheap, which differs from the
-    cheapest split only when sigma >= 1). Changes costs, cheap, usable in place (copies of
-    `window_arrays`' output); returns the forced slots as a bit mask (slot k = bit k)."""
-    mask = 0
+    cheapest split only when sigma >= 1). Changes costs and cheap in place (copies of
+    `window_arrays`' output); `usable`, the largest total with all usable spot, is already
+    min(avail, N_max)'s index."""
     for k in range(price.size):
         if price[k] <= limit and avail[k] >= n_min:
-            mask |= 1 << k
             least = min(avail[k], n_max)
             for i in range(opts.size):
                 n = opts[i]
@@ -614,12 +613,6 @@ def spot_floor(costs, cheap, usable, price, avail, p_o, limit, n_min, n_max, opt
                     spot = min(n, avail[k])
                     costs[k, i] = (n - spot) * p_o + spot * price[k]
             cheap[k] = True
-            u = 0
-            for i in range(opts.size):
-                if opts[i] <= least:
-                    u = i
-            usable[k] = u
-    return mask
 
 
 # --- the window's set-up (window_problem._window_arrays), compiled for the AHAP pool ------

@@ -414,8 +414,8 @@ def solve_window(job: FineTuneJob, t: int, progress: float, n_prev: int,
         job, tables, memo, price, avail, p_o)
     forced = [False] * length
     if spot_limit is not None:
-        costs, cheap, usable = costs.copy(), cheap.copy(), usable.copy()  # the memo's stay as they are
-        spot_floor(costs, cheap, usable, np.array(price), np.array(avail, dtype=np.int64), p_o,
+        costs, cheap = costs.copy(), cheap.copy()  # the memo's stay as they are
+        spot_floor(costs, cheap, np.array(price), np.array(avail, dtype=np.int64), p_o,
                    float(spot_limit), job.n_min, job.n_max, tables.opts_np)
         forced = [p <= spot_limit and a >= job.n_min for p, a in zip(price, avail)]
     # Compiled (window_kernels.solve): the bound from simple plans, the DP steps, the

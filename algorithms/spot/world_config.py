@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from market.common.fields import as_section, choice, integer, interval, real, reject_unknown_keys
 from algorithms.common.policy_selection import NORMALISATIONS
+from market.common.fields import as_section, choice, integer, interval, real, reject_unknown_keys
 from market.spot.prediction_noise import GROWTH_LAWS, NOISE_KINDS
+
 FORECAST_KINDS = ("oracle", "arima")
 
 

@@ -29,8 +29,8 @@ def kernel_args(job, t, z, n_prev, prices, avails, p_o, sigma=None):
         job, tables, tables.memo, price, avail, p_o)
     cap = math.inf
     if sigma is not None:
-        costs, cheap, usable = costs.copy(), cheap.copy(), usable.copy()
-        wk.spot_floor(costs, cheap, usable, np.array(price), np.array(avail, dtype=np.int64), p_o, sigma * p_o,
+        costs, cheap = costs.copy(), cheap.copy()
+        wk.spot_floor(costs, cheap, np.array(price), np.array(avail, dtype=np.int64), p_o, sigma * p_o,
                       job.n_min, job.n_max, tables.opts_np)
         end = t + length - 1
         cap = math.inf if end >= job.deadline else job.workload / job.deadline * end
