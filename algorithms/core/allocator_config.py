@@ -1,0 +1,116 @@
+"""The config sections of the `core` family's allocators (paper 002): `lara` (Alg. 2's H_k and
+gamma, Remark 2's UCB bonus, what an empty Alg. 1 selection does) and `baselines` (whether the
+prediction-based baselines LRF and ETF explore first), and the mechanism names with their
+variants, e.g. `LARA(exploration=4000,gamma=0.85)` (algorithms/common/mechanism_names.py)."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from algorithms.common.mechanism_names import check_unique, parse_name
+from algorithms.core.easiest_thread_first import EasiestThreadFirst
+from algorithms.core.lara import LARA, WHEN_NONE_SELECTED
+from algorithms.core.least_resources_first import LeastResourcesFirst
+from algorithms.core.shortest_thread_first import ShortestThreadFirst
+from algorithms.core.uniform_allocation import UniformAllocation
+from market.common.fields import as_section, choice, real, reject_unknown_keys
+
+OPTIMUM = "OPT"
+PREDICTIVE = {"LARA": LARA, "LRF": LeastResourcesFirst, "ETF": EasiestThreadFirst}
+SIMPLE = {"UA": UniformAllocation, "STF": ShortestThreadFirst}
+KINDS = (*PREDICTIVE, *SIMPLE, OPTIMUM)
+
+
+@dataclass(frozen=True)
+class PredictionSettings:
+    """Config section `lara` (and the variant keys of LARA, LRF, ETF)."""
+
+    exploration: float = 8000.0       # H_k, data units (Sec. 4.1: 8000 for Table 1)
+    gamma: float = 0.9                # eq. 3.3's discount (Sec. 4.4: 0.9)
+    ucb_beta: float = 0.0             # Remark 2's bonus; 0 = off (the paper's LARA)
+    when_none_selected: str = "uniform"
+    explore: bool = True
+
+    @classmethod
+    def from_config(cls, section, where: str = "lara", base: "PredictionSettings | None" = None):
+        d = as_section(section, where)
+        reject_unknown_keys(cls, d, where)
+        out = base or cls()
+        values = {}
+        if "exploration" in d:
+            values["exploration"] = real(d["exploration"], f"{where}.exploration", 0)
+        if "gamma" in d:
+            values["gamma"] = real(d["gamma"], f"{where}.gamma", 0, 1, strict_min=True)
+        if "ucb_beta" in d:
+            values["ucb_beta"] = real(d["ucb_beta"], f"{where}.ucb_beta", 0)
+        if "when_none_selected" in d:
+            values["when_none_selected"] = choice(d["when_none_selected"], f"{where}.when_none_selected",
+                                                  WHEN_NONE_SELECTED)
+        if "explore" in d:
+            values["explore"] = _flag(d["explore"], f"{where}.explore")
+        return replace(out, **values)
+
+
+def _flag(value, key: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ValueError(f"{key} must be true or false, got {value!r}")
+
+
+@dataclass(frozen=True)
+class AllocatorSpec:
+    """One mechanism of a cell: its name in the rows, its kind and its settings."""
+
+    name: str
+    kind: str
+    settings: PredictionSettings | None
+
+
+def allocator_specs(config: Mapping) -> tuple[AllocatorSpec, ...]:
+    """The cell's mechanisms (`mechanisms`), validated: LARA, LRF, ETF (with the `lara` section's
+    settings; LRF and ETF also `baselines.explore`), UA, STF, OPT, and variants Name(key=value)
+    of the three predictive ones with keys of `lara`."""
+    lara = PredictionSettings.from_config(config.get("lara"), "lara")
+    section = as_section(config.get("baselines"), "baselines")
+    reject_unknown_keys(("explore",), section, "baselines")
+    baseline = replace(lara, explore=_flag(section.get("explore", True), "baselines.explore"))
+    names = config.get("mechanisms")
+    if isinstance(names, str) or not isinstance(names, Sequence) or not names:
+        raise ValueError(f"mechanisms: must be a non-empty list of names, got {names!r}")
+    specs = []
+    for name in check_unique(names):
+        parsed = parse_name(name)
+        if parsed.kind not in KINDS:
+            raise ValueError(f"mechanisms: unknown mechanism {name!r} for family core "
+                             f"(known: {', '.join(KINDS)}, or LARA/LRF/ETF(key=value,...))")
+        if parsed.kind in PREDICTIVE:
+            base = lara if parsed.kind == "LARA" else baseline
+            settings = PredictionSettings.from_config(parsed.params, f"mechanisms: {name}", base) \
+                if parsed.params else base
+            specs.append(AllocatorSpec(name, parsed.kind, settings))
+        else:
+            if parsed.params:
+                raise ValueError(f"mechanisms: {name!r}: {parsed.kind} takes no parameters")
+            specs.append(AllocatorSpec(name, parsed.kind, None))
+    return tuple(specs)
+
+
+def make_allocator(spec: AllocatorSpec, log_predictions: bool = False):
+    """A fresh allocator for one bundle (OPT is not an online allocator: see offline_optimum)."""
+    if spec.kind in SIMPLE:
+        allocator = SIMPLE[spec.kind]()
+    elif spec.kind in PREDICTIVE:
+        s = spec.settings
+        kwargs = dict(exploration=s.exploration, gamma=s.gamma, explore=s.explore, ucb_beta=s.ucb_beta,
+                      log_predictions=log_predictions)
+        if spec.kind == "LARA":
+            kwargs["when_none_selected"] = s.when_none_selected
+        allocator = PREDICTIVE[spec.kind](**kwargs)
+    else:
+        raise ValueError(f"{spec.name} is not an online allocator")
+    allocator.name = spec.name
+    return allocator

@@ -1,0 +1,114 @@
+"""Paper 002 (LARA) reproduced: Fig. 4(a)-(c) on the bundles of Tables 1 and 2, Fig. 6 (10-100
+threads), and the same mechanisms on real learning curves (LCDB) and live scikit-learn
+learners (docs/core/reproduction.md). Every experiment is `python -m sweep -m
+experiment=core/<name>`; `python -m reproduction core` runs them all."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sweep.plots import grouped_bars
+from sweep.statistics import student_t_interval
+
+from .experiment import Check, Context, Experiment
+from .figure import Figure
+
+MECHANISMS = ("LARA", "UA", "STF", "LRF", "ETF", "OPT")
+# Sec. 4.1-4.2, Fig. 4: threads completed on one bundle each (eps^2: LRF and ETF not given).
+PAPER_COUNTS = {
+    ("table1", "-"): {"LARA": 4, "UA": 0, "STF": 0, "LRF": 2, "ETF": 2},
+    ("table2", "1"): {"LARA": 8, "UA": 6, "STF": 2, "LRF": 4, "ETF": 4},
+    ("table2", "2"): {"LARA": 6, "UA": 3, "STF": 5},
+}
+COUNT_TOLERANCE = 1.0  # threads: our mean count against the paper's single-bundle count
+
+FIGURES = {
+    "table1": Figure("table1", "core/table1", "-", "bundle", "Fig. 4(a): Table 1, threads completed"),
+    "table2": Figure("table2", "core/table2", "bundle.epsilon_set", "epsilon set",
+                     "Fig. 4(b)-(c): Table 2, threads completed"),
+    "scalability": Figure("scalability", "core/scalability", "bundle.threads", "threads",
+                          "Fig. 6(a): threads completed against bundle size"),
+    "real": Figure("real", "core/real", "-", "bundle", "Real learning curves (LCDB): threads completed"),
+    "live": Figure("live", "core/live", "-", "bundle", "Live scikit-learn learners: threads completed"),
+}
+
+
+def summary(run_dir: Path, x: str) -> pd.DataFrame:
+    """Per value of `x` and mechanism: bundles, mean threads completed with its 95% interval,
+    success rate, share of OPT's count (mean, min, max), decision time per unit (ms) and the
+    unit where exploration ended."""
+    frame = pd.read_parquet(Path(run_dir) / "results.parquet")
+    if x not in frame:
+        frame = frame.assign(**{x: "-"})
+    frame[x] = frame[x].astype(str)
+    rows = []
+    for (value, mechanism), group in frame.groupby([x, "mechanism"], sort=False):
+        row = {x: value, "mechanism": mechanism, "bundles": len(group), "completed_mean": group["utility"].mean(),
+               "completed_ci95": student_t_interval(group["utility"]).half_width,
+               "success_rate": group["success_rate"].mean(), "decision_ms": group["decision_ms"].mean(),
+               "exploration_end": group["exploration_end"].mean()}
+        if "of_opt" in group:
+            row.update(of_opt_mean=group["of_opt"].mean(), of_opt_min=group["of_opt"].min(),
+                       of_opt_max=group["of_opt"].max())
+        if mechanism == "OPT" and "opt_proven" in group:
+            row["opt_unproven"] = int(group["opt_proven"].eq(False).sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def report(name: str):
+    figure = FIGURES[name]
+
+    def build(context: Context) -> pd.DataFrame:
+        table = summary(context.run_dir(name), figure.x)
+        table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
+        grouped_bars(table, figure.x, "completed_mean", xlabel=figure.xlabel, ylabel="threads completed (mean)",
+                     title=figure.title, path=context.out / f"{name}.png", errors="completed_ci95")
+        return table
+    return build
+
+
+EXPERIMENTS = tuple(Experiment(name, figure.config, report(name)) for name, figure in FIGURES.items())
+
+
+def _mean(table: pd.DataFrame, x: str, value: str, mechanism: str) -> float:
+    row = table[(table[x] == value) & (table["mechanism"] == mechanism)]
+    return float(row["completed_mean"].iloc[0]) if len(row) else float("nan")
+
+
+def checks(context: Context) -> list[Check]:
+    """The paper's counts (Fig. 4) against our means over bundles drawn like the tables, LARA
+    against the best baseline, and OPT never beaten."""
+    out: list[Check] = []
+    for (name, value), counts in PAPER_COUNTS.items():
+        table = context.reports.get(name)
+        if table is None:
+            continue
+        x = FIGURES[name].x
+        label = name if value == "-" else f"{name} eps^{value}"
+        for mechanism, paper in counts.items():
+            ours = _mean(table, x, value, mechanism)
+            out.append(Check(name, f"{label}: {mechanism} threads completed (mean over bundles)", ours,
+                             bool(abs(ours - paper) <= COUNT_TOLERANCE), f"|ours - paper| <= {COUNT_TOLERANCE:g}",
+                             float(paper)))
+    for name, table in context.reports.items():
+        if name not in FIGURES or table is None:
+            continue
+        x = FIGURES[name].x
+        for value in dict.fromkeys(table[x]):
+            part = table[table[x] == value]
+            online = part[~part["mechanism"].isin(["OPT", "LARA"])]
+            if "LARA" in set(part["mechanism"]) and len(online):
+                lara = _mean(table, x, value, "LARA")
+                best = float(online["completed_mean"].max())
+                suffix = "" if value == "-" else f" {x}={value}"
+                out.append(Check(name, f"{name}{suffix}: LARA minus the best baseline (threads)", lara - best,
+                                 bool(lara - best >= 0), ">= 0"))
+        if "of_opt_max" in table:
+            online = table[table["mechanism"] != "OPT"]
+            worst = float(online["of_opt_max"].max())
+            out.append(Check(name, f"{name}: largest count / OPT's count of an online mechanism (OPT never beaten)",
+                             worst, bool(worst <= 1 + 1e-9), "<= 1"))
+    return out
