@@ -15,12 +15,16 @@ b_k), one constraint per pair (r, d') whose members could overflow it, written o
 set with its tightest window (r = the members' smallest begin, d' = their largest deadline;
 `_horn_windows`), maximise sum_k x_k. With equal begins this is one EDF constraint per deadline.
 
-Integers (CP-SAT needs them): p_k is scaled by Q = `scale` (default 10^6) and rounded UP,
+Integers (CP-SAT needs them): p_k is scaled by Q = `scale` (default 10^4) and rounded UP,
 P_k = ceil(Q p_k) computed exactly (fractions.Fraction of the float), capacities Q (d' - r)
 are exact. A set the model accepts is therefore feasible in real numbers (conservative), and
 the model rejects a feasible set only if one of its windows has a slack below (threads in the
-window) / Q units of compute (each rounding adds less than 1 / Q): with Q = 10^6 and 100
-threads, below 10^-4 units, i.e. 10^-4 N_k data. The chosen set is checked again in floats.
+window) / Q units of compute (each rounding adds less than 1 / Q): with Q = 10^4 and 100
+threads, below 10^-2 units, i.e. 10^-2 N_k data. The chosen set is checked again in floats.
+Q was 10^6 first: on a Sec. 4.3 bundle of 100 threads (needs up to 7,400 units, coefficients
+up to 7.4e9) CP-SAT 9.15 returned OPTIMAL with 53 threads while the same model accepts a
+62-thread set (STF's) and Q <= 10^5 gives 67, the Moore-Hodgson count (tests/core/
+test_offline_optimum.py keeps that bundle's needs as a regression case).
 
 Solver (as in algorithms/auction/offline_optimum.py): one worker, a fixed `seed`,
 linearization_level 2, and a limit in CP-SAT's deterministic time (`time_limit`), so the same
@@ -49,7 +53,7 @@ from ortools.sat.python import cp_model
 
 from market.core.threads import Bundle
 
-SCALE = 10**6
+SCALE = 10**4  # larger coefficients made CP-SAT 9.15 report a wrong optimum (docstring)
 TIME_LIMIT = 60.0   # CP-SAT deterministic time units
 TOL = 1e-9          # units of compute, for the float checks
 

@@ -260,20 +260,22 @@ class _Piecewise:
             return math.inf
         if j == 0:
             return 0.0
-        lo, hi = self.xs[j - 1], self.xs[j]
-        s = lo * math.exp((math.log(threshold) - self.ly[j - 1]) / self.slope[j - 1])
-        s = min(max(s, lo), hi)
-        for _ in range(64):  # rounding: step to the first double that reaches it
-            if self(s) <= threshold or s >= hi:
+        lo, hi = self.xs[j - 1], self.xs[j]  # curve(lo) > threshold >= curve(hi), monotone between
+        guess = lo * math.exp((math.log(threshold) - self.ly[j - 1]) / self.slope[j - 1])
+        guess = min(max(guess, lo), hi)
+        if self(guess) <= threshold:
+            hi = guess
+        else:
+            lo = guess
+        while True:  # bisection down to adjacent doubles: the least double that reaches it
+            mid = lo + (hi - lo) / 2.0
+            if not lo < mid < hi:
                 break
-            s = math.nextafter(s, math.inf)
-        if self(s) > threshold:
-            s = hi
-        for _ in range(64):  # and back while the one below still reaches it
-            below = math.nextafter(s, 0.0)
-            if below <= lo or self(below) > threshold:
-                break
-            s = below
+            if self(mid) <= threshold:
+                hi = mid
+            else:
+                lo = mid
+        s = hi
         return s
 
 

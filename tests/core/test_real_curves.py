@@ -355,3 +355,20 @@ def test_unknown_curve_id_and_bad_path(shipped, tmp_path):
         real_bundle(shipped, np.random.default_rng(0), 3, curve_ids=["nope"])
     with pytest.raises(TraceError, match="file not found"):
         RealBundleParams(path=str(tmp_path / "none.csv")).bundle(np.random.default_rng(0))
+
+
+def test_data_to_reach_finds_a_crossing_just_past_a_knot():
+    """Regression: the closed form landed more than 64 doubles before the crossing and the search
+    fell back to the next anchor (8192 instead of about 5926), which let STF beat the offline
+    optimum on a real bundle. The case: anchors 5793 (0.0908) and 8192 (0.0906)."""
+    from market.core.real_curves import CurveTable, RealCurve, SeedCurve
+
+    anchors = np.array([16, 4096, 5793, 8192, 12150], dtype=np.int64)
+    loss = np.array([12.2888, 0.0948, 0.0908, 0.0906, 0.0904])
+    curve = RealCurve(CurveTable("x", "d", "l", (SeedCurve(0, anchors, loss, None),)), noise="none")
+    threshold = 0.09078683479642824
+    s = curve.data_to_reach(threshold, 10_000.0)
+    assert 5900 < s < 5950
+    assert curve.loss(s) <= threshold < curve.loss(np.nextafter(s, 0.0))
+    grid = np.linspace(5793.0, s, 2001)[:-1]
+    assert (curve.losses(grid) > threshold).all()
