@@ -203,6 +203,15 @@ def solve_offline_optimum(begin, deadline, need_units, *, scale: int = SCALE,
     selected = np.zeros(k, dtype=bool)
     for j, var in x.items():
         selected[j] = solver.boolean_value(var)
+    if k and np.all(b == b[0]):  # a safety net: with equal begins Moore-Hodgson is exact
+        from algorithms.core.tree_search import adaptive_tree_search
+
+        _, chosen = adaptive_tree_search(np.where(candidate, p, np.inf), d, int(b[0]))
+        fits = all(int(P[cand[m]][chosen[cand[m]]].sum()) <= cap  # in the scaled model too
+                   for m, cap in _horn_windows(b[cand], d[cand], P[cand], scale))
+        if int(chosen.sum()) > int(selected.sum()) and fits:
+            raise RuntimeError(f"CP-SAT's offline optimum ({name}, {int(selected.sum())} threads) is below the "
+                               f"Moore-Hodgson count {int(chosen.sum())} on equal begins: the solver is wrong")
     schedule = edf_schedule(b, d, p, selected)
     finish = _verify(schedule, b, d, p, selected)
     return OfflineSolution(selected, int(selected.sum()), name, schedule, finish, p,

@@ -246,3 +246,10 @@ def test_a_large_bundle_gets_the_moore_hodgson_count():
     _, chosen = adaptive_tree_search(need, deadline, 0)
     result = solve_offline_optimum(np.zeros(need.size, dtype=np.int64), deadline, need)
     assert result.optimal and result.count == int(chosen.sum()) == 67
+
+
+def test_a_solver_answer_below_moore_hodgson_is_an_error_not_a_number():
+    """The safety net: with the old scale the solver's wrong OPTIMAL 53 is refused."""
+    with pytest.raises(RuntimeError, match="below the Moore-Hodgson count 67"):
+        solve_offline_optimum(np.zeros(100, dtype=np.int64), np.array(REGRESSION_DEADLINE),
+                              np.array(REGRESSION_NEED), scale=10**6)
