@@ -8,7 +8,7 @@ UI_PORT ?= 5000
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction
+.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction reproduce-core
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 into reports/spot/ 
 
 reproduce-auction: $(STAMP) ## Reproduce paper 001's Figs. 4-13 into reports/auction/ (long: see docs/auction/reproduction.md)
 	$(PY) -m reproduction auction $(ARGS)
+
+reproduce-core: $(STAMP) ## Reproduce paper 002's Figs. 4-6 and 11 and the real/live-curve runs into reports/core/ (docs/core/reproduction.md)
+	$(PY) -m reproduction core $(ARGS)
 
 clean: ## Remove outputs/, multirun/ and caches (keeps .venv and mlflow.db)
 	rm -rf outputs multirun .pytest_cache .hypothesis

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sweep.plots import grouped_bars
+from sweep.plots import grouped_bars, pyplot, save
 from sweep.statistics import student_t_interval
 
+from .core_prediction import EXPERIMENT as FIG5_PREDICTION, prediction_checks
 from .experiment import Check, Context, Experiment
 from .figure import Figure
 
@@ -32,6 +33,8 @@ FIGURES = {
                           "Fig. 6(a): threads completed against bundle size"),
     "real": Figure("real", "core/real", "-", "bundle", "Real learning curves (LCDB): threads completed"),
     "live": Figure("live", "core/live", "-", "bundle", "Live scikit-learn learners: threads completed"),
+    "random": Figure("random", "core/random", "-", "bundle",
+                     "Random bundles with staggered begins: threads completed"),
 }
 
 
@@ -70,7 +73,44 @@ def report(name: str):
     return build
 
 
-EXPERIMENTS = tuple(Experiment(name, figure.config, report(name)) for name, figure in FIGURES.items())
+# Fig. 11 (Appendix B.3): LARA against one swept setting, one line per epsilon set of Table 2.
+SENSITIVITY = {
+    "exploration": Figure("exploration", "core/exploration", "lara.exploration", "exploration threshold H_k",
+                          "Fig. 11(a): LARA on Table 2 against H_k", facet="bundle.epsilon_set"),
+    "discount": Figure("discount", "core/discount", "lara.gamma", "discount gamma (H_k = 6000)",
+                       "Fig. 11(b): LARA on Table 2 against gamma", facet="bundle.epsilon_set"),
+}
+
+
+def sensitivity(name: str):
+    figure = SENSITIVITY[name]
+
+    def build(context: Context) -> pd.DataFrame:
+        frame = pd.read_parquet(context.run_dir(name) / "results.parquet")
+        rows = []
+        for (series, value), group in frame.groupby([figure.facet, figure.x], sort=True):
+            rows.append({figure.facet: series, figure.x: float(value), "bundles": len(group),
+                         "completed_mean": group["utility"].mean(),
+                         "completed_ci95": student_t_interval(group["utility"]).half_width})
+        table = pd.DataFrame(rows)
+        table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
+        plt = pyplot()
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for series, part in table.groupby(figure.facet):
+            ax.errorbar(part[figure.x], part["completed_mean"], yerr=part["completed_ci95"], marker="o", capsize=3,
+                        label=f"eps^{series}")
+        ax.set_xlabel(figure.xlabel)
+        ax.set_ylabel("threads completed by LARA (mean)")
+        ax.set_title(figure.title)
+        ax.legend()
+        save(fig, context.out / f"{name}.png", bbox_inches="tight")
+        return table
+    return build
+
+
+EXPERIMENTS = (*(Experiment(name, figure.config, report(name)) for name, figure in FIGURES.items()),
+               *(Experiment(name, figure.config, sensitivity(name)) for name, figure in SENSITIVITY.items()),
+               FIG5_PREDICTION)
 
 
 def _mean(table: pd.DataFrame, x: str, value: str, mechanism: str) -> float:
@@ -93,6 +133,17 @@ def checks(context: Context) -> list[Check]:
             out.append(Check(name, f"{label}: {mechanism} threads completed (mean over bundles)", ours,
                              bool(abs(ours - paper) <= COUNT_TOLERANCE), f"|ours - paper| <= {COUNT_TOLERANCE:g}",
                              float(paper)))
+    for name, best_range in (("exploration", (4000, 6000)), ("discount", (0.85, 0.95))):
+        table = context.reports.get(name)
+        if table is None:
+            continue
+        x = SENSITIVITY[name].x
+        for series, part in table.groupby(SENSITIVITY[name].facet):
+            inside = part[part[x].between(*best_range)]["completed_mean"].max()
+            outside = part[~part[x].between(*best_range)]["completed_mean"].max()
+            out.append(Check(name, f"{name} eps^{series}: best LARA count in {x} {best_range[0]:g}-{best_range[1]:g} "
+                             "minus the best outside (the paper: best inside)", float(inside - outside),
+                             bool(inside >= outside), ">= 0"))
     for name, table in context.reports.items():
         if name not in FIGURES or table is None:
             continue
@@ -111,4 +162,6 @@ def checks(context: Context) -> list[Check]:
             worst = float(online["of_opt_max"].max())
             out.append(Check(name, f"{name}: largest count / OPT's count of an online mechanism (OPT never beaten)",
                              worst, bool(worst <= 1 + 1e-9), "<= 1"))
+    if context.reports.get("fig5") is not None:
+        out += prediction_checks(context.reports["fig5"])
     return out
