@@ -9,14 +9,16 @@ from dataclasses import dataclass, replace
 
 from algorithms.common.mechanism_names import check_unique, parse_name
 from algorithms.core.easiest_thread_first import EasiestThreadFirst
-from algorithms.core.lara import LARA, WHEN_NONE_SELECTED
+from algorithms.core.lara import WHEN_NONE_SELECTED
+from algorithms.core.lara_kernel import CompiledLARA
 from algorithms.core.least_resources_first import LeastResourcesFirst
 from algorithms.core.shortest_thread_first import ShortestThreadFirst
 from algorithms.core.uniform_allocation import UniformAllocation
 from market.common.fields import as_section, choice, real, reject_unknown_keys
 
 OPTIMUM = "OPT"
-PREDICTIVE = {"LARA": LARA, "LRF": LeastResourcesFirst, "ETF": EasiestThreadFirst}
+# LARA runs compiled (lara_kernel.py: the same outcomes bit for bit as lara.LARA, the reference)
+PREDICTIVE = {"LARA": CompiledLARA, "LRF": LeastResourcesFirst, "ETF": EasiestThreadFirst}
 SIMPLE = {"UA": UniformAllocation, "STF": ShortestThreadFirst}
 KINDS = (*PREDICTIVE, *SIMPLE, OPTIMUM)
 
