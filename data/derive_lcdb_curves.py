@@ -62,6 +62,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling script, run or loaded by path
+from derive_traces import _compare as compare_bytes  # noqa: E402
+
 DATA = Path(__file__).resolve().parent
 OUTPUT = DATA / "core_lcdb_curves.csv"
 SDIST = "lcdb-0.1.0.tar.gz"
@@ -203,19 +206,6 @@ def make(sdist) -> tuple[bytes, pd.DataFrame]:
     return csv_bytes(frame), frame
 
 
-def _compare(made: bytes, shipped: Path) -> bool:
-    old = shipped.read_bytes() if shipped.is_file() else b""
-    if made == old:
-        print(f"identical to {shipped.name} ({len(old)} bytes)")
-        return True
-    a, b = made.split(b"\r\n"), old.split(b"\r\n")
-    line = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    print(f"differs from {shipped.name} at line {line + 1}: "
-          f"made {a[line] if line < len(a) else b'<end>'!r}, "
-          f"shipped {b[line] if line < len(b) else b'<end>'!r}")
-    return False
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -233,7 +223,7 @@ def main(argv=None) -> int:
         parser.error(f"{args.sdist}: not found (pip download lcdb==0.1.0 --no-deps -d .)")
     made, frame = make(args.sdist)
     if args.command == "check":
-        return 0 if _compare(made, args.against) else 1
+        return 0 if compare_bytes(OUTPUT.name, made, args.against) else 1
     args.output.write_bytes(made)
     print(f"wrote {args.output} ({len(made)} bytes, {len(frame)} rows, "
           f"{frame['curve'].nunique()} curves)\n{summary(frame)}")

@@ -58,6 +58,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from algorithms.auction.ledger import EPS, Ledger, Schedule
+from algorithms.common.cpsat import deterministic_solver
 from algorithms.auction.outcome import AuctionOutcome
 from algorithms.auction.schedule_dp import chunk_size
 from market.auction.lora_instance import LoraInstance
@@ -251,16 +252,7 @@ class Problem4:
               wall_limit: float | None = None) -> Solution:
         """`time_limit`: CP-SAT deterministic time (deterministic); `wall_limit`: seconds
         (breaks determinism when it binds, a safety net only)."""
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.random_seed = int(seed)
-        # The full LP relaxation at every node: with one worker the default level (1)
-        # left a 47% gap after 2 deterministic units on a slot level 2 proves in 0.004.
-        solver.parameters.linearization_level = 2
-        if time_limit is not None:
-            solver.parameters.max_deterministic_time = float(time_limit)
-        if wall_limit is not None:
-            solver.parameters.max_time_in_seconds = float(wall_limit)
+        solver = deterministic_solver(time_limit, seed, wall_limit)
         started = time.perf_counter()
         status = solver.solve(self.model)
         wall = time.perf_counter() - started

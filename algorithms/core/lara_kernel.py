@@ -43,7 +43,7 @@ from numba import njit
 from algorithms.core.lara import WHEN_NONE_SELECTED
 from algorithms.core.simulation import UnitView
 from algorithms.core.tree_search import TOL
-from algorithms.core.weighted_rls import _check_gamma
+from algorithms.core.weighted_rls import _check_gamma, covariance_of, theta_of
 from market.core.threads import ThreadArrays
 
 # Rows of the RLS state (state[row, k]).
@@ -442,15 +442,12 @@ class CompiledLARA:
     @property
     def theta(self) -> np.ndarray:
         """(K, 2): [-b_hat, ln a_hat] per thread, nan rows until fitted (a copy)."""
-        return self._state[:2].T.copy()
+        return theta_of(self._state)
 
     @property
     def P(self) -> np.ndarray:
         """(K, 2, 2): V^(-1) per thread (nan until fitted), a new array."""
-        st = self._state
-        out = np.empty((st.shape[1], 2, 2))
-        out[:, 0, 0], out[:, 0, 1], out[:, 1, 0], out[:, 1, 1] = st[P00], st[P01], st[P01], st[P11]
-        return out
+        return covariance_of(self._state)
 
     @property
     def n(self) -> np.ndarray:

@@ -51,6 +51,7 @@ from fractions import Fraction
 import numpy as np
 from ortools.sat.python import cp_model
 
+from algorithms.common.cpsat import deterministic_solver
 from market.core.threads import Bundle
 
 SCALE = 10**4  # larger coefficients made CP-SAT 9.15 report a wrong optimum (docstring)
@@ -187,14 +188,7 @@ def solve_offline_optimum(begin, deadline, need_units, *, scale: int = SCALE,
         js = cand[members]
         model.add(cp_model.LinearExpr.weighted_sum([x[j] for j in js.tolist()], P[js].tolist()) <= cap)
     model.maximize(sum(x.values()))
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = int(seed)
-    solver.parameters.linearization_level = 2
-    if time_limit is not None:
-        solver.parameters.max_deterministic_time = float(time_limit)
-    if wall_limit is not None:
-        solver.parameters.max_time_in_seconds = float(wall_limit)
+    solver = deterministic_solver(time_limit, seed, wall_limit)
     status = solver.solve(model)
     name = solver.status_name(status)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

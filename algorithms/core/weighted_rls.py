@@ -133,6 +133,18 @@ class WeightedRLS:
         self._theta = self._theta + self._P @ X * (r - X @ self._theta)  # eq. 3.5, first line
 
 
+def theta_of(state: np.ndarray) -> np.ndarray:
+    """(K, 2) [-b_hat, ln a_hat] from a bank's state (rows 0-1: theta; 2-4: P00, P01, P11), a copy."""
+    return state[:2].T.copy()
+
+
+def covariance_of(state: np.ndarray) -> np.ndarray:
+    """(K, 2, 2) V_n^(-1) from a bank's state (rows 2-4: the distinct entries of the symmetric P)."""
+    out = np.empty((state.shape[1], 2, 2))
+    out[:, 0, 0], out[:, 0, 1], out[:, 1, 0], out[:, 1, 1] = state[2], state[3], state[3], state[4]
+    return out
+
+
 class RLSBank:
     """Weighted RLS (eq. 3.5) for K threads at once, in arrays.
 
@@ -163,15 +175,12 @@ class RLSBank:
     @property
     def theta(self) -> np.ndarray:
         """(K, 2): [-b_hat, ln a_hat] per thread, nan rows until fitted (a copy)."""
-        return self._state[:2].T.copy()
+        return theta_of(self._state)
 
     @property
     def P(self) -> np.ndarray:
         """(K, 2, 2): V_n^(-1) per thread (nan until fitted), a new array."""
-        st = self._state
-        out = np.empty((self.k, 2, 2))
-        out[:, 0, 0], out[:, 0, 1], out[:, 1, 0], out[:, 1, 1] = st[2], st[3], st[3], st[4]
-        return out
+        return covariance_of(self._state)
 
     def update(self, idx, s, loss) -> None:
         """One point (s[j], loss[j]) for thread idx[j], every j; idx must not repeat."""
