@@ -61,6 +61,28 @@ def summary(run_dir: Path, x: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def allocation_plot(run_dir: Path, path: Path, mechanisms=("LARA", "OPT")) -> None:
+    """Fig. 9(a) (Appendix B.2): eta_{k,t} of the first bundle (replicate 0, the `allocations`
+    side table), stacked by thread, one panel per mechanism."""
+    frame = pd.read_parquet(Path(run_dir) / "allocations.parquet")
+    frame = frame[(frame["replicate"] == 0) & (frame["cell_index"] == frame["cell_index"].min())]
+    threads = sorted(frame["thread"].unique())  # every panel the same threads, so the same colours
+    plt = pyplot()
+    fig, axes = plt.subplots(len(mechanisms), 1, figsize=(9, 2.6 * len(mechanisms)), sharex=True)
+    for ax, mechanism in zip(np.atleast_1d(axes), mechanisms):
+        part = frame[frame["mechanism"] == mechanism]
+        if part.empty:
+            continue
+        wide = part.pivot_table(index="t", columns="thread", values="eta", fill_value=0.0)
+        wide = wide.reindex(index=range(1, int(wide.index.max()) + 1), columns=threads, fill_value=0.0)
+        ax.stackplot(wide.index, wide.T.values, labels=[f"thread {k}" for k in wide.columns], step="post")
+        ax.set_ylabel(f"{mechanism}: eta")
+        ax.set_ylim(0, 1.05)
+    np.atleast_1d(axes)[0].legend(fontsize=8, ncol=5, loc="upper center", bbox_to_anchor=(0.5, 1.35))
+    np.atleast_1d(axes)[-1].set_xlabel("unit time t (seconds)")
+    save(fig, path, bbox_inches="tight")
+
+
 def report(name: str):
     figure = FIGURES[name]
 
@@ -69,6 +91,8 @@ def report(name: str):
         table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
         grouped_bars(table, figure.x, "completed_mean", xlabel=figure.xlabel, ylabel="threads completed (mean)",
                      title=figure.title, path=context.out / f"{name}.png", errors="completed_ci95")
+        if name == "table1" and (context.run_dir(name) / "allocations.parquet").is_file():
+            allocation_plot(context.run_dir(name), context.out / "table1_allocation.png")
         return table
     return build
 
