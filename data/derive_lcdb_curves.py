@@ -62,7 +62,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling script, run or loaded by path
+# data/ is not a package: put this folder on the path (the script is run, or loaded by path in
+# tests) before importing the sibling script's byte comparison, hence the late import.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from derive_traces import _compare as compare_bytes  # noqa: E402
 
 DATA = Path(__file__).resolve().parent

@@ -23,7 +23,7 @@ import numpy as np
 
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.core.allocator_config import OPTIMUM, AllocatorSpec, allocator_specs, make_allocator
-from algorithms.core.offline_optimum import solve_offline_optimum
+from algorithms.core.offline_optimum import solve_offline_optimum, true_needs
 from algorithms.core.simulation import Outcome, simulate
 from market.common.fields import as_section, integer, reject_unknown_keys
 from market.core.bundle_config import BundleConfig, curve_values, draw_bundle
@@ -69,13 +69,6 @@ def prepare(config: dict) -> PreparedCore:
 
 def mechanism_names(config: dict) -> list[str]:
     return [spec.name for spec in allocator_specs(config)]
-
-
-def true_needs(bundle: Bundle) -> np.ndarray:
-    """S*_k: the least data at which thread k's reported loss reaches eps_k within its data
-    limit N_k (d_k - b_k), inf if it never does (the offline optimum's input)."""
-    return np.array([curve.data_to_reach(th.threshold, th.data_limit)
-                     for th, curve in zip(bundle.threads, bundle.curves)], dtype=float)
 
 
 def thread_table(bundle: Bundle, needs: np.ndarray, completed, completion, data, last_loss) -> dict:

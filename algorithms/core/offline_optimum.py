@@ -236,10 +236,16 @@ def _verify(schedule, b, d, p, selected) -> np.ndarray:
     return finish
 
 
-def true_need_units(bundle: Bundle) -> np.ndarray:
-    """p_k = S*_k / N_k with S*_k = curve.data_to_reach(eps_k, N_k (d_k - b_k)) (inf: never)."""
-    return np.array([curve.data_to_reach(th.threshold, th.data_limit) / th.budget
+def true_needs(bundle: Bundle) -> np.ndarray:
+    """S*_k: the least data at which thread k's reported loss reaches eps_k within its data
+    limit N_k (d_k - b_k), inf if it never does."""
+    return np.array([curve.data_to_reach(th.threshold, th.data_limit)
                      for th, curve in zip(bundle.threads, bundle.curves)], dtype=float)
+
+
+def true_need_units(bundle: Bundle) -> np.ndarray:
+    """p_k = S*_k / N_k (inf: never)."""
+    return true_needs(bundle) / bundle.arrays().budget
 
 
 def offline_optimum(bundle: Bundle, **kwargs) -> OfflineSolution:

@@ -97,7 +97,10 @@ class BundleParams:
     def from_config(cls, section: Mapping | None) -> "BundleParams":
         d = as_section(section, "bundle")
         reject_unknown_keys(cls, d, "bundle")
-        get = lambda key: d.get(key, getattr(cls, key))  # noqa: E731
+
+        def get(key):
+            return d.get(key, getattr(cls, key))
+
         kind = choice(get("kind"), "bundle.kind", KINDS)
         eps_set = integer(get("epsilon_set"), "bundle.epsilon_set", 1, 2)
         threads = integer(get("threads"), "bundle.threads", 1, MAX_THREADS)
@@ -224,7 +227,11 @@ def _jitter(params: BundleParams, k: int, rng: np.random.Generator) -> np.ndarra
 def table_bundle(params: BundleParams, rng: np.random.Generator) -> Bundle:
     """table1, table2, custom: the listed threads, curves calibrated by difficulty (Sec. 4.1-4.2)."""
     table = _table(params.kind, params.epsilon_set)
-    pick = lambda key: getattr(params, key) if getattr(params, key) is not None else table[key]  # noqa: E731
+
+    def pick(key):  # the config's list, else the table's
+        value = getattr(params, key)
+        return table[key] if value is None else value
+
     budget, deadline, threshold = pick("budget"), pick("deadline"), pick("threshold")
     k = len(budget)
     begin = params.begin or (0,) * k

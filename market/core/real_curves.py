@@ -391,7 +391,9 @@ class RealBundleParams:
     curve_ids: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        def put(name, value):  # a frozen dataclass: fields normalised in place
+            object.__setattr__(self, name, value)
+
         if self.path is not None:
             if isinstance(self.path, os.PathLike):
                 put("path", os.fspath(self.path))
