@@ -83,6 +83,27 @@ def allocation_plot(run_dir: Path, path: Path, mechanisms=("LARA", "OPT")) -> No
     save(fig, path, bbox_inches="tight")
 
 
+PAPER_UPDATE_MS = 0.7  # Sec. 4.3, Fig. 6(b): "even with 100 threads, a single update period requires only 0.0007 seconds"
+
+
+def timing_plot(table: pd.DataFrame, path: Path, mechanisms=("LARA", "LRF", "ETF")) -> None:
+    """Fig. 6(b): mean time of one unit's prediction and allocation against the bundle size,
+    beside the paper's 0.7 ms at 100 threads."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for mechanism in mechanisms:
+        part = table[table["mechanism"] == mechanism]
+        if not part.empty:
+            ax.plot(part["bundle.threads"].astype(int), part["decision_ms"], marker="o", label=mechanism)
+    ax.scatter([100], [PAPER_UPDATE_MS], marker="*", s=120, color="black", label="paper, LARA at 100 threads")
+    ax.set_yscale("log")
+    ax.set_xlabel("threads")
+    ax.set_ylabel("ms per unit (prediction + allocation)")
+    ax.set_title("Fig. 6(b): time of one update against bundle size")
+    ax.legend()
+    save(fig, path, bbox_inches="tight")
+
+
 def report(name: str):
     figure = FIGURES[name]
 
@@ -93,6 +114,8 @@ def report(name: str):
                      title=figure.title, path=context.out / f"{name}.png", errors="completed_ci95")
         if name == "table1" and (context.run_dir(name) / "allocations.parquet").is_file():
             allocation_plot(context.run_dir(name), context.out / "table1_allocation.png")
+        if name == "scalability":
+            timing_plot(table, context.out / "scalability_timing.png")
         return table
     return build
 
@@ -137,9 +160,13 @@ EXPERIMENTS = (*(Experiment(name, figure.config, report(name)) for name, figure 
                FIG5_PREDICTION)
 
 
+def _value(table: pd.DataFrame, x: str, value: str, mechanism: str, column: str) -> float:
+    row = table[(table[x].astype(str) == value) & (table["mechanism"] == mechanism)]
+    return float(row[column].iloc[0]) if len(row) else float("nan")
+
+
 def _mean(table: pd.DataFrame, x: str, value: str, mechanism: str) -> float:
-    row = table[(table[x] == value) & (table["mechanism"] == mechanism)]
-    return float(row["completed_mean"].iloc[0]) if len(row) else float("nan")
+    return _value(table, x, value, mechanism, "completed_mean")
 
 
 def checks(context: Context) -> list[Check]:
@@ -174,7 +201,7 @@ def checks(context: Context) -> list[Check]:
         x = FIGURES[name].x
         for value in dict.fromkeys(table[x]):
             part = table[table[x] == value]
-            online = part[~part["mechanism"].isin(["OPT", "LARA"])]
+            online = part[~part["mechanism"].str.startswith(("OPT", "LARA"))]
             if "LARA" in set(part["mechanism"]) and len(online):
                 lara = _mean(table, x, value, "LARA")
                 best = float(online["completed_mean"].max())
@@ -186,6 +213,11 @@ def checks(context: Context) -> list[Check]:
             worst = float(online["of_opt_max"].max())
             out.append(Check(name, f"{name}: largest count / OPT's count of an online mechanism (OPT never beaten)",
                              worst, bool(worst <= 1 + 1e-9), "<= 1"))
+    scalability = context.reports.get("scalability")
+    if scalability is not None:
+        ms = _value(scalability, "bundle.threads", "100", "LARA", "decision_ms")
+        out.append(Check("scalability", "Fig. 6(b): LARA ms per unit at 100 threads (prediction + allocation)", ms,
+                         bool(ms <= PAPER_UPDATE_MS), "<= paper", PAPER_UPDATE_MS))
     if context.reports.get("fig5") is not None:
         out += prediction_checks(context.reports["fig5"])
     return out

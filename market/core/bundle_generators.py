@@ -90,6 +90,7 @@ class BundleParams:
     threshold_scale: tuple = (1.0, 2.0)
     harder_fraction: float = 1 / 3
     harder_factor: float = 10.0
+    recording_spread: float = 0.0
     begin_spread: int = 500
     deadline_slack: tuple = (1.5, 4.0)
 
@@ -137,6 +138,7 @@ class BundleParams:
             threshold_scale=scale,
             harder_fraction=real(get("harder_fraction"), "bundle.harder_fraction", 0.0, 1.0),
             harder_factor=real(get("harder_factor"), "bundle.harder_factor", minimum=1.0),
+            recording_spread=real(get("recording_spread"), "bundle.recording_spread", minimum=0.0),
             begin_spread=integer(get("begin_spread"), "bundle.begin_spread", minimum=0),
             deadline_slack=interval(get("deadline_slack"), "bundle.deadline_slack", minimum=0.0,
                                     strict_min=True),
@@ -264,12 +266,16 @@ def _models(params: BundleParams, k: int, rng: np.random.Generator):
 
 
 def scalability_bundle(params: BundleParams, rng: np.random.Generator) -> Bundle:
-    """Sec. 4.3: chained deadlines from the solo times, then a harder third (eps / 10)."""
+    """Sec. 4.3: chained deadlines from the solo times of a recording run, then a harder third
+    (eps / 10). The recording run's solo time is this run's times a log-normal factor of sigma
+    `recording_spread` (0: the noise-free solo time itself)."""
     k = params.threads
     model, budget, laws, threshold, solo = _models(params, k, rng)
-    deadline = np.cumsum([math.ceil(x) for x in solo])
     harder = np.zeros(k, dtype=bool)
     harder[rng.choice(k, size=int(round(params.harder_fraction * k)), replace=False)] = True
+    if params.recording_spread > 0:
+        solo = solo * np.exp(params.recording_spread * rng.standard_normal(k))
+    deadline = np.cumsum([max(1, math.ceil(x)) for x in solo])
     threads = tuple(
         Thread(0, int(deadline[j]), float(budget[j]),
                float(threshold[j] / params.harder_factor if harder[j] else threshold[j]),

@@ -249,6 +249,22 @@ def test_scalability_chains_solo_times_and_makes_a_third_harder(threads):
         previous = thread.deadline
 
 
+def test_recording_spread_moves_only_the_deadline_chain():
+    """Sec. 4.3's deadlines come from a recording run: with `recording_spread` sigma each solo
+    time is the evaluated curve's times a log-normal factor; the threads and curve laws stay."""
+    literal = bundle(4, kind="scalability", threads=1000)
+    recorded = bundle(4, kind="scalability", threads=1000, recording_spread=0.1)
+    assert [(t.budget, t.threshold, t.label) for t in literal.threads] == \
+        [(t.budget, t.threshold, t.label) for t in recorded.threads]
+    assert [c.law for c in literal.curves] == [c.law for c in recorded.curves]
+    increments = np.diff([0] + [t.deadline for t in recorded.threads])
+    solo = np.array([c.law.data_to_reach(t.threshold * (10 if t.label.endswith("(eps/10)") else 1)) / t.budget
+                     for t, c in zip(recorded.threads, recorded.curves)])
+    ratio = np.log(increments / solo)
+    assert 0.08 <= ratio.std() <= 0.12 and abs(np.median(ratio)) < 0.03
+    assert (increments != np.diff([0] + [t.deadline for t in literal.threads])).mean() > 0.5
+
+
 def test_random_bundle_staggers_begins_within_slack():
     b = bundle(5, kind="random", threads=40, begin_spread=300, deadline_slack=[1.5, 3.0])
     for thread, curve in zip(b.threads, b.curves):
@@ -315,6 +331,7 @@ def test_custom_bundle_and_defaults():
     ({"harder_fraction": 1.5}, "bundle.harder_fraction must be"),
     ({"harder_factor": 0.5}, "bundle.harder_factor must be"),
     ({"begin_spread": -1}, "bundle.begin_spread must be"),
+    ({"recording_spread": -0.1}, "bundle.recording_spread must be"),
     ({"deadline_slack": [0, 2]}, "bundle.deadline_slack must"),
     ({"kind": "scalability", "threshold": [0.1] * 5}, "bundle.threshold applies to kinds"),
     ({"kind": "custom", "deadline": [5], "threshold": [1], "difficulty": [1]}, "bundle.budget must be a list"),
