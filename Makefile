@@ -8,7 +8,7 @@ UI_PORT ?= 5000
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction reproduce-core
+.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction reproduce-core reproduce-iaas
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
@@ -57,6 +57,9 @@ reproduce-auction: $(STAMP) ## Reproduce paper 001's Figs. 4-13 into reports/auc
 
 reproduce-core: $(STAMP) ## Reproduce paper 002's Figs. 4-6 and 11 and the real/live-curve runs into reports/core/ (docs/core/reproduction.md)
 	$(PY) -m reproduction core $(ARGS)
+
+reproduce-iaas: $(STAMP) ## Reproduce paper 003's Fig. 4 and Table II into reports/iaas/ (in progress: docs/iaas/mechanisms.md)
+	$(PY) -m reproduction iaas $(ARGS)
 
 clean: ## Remove outputs/, multirun/ and caches (keeps .venv and mlflow.db)
 	rm -rf outputs multirun .pytest_cache .hypothesis

@@ -1,0 +1,123 @@
+"""The `iaas` family as the sweep engine sees it (paper 003; docs/iaas/mechanisms.md).
+
+The engine passes a plain dict config with the sections
+  jobs:       the job stream (market/iaas/jobs.py, Sec. V-A);
+  prices:     the spot price process (market/iaas/spot_prices.py);
+  self_owned: R, the self-owned instances;
+  policies:   the grids of beta, beta0, bids and theta (Sec. V-A);
+  learning:   OptiLearning's cost normalisation;
+  mechanisms: BestOurs, BestTheta, BestNaive, OptiLearning, OptiLearning(grid=theta),
+              Ours(beta0=...,beta=...,b=...), Theta(theta=...,b=...) (policy_config.py).
+One replicate draws one job stream and one price path and runs every mechanism on them
+(common random numbers). `utility` is minus the average unit cost alpha (dollars per
+instance-hour of work), so that higher is better as in every family; `unit_cost` is alpha.
+Side tables: `policies` on the BestOurs / BestTheta / BestNaive rows (alpha and the self-owned
+utilisation of every policy of the grid: Figs. 4-5), `weights` on the OptiLearning rows (the
+policy weights after every 5% of the jobs).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from algorithms.common.streams import mechanism_stream
+from algorithms.iaas.opti_learning import opti_learning
+from algorithms.iaas.policies import Policy, stream_cost
+from algorithms.iaas.policy_config import BEST, LEARNING, MechanismSpec, PolicySettings, mechanism_specs
+from market.iaas.jobs import JobParams, JobStream, draw_jobs
+from market.iaas.spot_prices import PriceParams, draw_prices, load_price_trace
+
+NAME = "iaas"
+SECTIONS = ("jobs", "prices", "self_owned", "policies", "learning")
+SUMMARY_COLUMNS = ("unit_cost", "spot_share", "self_owned_utilisation")
+INPUT_FILES = {"prices.path": load_price_trace}
+WEIGHT_CHECKPOINTS = 20
+
+
+@dataclass(frozen=True)
+class PreparedIaas:
+    jobs: JobParams
+    prices: PriceParams
+    settings: PolicySettings
+    specs: tuple[MechanismSpec, ...]
+
+
+def prepare(config: dict) -> PreparedIaas:
+    """Validate a config (errors name the key, or the trace's file and line)."""
+    if not isinstance(config, Mapping):
+        raise ValueError(f"config must be a mapping, got {type(config).__name__}")
+    settings = PolicySettings.from_config(config)
+    return PreparedIaas(JobParams.from_config(config.get("jobs")), PriceParams.from_config(config.get("prices")),
+                        settings, mechanism_specs(config, settings))
+
+
+def mechanism_names(config: dict) -> list[str]:
+    return [spec.name for spec in prepare(config).specs]
+
+
+def _row(name: str, cost, policy_name: str, tables: dict | None = None) -> dict:
+    work = cost.spot_work.sum() + cost.on_demand_work.sum() + cost.self_owned_work.sum()
+    row = {"mechanism": name, "utility": -cost.unit_cost, "unit_cost": cost.unit_cost,
+           "spot_share": float(cost.spot_work.sum() / work) if work > 0 else 0.0,
+           "self_owned_utilisation": cost.utilisation, "policy": policy_name,
+           "missed": int(np.count_nonzero(cost.finish == 0))}
+    if tables:
+        row["tables"] = tables
+    return row
+
+
+def _grid_table(costs) -> dict:
+    return {"policy": [c.policy.name for c in costs], "bid": [c.policy.bid for c in costs],
+            "beta": [c.policy.beta if c.policy.kind == "ours" else np.nan for c in costs],
+            "beta0": [np.nan if c.policy.beta0 is None else c.policy.beta0 for c in costs],
+            "theta": [c.policy.theta if c.policy.kind == "theta" else np.nan for c in costs],
+            "unit_cost": [c.unit_cost for c in costs],
+            "self_owned_utilisation": [c.utilisation for c in costs]}
+
+
+def _learning_row(spec: MechanismSpec, prepared: PreparedIaas, jobs: JobStream, prices,
+                  rng: np.random.Generator) -> dict:
+    s = prepared.settings
+    policies = s.ours() if spec.grid == "ours" else s.theta()
+    run = opti_learning(jobs, prices, policies, mechanism_stream(rng, spec.name), s.normalisation,
+                        prepared.prices.on_demand)
+    alpha = run.unit_cost(float(jobs.size.sum()))
+    rows = np.unique(np.linspace(0, len(jobs), WEIGHT_CHECKPOINTS + 1).astype(int))
+    weights = run.selection.weights[rows]
+    table = {"job": np.repeat(rows, len(policies)).tolist(),
+             "policy": [p.name for p in policies] * len(rows),
+             "weight": weights.ravel().tolist()}
+    spot = float(run.realised_spot_work.sum())
+    return {"mechanism": spec.name, "utility": -alpha, "unit_cost": alpha,
+            "spot_share": spot / float(jobs.size.sum()), "self_owned_utilisation": 0.0,
+            "policy": policies[int(np.argmax(run.selection.final_weights))].name, "missed": 0,
+            "tables": {"weights": table}}
+
+
+def simulate_replicate(prepared: PreparedIaas, replicate: int, rng: np.random.Generator) -> list[dict]:
+    jobs = draw_jobs(prepared.jobs, rng)
+    prices = draw_prices(prepared.prices, max(jobs.horizon(), 1), rng)
+    s = prepared.settings
+    on_demand = prepared.prices.on_demand
+    grids: dict[str, list] = {}
+
+    def grid(kind: str):
+        if kind not in grids:
+            policies = {"BestOurs": s.ours, "BestTheta": s.theta, "BestNaive": s.naive}[kind]()
+            grids[kind] = [stream_cost(jobs, prices, p, s.instances, on_demand) for p in policies]
+        return grids[kind]
+
+    rows = []
+    for spec in prepared.specs:
+        if spec.kind in BEST:
+            costs = grid(spec.kind)
+            best = min(costs, key=lambda c: (c.unit_cost, c.policy.name))
+            rows.append(_row(spec.name, best, best.policy.name, {"policies": _grid_table(costs)}))
+        elif spec.kind == LEARNING:
+            rows.append(_learning_row(spec, prepared, jobs, prices, rng))
+        else:
+            policy: Policy = spec.policy
+            rows.append(_row(spec.name, stream_cost(jobs, prices, policy, s.instances, on_demand), policy.name))
+    return rows

@@ -1,0 +1,76 @@
+"""The iaas family contract's specifics (algorithms/iaas/family.py): bad input named by key or
+file and line before any work, the best-of-grid rows against their side tables, self-owned
+instances, and one policy's row equal to stream_cost."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from algorithms.iaas import family
+from algorithms.iaas.policies import Policy, stream_cost
+from market.common.csv_trace import TraceError
+from market.iaas.jobs import JobParams, draw_jobs
+from market.iaas.spot_prices import PriceParams, draw_prices
+
+SMALL = {"betas": [0.0, 0.5, 0.9999], "bids": [0.1, 0.19, 0.28], "thetas": [0.0, 0.5, 1.0], "beta0s": [0.0, 0.5]}
+
+
+def config(**overrides):
+    base = {"jobs": {"slots": 200}, "prices": {}, "self_owned": {"instances": 0}, "policies": SMALL,
+            "learning": {}, "mechanisms": ["BestOurs", "BestTheta", "OptiLearning", "Ours(beta=0.5,b=0.19)"]}
+    base.update(overrides)
+    return base
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"policies": {**SMALL, "betas": [0.5, 1.0]}}, r"policies.betas must hold numbers in \[0, 1\)"),
+    ({"policies": {**SMALL, "bids": [-0.1]}}, "policies.bids must"),
+    ({"policies": {**SMALL, "gammas": [1]}}, "policies: unknown key"),
+    ({"self_owned": {"instances": -1}}, "self_owned.instances must be"),
+    ({"learning": {"normalisation": "minmax"}}, "learning.normalisation must be one of"),
+    ({"mechanisms": ["BestOurs", "Greedy"]}, "unknown mechanism 'Greedy' for family iaas"),
+    ({"mechanisms": ["Ours(beta=1.5)"]}, r"mechanisms: Ours\(beta=1.5\): beta must be"),
+    ({"mechanisms": ["Theta(theta=0.5,bid=0.2)"]}, "unknown key.*'bid'"),
+    ({"mechanisms": ["BestOurs", "BestOurs"]}, "twice"),
+    ({"self_owned": {"instances": 200}}, "OptiLearning with self-owned instances .* is not implemented yet"),
+    ({"jobs": {"parallelism": 0}}, "jobs.parallelism must be"),
+    ({"prices": {"mean": -1}}, "prices.mean must be"),
+])
+def test_bad_config_is_rejected_naming_the_key(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        family.prepare(config(**overrides))
+
+
+def test_a_trace_with_a_gap_is_rejected_naming_file_and_line(tmp_path):
+    path = tmp_path / "prices.csv"
+    path.write_text("slot,spot_price\n0,0.4\n1,0.5\n3,0.5\n")
+    with pytest.raises(TraceError, match=r"prices.csv:4"):
+        family.prepare(config(prices={"kind": "trace", "path": str(path)}))
+
+
+def test_best_rows_are_the_minimum_of_their_grid_and_a_single_policy_is_stream_cost():
+    prepared = family.prepare(config())
+    rows = {r["mechanism"]: r for r in family.simulate_replicate(prepared, 0, np.random.default_rng(5))}
+    for name in ("BestOurs", "BestTheta"):
+        table = rows[name]["tables"]["policies"]
+        assert rows[name]["unit_cost"] == min(table["unit_cost"]) == -rows[name]["utility"]
+        assert rows[name]["policy"] == table["policy"][int(np.argmin(table["unit_cost"]))]
+    assert len(rows["BestOurs"]["tables"]["policies"]["policy"]) == 9      # 3 betas x 3 bids
+    assert len(rows["BestTheta"]["tables"]["policies"]["policy"]) == 9     # 3 thetas x 3 bids
+    assert rows["BestOurs"]["unit_cost"] <= rows["Ours(beta=0.5,b=0.19)"]["unit_cost"]
+    rng = np.random.default_rng(5)
+    jobs = draw_jobs(JobParams.from_config({"slots": 200}), rng)
+    prices = draw_prices(PriceParams.from_config({}), jobs.horizon(), rng)
+    single = stream_cost(jobs, prices, Policy("ours", 0.19, 0.5))
+    assert rows["Ours(beta=0.5,b=0.19)"]["unit_cost"] == single.unit_cost
+    weights = rows["OptiLearning"]["tables"]["weights"]
+    assert len(weights["weight"]) == len(weights["policy"]) == len(weights["job"])
+
+
+def test_self_owned_rows():
+    prepared = family.prepare(config(self_owned={"instances": 200}, mechanisms=["BestOurs", "BestNaive", "BestTheta"]))
+    rows = {r["mechanism"]: r for r in family.simulate_replicate(prepared, 0, np.random.default_rng(2))}
+    assert len(rows["BestOurs"]["tables"]["policies"]["policy"]) == 18     # x 2 beta0
+    assert len(rows["BestNaive"]["tables"]["policies"]["policy"]) == 9
+    assert all(0 < r["self_owned_utilisation"] <= 1 for r in rows.values())
+    assert all(r["missed"] == 0 for r in rows.values())

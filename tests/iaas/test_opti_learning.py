@@ -1,0 +1,71 @@
+"""OptiLearning (algorithms/iaas/opti_learning.py, paper 003 Alg. 3) on the shared exponentiated
+gradient: delayed feedback, the learning rate of line 9, costs inside their bound, convergence to
+the best fixed policy, and Proposition 6."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from algorithms.iaas.opti_learning import cost_bound, learning_rates, opti_learning, proposition6_bound
+from algorithms.iaas.policies import Policy, ours_grid, stream_cost
+from market.iaas.jobs import JobParams, draw_jobs
+from market.iaas.spot_prices import PriceParams, draw_prices
+
+
+@pytest.fixture(scope="module")
+def world():
+    rng = np.random.default_rng(3)
+    jobs = draw_jobs(JobParams.from_config({"slots": 3000, "slackness_max": 5}), rng)
+    return jobs, draw_prices(PriceParams.from_config({}), jobs.horizon(), rng)
+
+
+def test_no_policy_costs_more_than_the_bound(world):
+    jobs, prices = world
+    bound = cost_bound(jobs, 0.28)
+    for policy in ours_grid()[::9] + [Policy("theta", 0.28, theta=t) for t in (0.0, 0.5, 1.0)]:
+        assert np.all(stream_cost(jobs, prices, policy).cost <= bound + 1e-12)
+
+
+def test_learning_rate_of_line_9():
+    # feedback of a job arriving at a_j comes at t = a_j + d: eta = sqrt(2 ln n / (d (t - d)))
+    assert learning_rates(np.array([1, 4]), 10, 7).tolist() == pytest.approx(
+        [math.sqrt(2 * math.log(7) / 10), math.sqrt(2 * math.log(7) / 40)])
+
+
+def test_weights_stay_uniform_until_the_first_feedback_and_then_favour_the_cheapest(world):
+    jobs, prices = world
+    # a clearly bad policy (all on-demand) beside two spot-heavy ones
+    policies = [Policy("theta", 0.28, theta=0.0), Policy("ours", 0.28, beta=0.9999), Policy("ours", 0.10, beta=0.0)]
+    run = opti_learning(jobs, prices, policies, np.random.default_rng(0))
+    first_release = int(np.searchsorted(jobs.arrival, jobs.arrival[0] + run.lag, side="right"))
+    assert np.allclose(run.selection.weights[:first_release], 1 / 3)
+    totals = run.costs.sum(axis=0)
+    assert int(np.argmax(run.selection.final_weights)) == int(np.argmin(totals)) == 1
+    assert run.selection.final_weights[0] < run.selection.weights[first_release + 1][0]
+
+
+def test_regret_stays_inside_proposition6_and_the_weights_learn(world):
+    jobs, prices = world
+    run = opti_learning(jobs, prices, ours_grid(), np.random.default_rng(1))
+    z = run.costs / cost_bound(jobs, 0.28)[:, None]
+    n = len(jobs)
+    best = int(np.argmin(z.sum(axis=0)))
+    regret = (z[np.arange(n), run.chosen].sum() - z[:, best].sum()) / n
+    bound = proposition6_bound(len(run.policies), run.lag, n)
+    assert regret <= bound
+    # with d in the hundreds of slots the bound exceeds 1 (vacuous on costs in [0, 1]) for
+    # this world as for the paper's 30,000 jobs (d near 580): the learning shows elsewhere:
+    assert bound > 1
+    # the expected normalised cost above the best fixed policy falls from the first tenth of
+    # the jobs to the last (0.041 -> 0.029 on this world)
+    excess = (run.selection.weights[:-1] * z).sum(axis=1) - z[:, best]
+    assert excess[-n // 10:].mean() < 0.8 * excess[:n // 10].mean()
+    assert run.realised_cost.sum() < run.costs.mean(axis=1).sum()
+
+
+def test_an_unknown_normalisation_is_rejected(world):
+    jobs, prices = world
+    with pytest.raises(ValueError, match="normalisation must be one of bound, job_minmax"):
+        opti_learning(jobs, prices, ours_grid()[:2], np.random.default_rng(0), "minmax")
