@@ -22,7 +22,7 @@ task for tasks.parquet.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +30,7 @@ import numpy as np
 from algorithms.auction.eft import EFT
 from algorithms.auction.ntm import NTM
 from algorithms.auction.pdftsp import PAYMENTS, SCHEDULE_SPACES, PdFTSP
-from algorithms.common.mechanism_names import check_unique, parse_name
+from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.streams import mechanism_stream
 from market.auction.arrival_trace import load_arrival_trace
@@ -123,9 +123,7 @@ class PreparedAuction:
 
 
 def _mechanisms(config: Mapping) -> tuple[str, ...]:
-    names = config.get("mechanisms")
-    if isinstance(names, str) or not isinstance(names, Sequence) or not names:
-        raise ValueError(f"mechanisms: must be a non-empty list of names, got {names!r}")
+    names = listed_names(config)
     for name in names:
         if name not in MECHANISMS and parse_variant(name) is None:
             raise ValueError(f"mechanisms: unknown mechanism {name!r} for family auction "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Iterable, Union
 
 Value = Union[int, float, str]
@@ -84,3 +85,11 @@ def check_unique(names: Iterable[str], where: str = "mechanisms") -> list[str]:
         seen.add(name)
         out.append(name)
     return out
+
+
+def listed_names(config, where: str = "mechanisms") -> list:
+    """The config's `mechanisms` as a list: ValueError unless a non-empty list (not a string)."""
+    names = config.get("mechanisms")
+    if isinstance(names, str) or not isinstance(names, Sequence) or not names:
+        raise ValueError(f"{where}: must be a non-empty list of names, got {names!r}")
+    return list(names)

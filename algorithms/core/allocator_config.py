@@ -4,10 +4,10 @@ prediction-based baselines LRF and ETF explore first), and the mechanism names w
 variants, e.g. `LARA(exploration=4000,gamma=0.85)` (algorithms/common/mechanism_names.py)."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from algorithms.common.mechanism_names import check_unique, parse_name
+from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from algorithms.core.easiest_thread_first import EasiestThreadFirst
 from algorithms.core.lara import WHEN_NONE_SELECTED
 from algorithms.core.lara_kernel import CompiledLARA
@@ -80,9 +80,7 @@ def allocator_specs(config: Mapping) -> tuple[AllocatorSpec, ...]:
     section = as_section(config.get("baselines"), "baselines")
     reject_unknown_keys(("explore",), section, "baselines")
     baseline = replace(lara, explore=_flag(section.get("explore", True), "baselines.explore"))
-    names = config.get("mechanisms")
-    if isinstance(names, str) or not isinstance(names, Sequence) or not names:
-        raise ValueError(f"mechanisms: must be a non-empty list of names, got {names!r}")
+    names = listed_names(config)
     specs = []
     for name in check_unique(names):
         parsed = parse_name(name)

@@ -14,10 +14,10 @@ normalisation), and the mechanism names:
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from algorithms.common.mechanism_names import check_unique, parse_name
+from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from algorithms.iaas.opti_learning import NORMALISATIONS
 from algorithms.iaas.policies import BETAS, BIDS, NAIVE, THETAS, Policy, ours_grid, theta_grid
 from market.common.fields import as_section, choice, integer, number_list, real, reject_unknown_keys
@@ -90,9 +90,7 @@ def _bid(value, name: str) -> float:
 
 
 def mechanism_specs(config: Mapping, settings: PolicySettings) -> tuple[MechanismSpec, ...]:
-    names = config.get("mechanisms")
-    if isinstance(names, str) or not isinstance(names, Sequence) or not names:
-        raise ValueError(f"mechanisms: must be a non-empty list of names, got {names!r}")
+    names = listed_names(config)
     specs = []
     for name in check_unique(names):
         parsed = parse_name(name)

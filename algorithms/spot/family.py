@@ -23,11 +23,12 @@ import dataclasses
 import functools
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from algorithms.common.mechanism_names import listed_names
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.selection_outputs import selection_outputs
 from algorithms.spot import pool as pool_names
@@ -103,9 +104,7 @@ def _job(config: Mapping) -> FineTuneJob:
 
 
 def _mechanisms(config: Mapping, pool: pool_names.PoolConfig) -> tuple[str, ...]:
-    names = config.get("mechanisms")
-    if isinstance(names, str) or not isinstance(names, Sequence) or not names:
-        raise ValueError(f"mechanisms: must be a non-empty list of names, got {names!r}")
+    names = listed_names(config)
     return tuple(pool_names.expand(names, pool))
 
 

@@ -92,3 +92,21 @@ def read_rows(path, required: Sequence[str]) -> Iterator[tuple[int, dict[str, st
         raise TraceError(path, reader.line_num, f"not a CSV row ({err})") from None
     if not rows:
         raise TraceError(path, None, "no data rows after the header")
+
+
+def check_slot(path, line: int, text: str, expected: int) -> None:
+    """A `slot` column must count 0, 1, 2, ...: TraceError naming file and line otherwise."""
+    if parse_int(text) != expected:
+        raise TraceError(path, line, f"slot {text!r}, expected {expected} "
+                                     f"(slots must be consecutive integers from 0)")
+
+
+def positive_number(path, line: int, column: str, text: str) -> float:
+    """A finite number > 0 (a price): TraceError naming file, line and column otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise TraceError(path, line, f"{column} {text!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise TraceError(path, line, f"{column} {text!r} must be > 0")
+    return value

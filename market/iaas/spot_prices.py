@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.common.csv_trace import TraceError, parse_int, read_rows
+from market.common.csv_trace import TraceError, check_slot, positive_number, read_rows
 from market.common.fields import as_section, choice, integer, real, reject_unknown_keys
 from market.iaas.jobs import LEN, SLOT_MINUTES
 
@@ -86,16 +86,8 @@ def load_price_trace(path) -> np.ndarray:
     path = os.fspath(path)
     prices: list[float] = []
     for line, values in read_rows(path, REQUIRED_COLUMNS):
-        slot = parse_int(values["slot"])
-        if slot != len(prices):
-            raise TraceError(path, line, f"slot {values['slot']!r}, expected {len(prices)} "
-                                         f"(slots must be consecutive integers from 0)")
-        try:
-            price = float(values["spot_price"])
-        except ValueError:
-            raise TraceError(path, line, f"spot_price {values['spot_price']!r} is not a number") from None
-        if not (math.isfinite(price) and price > 0):
-            raise TraceError(path, line, f"spot_price {values['spot_price']!r} must be > 0")
+        check_slot(path, line, values["slot"], len(prices))
+        price = positive_number(path, line, "spot_price", values["spot_price"])
         prices.append(price)
     return np.asarray(prices, dtype=np.float64)
 

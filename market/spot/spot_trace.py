@@ -10,12 +10,11 @@ the on-demand price, > 0) and `availability` (integer in [0, capacity]);
 
 from __future__ import annotations
 
-import math
 import os
 
 import numpy as np
 
-from market.common.csv_trace import TraceError, parse_int, read_rows
+from market.common.csv_trace import TraceError, check_slot, parse_int, positive_number, read_rows
 from market.common.fields import integer, real
 from market.spot.spot_market import SpotMarket
 
@@ -50,19 +49,8 @@ def _parse(path: str, capacity: int | None) -> dict[str, np.ndarray]:
     prices: list[float] = []
     avails: list[int] = []
     for line, values in read_rows(path, REQUIRED_COLUMNS):
-        slot = parse_int(values["slot"])
-        if slot != len(prices):
-            raise TraceError(
-                path, line,
-                f"slot {values['slot']!r}, expected {len(prices)} "
-                f"(slots must be consecutive integers from 0)",
-            )
-        try:
-            price = float(values["spot_price"])
-        except ValueError:
-            raise TraceError(path, line, f"spot_price {values['spot_price']!r} is not a number") from None
-        if not (math.isfinite(price) and price > 0):
-            raise TraceError(path, line, f"spot_price {values['spot_price']!r} must be > 0")
+        check_slot(path, line, values["slot"], len(prices))
+        price = positive_number(path, line, "spot_price", values["spot_price"])
         avail = parse_int(values["availability"])
         if avail is None or avail < 0 or (capacity is not None and avail > capacity):
             bound = "" if capacity is None else f"in [0, {capacity}]"
