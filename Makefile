@@ -28,11 +28,11 @@ install: $(STAMP) ## Create .venv and install the pinned dependencies
 sweep: $(STAMP) ## Run the demo multirun (spot family, local Ray, MLflow in mlflow.db); ARGS=... adds overrides
 	$(PY) -m sweep -m experiment=demo $(ARGS)
 
-test: $(STAMP) ## Run the whole test suite (unit tests, smoke multirun on real Ray and MLflow)
-	$(PY) -m pytest -q $(ARGS)
+test: $(STAMP) ## Run the whole test suite on two workers (unit tests, smoke multirun on real Ray and MLflow)
+	$(PY) -m pytest -q -n 2 --dist loadgroup $(ARGS)
 
 test-fast: $(STAMP) ## Run the tests not marked slow (everyday work; `make test` is the full suite CI runs)
-	$(PY) -m pytest -q -m "not slow" $(ARGS)
+	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow" $(ARGS)
 
 smoke: $(STAMP) ## Run the smoke multirun alone (what CI runs end to end)
 	$(PY) -m sweep -m experiment=smoke $(ARGS)

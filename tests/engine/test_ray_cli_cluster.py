@@ -8,8 +8,10 @@ starting Ray.
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -164,9 +166,10 @@ def test_the_cli_reports_a_missing_token_as_an_error_message(tmp_path, monkeypat
 # --- the recipe, with the ray CLI ---------------------------------------------------------------
 
 @pytest.mark.slow
-def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, tmp_path_factory, monkeypatch):
-    # A short temp dir: Ray's Unix sockets live under it (at most 107 bytes in a socket path).
-    temp_dir = tmp_path_factory.mktemp("ray")
+def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, monkeypatch):
+    # A short temp dir: Ray's Unix sockets live under it (at most 107 bytes in a socket path;
+    # pytest-xdist's worker folders make tmp_path_factory's paths too long).
+    temp_dir = Path(tempfile.mkdtemp(prefix="rc"))
     home = tmp_path / "home"  # the token of a local ray.init(), here written by the test
     write_token(home)
     for name in TOKEN_VARS + ("RAY_ADDRESS",):
@@ -199,3 +202,4 @@ def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, tmp_path_fac
             head.kill()
         stop(head.pid, temp_dir)
     assert not started_by(head.pid, temp_dir), "processes of the head are still running"
+    shutil.rmtree(temp_dir, ignore_errors=True)

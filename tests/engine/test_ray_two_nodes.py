@@ -12,8 +12,10 @@ the same config.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -43,13 +45,14 @@ def finished(proc: subprocess.Popen, what: str) -> str:
 
 
 @pytest.fixture
-def two_nodes(tmp_path, tmp_path_factory, monkeypatch):
+def two_nodes(tmp_path, monkeypatch):
     """A head and a second node on 127.0.0.1, one CPU each; yields (address, head temp dir, node temp dir).
 
     Both are stopped afterwards by process (never `ray stop`, which would stop every Ray on the machine).
     """
-    # Short temp dirs: Ray's Unix sockets live under them (at most 107 bytes in a socket path).
-    head_temp, node_temp = tmp_path_factory.mktemp("ray_head"), tmp_path_factory.mktemp("ray_node")
+    # Short temp dirs: Ray's Unix sockets live under them (at most 107 bytes in a socket path;
+    # pytest-xdist's worker folders make tmp_path_factory's paths too long).
+    head_temp, node_temp = Path(tempfile.mkdtemp(prefix="rh")), Path(tempfile.mkdtemp(prefix="rn"))
     head_home, node_home = tmp_path / "head_home", tmp_path / "node_home"
     write_token(head_home)  # the token a local ray.init() would have left on the head machine
     for name in TOKEN_VARS + ("RAY_ADDRESS",):
@@ -84,6 +87,8 @@ def two_nodes(tmp_path, tmp_path_factory, monkeypatch):
             stop(proc.pid, temp_dir)
     for proc, temp_dir in started:
         assert not started_by(proc.pid, temp_dir), f"Ray processes under {temp_dir} are still running"
+    for temp_dir in (head_temp, node_temp):
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 @pytest.fixture
