@@ -72,7 +72,7 @@ def _grid_table(costs) -> dict:
     return {"policy": [c.policy.name for c in costs], "bid": [c.policy.bid for c in costs],
             "beta": [c.policy.beta if c.policy.kind == "ours" else np.nan for c in costs],
             "beta0": [np.nan if c.policy.beta0 is None else c.policy.beta0 for c in costs],
-            "theta": [c.policy.theta if c.policy.kind == "theta" else np.nan for c in costs],
+            "theta": [c.policy.theta if c.policy.kind != "ours" else np.nan for c in costs],
             "unit_cost": [c.unit_cost for c in costs],
             "self_owned_utilisation": [c.utilisation for c in costs]}
 

@@ -31,7 +31,10 @@ from numba import njit
 
 LEN = 12
 ON_DEMAND_PRICE = 0.25
-OURS, THETA = 0, 1  # policy kinds: Proportion / Dynalloc (Alg. 1-2), the theta policies of [6], [7]
+# Policy kinds: Proportion / Dynalloc (Alg. 1-2); the theta policies of [6], [7], re-bidding every
+# hour while the job has flexibility (THETA) or turning to on-demand at their first spot loss
+# (THETA_ONCE, the other reading, measured in reproduction/iaas_alternatives.py).
+OURS, THETA, THETA_ONCE = 0, 1, 2
 TOL = 1e-9
 
 
@@ -163,13 +166,13 @@ def _run_job(arrival, deadline, size, parallelism, prices, kind, beta, bid, thet
             if fell_back == 0:
                 left_next = work - o * (hour_end - t + 1)
                 slots_next = end - hour_end
-                if left_next > TOL and parallelism * slots_next < left_next - TOL:
+                if kind == THETA_ONCE or (left_next > TOL and parallelism * slots_next < left_next - TOL):
                     fell_back = t
                     if kind == OURS:
                         t2, o_bar = fallback_plan(work, t, end, parallelism, slots_per_hour)
         spot_now = spot_n if spot_alive else 0
         if fell_back > 0:
-            want = parallelism if (kind == THETA or t >= t2) else o_bar
+            want = parallelism if (kind != OURS or t >= t2) else o_bar
         else:
             want = o
         want = min(want, parallelism - spot_now)

@@ -14,18 +14,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from algorithms.iaas.job_execution import LEN, ON_DEMAND_PRICE, OURS, THETA, run_jobs
+from algorithms.iaas.job_execution import LEN, ON_DEMAND_PRICE, OURS, THETA, THETA_ONCE, run_jobs
 from algorithms.iaas.self_owned import allocate_self_owned, self_owned_work, utilisation
 
 BETAS = tuple(i / 12 for i in range(12)) + (0.9999,)
 BIDS = tuple(round(0.10 + 0.03 * i, 2) for i in range(7))
 THETAS = tuple(round(0.1 * i, 1) for i in range(11))
 NAIVE = None  # beta0 of the naive self-owned policy, eq. (2)
+KIND_CODES = {"ours": OURS, "theta": THETA, "theta_once": THETA_ONCE}
 
 
 @dataclass(frozen=True)
 class Policy:
-    """One policy: kind `ours` (Dynalloc with Proportion) or `theta`; beta0 None is eq. (2)."""
+    """One policy: kind `ours` (Dynalloc with Proportion), `theta` or `theta_once` (the theta
+    policies re-bidding every hour, or on-demand from their first spot loss: job_execution.py);
+    beta0 None is eq. (2)."""
 
     kind: str
     bid: float
@@ -38,7 +41,7 @@ class Policy:
         self_owned = "naive" if self.beta0 is None else f"{self.beta0:.4g}"
         if self.kind == "ours":
             return f"ours(beta0={self_owned},beta={self.beta:.4g},b={self.bid:.2f})"
-        return f"theta(theta={self.theta:.1f},b={self.bid:.2f},self_owned={self_owned})"
+        return f"{self.kind}(theta={self.theta:.1f},b={self.bid:.2f},self_owned={self_owned})"
 
 
 def ours_grid(betas=BETAS, bids=BIDS, beta0s=(NAIVE,)) -> list[Policy]:
@@ -46,8 +49,8 @@ def ours_grid(betas=BETAS, bids=BIDS, beta0s=(NAIVE,)) -> list[Policy]:
     return [Policy("ours", b, beta, beta0) for b in bids for beta0 in beta0s for beta in betas]
 
 
-def theta_grid(thetas=THETAS, bids=BIDS) -> list[Policy]:
-    return [Policy("theta", b, theta=theta) for b in bids for theta in thetas]
+def theta_grid(thetas=THETAS, bids=BIDS, kind: str = "theta") -> list[Policy]:
+    return [Policy(kind, b, theta=theta) for b in bids for theta in thetas]
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +88,7 @@ def stream_cost(jobs, prices: np.ndarray, policy: Policy, instances: int = 0,
     own = self_owned_work(jobs.size, jobs.deadline, r)
     size = np.maximum(jobs.size - jobs.deadline * r, 0.0)
     parallelism = jobs.parallelism - r
-    kind = OURS if policy.kind == "ours" else THETA
+    kind = KIND_CODES[policy.kind]
     money, slots = run_jobs(jobs.arrival, jobs.deadline, size, parallelism, np.asarray(prices, dtype=float), kind,
                             float(policy.beta), float(policy.bid), float(policy.theta), float(on_demand), LEN)
     return StreamCost(policy, money[:, 0], money[:, 1], money[:, 2], money[:, 3], own, r, slots[:, 0],

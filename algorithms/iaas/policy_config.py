@@ -23,6 +23,10 @@ from algorithms.iaas.policies import BETAS, BIDS, NAIVE, THETAS, Policy, ours_gr
 from market.common.fields import as_section, choice, integer, number_list, real, reject_unknown_keys
 
 BEST = ("BestOurs", "BestTheta", "BestNaive")
+# The theta policies' reading (policies.theta_reading): on-demand from their first spot loss
+# (`once`, the default: it reproduces Table II's rho, docs/iaas/mechanisms.md) or a new bid every
+# hour while the job has flexibility (`rebid`).
+THETA_READINGS = {"once": "theta_once", "rebid": "theta"}
 LEARNING = "OptiLearning"
 SINGLE = ("Ours", "Theta")
 KINDS = (*BEST, LEARNING, *SINGLE)
@@ -35,6 +39,7 @@ class PolicySettings:
     betas: tuple = BETAS
     bids: tuple = BIDS
     thetas: tuple = THETAS
+    theta_reading: str = "once"
     beta0s: tuple = BETAS
     instances: int = 0
     normalisation: str = "bound"
@@ -42,7 +47,7 @@ class PolicySettings:
     @classmethod
     def from_config(cls, config: Mapping) -> "PolicySettings":
         grids = as_section(config.get("policies"), "policies")
-        reject_unknown_keys(("betas", "bids", "thetas", "beta0s"), grids, "policies")
+        reject_unknown_keys(("betas", "bids", "thetas", "beta0s", "theta_reading"), grids, "policies")
         own = as_section(config.get("self_owned"), "self_owned")
         reject_unknown_keys(("instances",), own, "self_owned")
         learning = as_section(config.get("learning"), "learning")
@@ -60,6 +65,7 @@ class PolicySettings:
 
         return cls(betas=grid("betas", BETAS, 1.0, True), bids=grid("bids", BIDS, float("inf"), False),
                    thetas=grid("thetas", THETAS, 1.0, False), beta0s=grid("beta0s", BETAS, 1.0, True),
+                   theta_reading=choice(grids.get("theta_reading", "once"), "policies.theta_reading", THETA_READINGS),
                    instances=integer(own.get("instances", 0), "self_owned.instances", 0),
                    normalisation=choice(learning.get("normalisation", "bound"), "learning.normalisation",
                                         NORMALISATIONS))
@@ -72,7 +78,7 @@ class PolicySettings:
         return ours_grid(self.betas, self.bids, (NAIVE,))
 
     def theta(self) -> list[Policy]:
-        return theta_grid(self.thetas, self.bids)
+        return theta_grid(self.thetas, self.bids, THETA_READINGS[self.theta_reading])
 
 
 @dataclass(frozen=True)
@@ -119,5 +125,6 @@ def mechanism_specs(config: Mapping, settings: PolicySettings) -> tuple[Mechanis
         else:
             reject_unknown_keys(("theta", "b"), p, f"mechanisms: {name}")
             theta = real(p.get("theta", 0.0), f"mechanisms: {name}: theta", 0.0, 1.0)
-            specs.append(MechanismSpec(name, "Theta", Policy("theta", _bid(p.get("b", 0.19), name), theta=theta)))
+            specs.append(MechanismSpec(name, "Theta", Policy(THETA_READINGS[settings.theta_reading],
+                                                             _bid(p.get("b", 0.19), name), theta=theta)))
     return tuple(specs)

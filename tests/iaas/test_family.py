@@ -27,6 +27,7 @@ def config(**overrides):
     ({"policies": {**SMALL, "bids": [-0.1]}}, "policies.bids must"),
     ({"policies": {**SMALL, "gammas": [1]}}, "policies: unknown key"),
     ({"self_owned": {"instances": -1}}, "self_owned.instances must be"),
+    ({"policies": {**SMALL, "theta_reading": "twice"}}, "policies.theta_reading must be one of once, rebid"),
     ({"learning": {"normalisation": "minmax"}}, "learning.normalisation must be one of"),
     ({"mechanisms": ["BestOurs", "Greedy"]}, "unknown mechanism 'Greedy' for family iaas"),
     ({"mechanisms": ["Ours(beta=1.5)"]}, r"mechanisms: Ours\(beta=1.5\): beta must be"),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from algorithms.iaas.job_execution import OURS, THETA, fallback_plan, proportion_split, run_job, theta_split
+from algorithms.iaas.job_execution import OURS, THETA, THETA_ONCE, fallback_plan, proportion_split, run_job, theta_split
 
 
 def test_on_demand_is_billed_by_started_hours():
@@ -77,9 +77,21 @@ def test_ours_falls_back_to_proposition4_when_the_spot_is_lost_without_flexibili
     assert result.on_demand_cost == pytest.approx(0.25 * 11)
 
 
+def test_theta_once_turns_to_on_demand_at_its_first_spot_loss():
+    # the prices of the test above: hour 1's spot ends after 5 slots (10 units); with plenty of
+    # flexibility `theta` waits and bids again, `theta_once` takes delta = 2 on-demand
+    # instances from slot 6 to the end: 30 units in slots 6-20, two started hours each
+    prices = np.full(60, 0.1)
+    prices[5] = 0.5
+    result = run_job(1, 60, 40.0, 2, prices, THETA_ONCE, bid=0.2, theta=1.0)
+    assert result.fell_back == 6 and result.finish == 20
+    assert result.spot_work == 10.0 and result.spot_cost == 0.0
+    assert result.on_demand_work == 30.0 and result.on_demand_cost == pytest.approx(4 * 0.25)
+
+
 @settings(max_examples=150, deadline=None)
 @given(delta=st.integers(1, 8), hours=st.floats(0.2, 4.0), slack=st.floats(1.0, 4.0),
-       kind=st.sampled_from([OURS, THETA]), beta=st.sampled_from([0.0, 0.25, 0.5, 0.9999]),
+       kind=st.sampled_from([OURS, THETA, THETA_ONCE]), beta=st.sampled_from([0.0, 0.25, 0.5, 0.9999]),
        theta=st.sampled_from([0.0, 0.3, 1.0]), bid=st.sampled_from([0.1, 0.19, 0.28]),
        seed=st.integers(0, 2**16))
 def test_every_policy_meets_the_deadline_and_accounts_for_the_work(delta, hours, slack, kind, beta, theta, bid, seed):
