@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import importlib.util
 import io
 import sys
 import tarfile
@@ -62,12 +63,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-# data/ is not a package: put this folder on the path (the script is run, or loaded by path in
-# tests) before importing the sibling script's byte comparison, hence the late import.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from derive_traces import _compare as compare_bytes  # noqa: E402
-
 DATA = Path(__file__).resolve().parent
+
+
+def compare_bytes(name: str, made: bytes, against) -> bool:
+    """The sibling script's byte comparison (data/derive_traces.py `_compare`), loaded by path:
+    data/ is not a package, and this script is run as a file or loaded by path in tests."""
+    spec = importlib.util.spec_from_file_location("derive_traces", DATA / "derive_traces.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._compare(name, made, against)
 OUTPUT = DATA / "core_lcdb_curves.csv"
 SDIST = "lcdb-0.1.0.tar.gz"
 SDIST_SHA256 = "450ea69b249866298653f718d66a825e3d19a4024dd4ff140b89f2e04d4777ae"
