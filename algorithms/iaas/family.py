@@ -78,11 +78,13 @@ def _grid_table(costs) -> dict:
 
 
 def _learning_row(spec: MechanismSpec, prepared: PreparedIaas, jobs: JobStream, prices,
-                  rng: np.random.Generator) -> dict:
+                  rng: np.random.Generator, runs: list) -> dict:
+    """OptiLearning over `runs`, its grid's costs (the BestOurs / BestTheta grid: OptiLearning
+    runs without self-owned instances, so they are the counterfactuals Alg. 3 needs)."""
     s = prepared.settings
-    policies = s.ours() if spec.grid == "ours" else s.theta()
+    policies = [r.policy for r in runs]
     run = opti_learning(jobs, prices, policies, mechanism_stream(rng, spec.name), s.normalisation,
-                        prepared.prices.on_demand)
+                        prepared.prices.on_demand, runs)
     alpha = run.unit_cost(float(jobs.size.sum()))
     rows = np.unique(np.linspace(0, len(jobs), WEIGHT_CHECKPOINTS + 1).astype(int))
     weights = run.selection.weights[rows]
@@ -116,7 +118,8 @@ def simulate_replicate(prepared: PreparedIaas, replicate: int, rng: np.random.Ge
             best = min(costs, key=lambda c: (c.unit_cost, c.policy.name))
             rows.append(_row(spec.name, best, best.policy.name, {"policies": _grid_table(costs)}))
         elif spec.kind == LEARNING:
-            rows.append(_learning_row(spec, prepared, jobs, prices, rng))
+            runs = grid("BestOurs" if spec.grid == "ours" else "BestTheta")
+            rows.append(_learning_row(spec, prepared, jobs, prices, rng, runs))
         else:
             policy: Policy = spec.policy
             rows.append(_row(spec.name, stream_cost(jobs, prices, policy, s.instances, on_demand), policy.name))

@@ -65,12 +65,15 @@ class OptiLearningRun:
 
 
 def opti_learning(jobs, prices: np.ndarray, policies, rng: np.random.Generator,
-                  normalisation: str = "bound", on_demand: float = ON_DEMAND_PRICE) -> OptiLearningRun:
-    """Alg. 3 on `jobs` (arrival order) with the candidate `policies`; `rng` draws the policies."""
+                  normalisation: str = "bound", on_demand: float = ON_DEMAND_PRICE,
+                  runs=None) -> OptiLearningRun:
+    """Alg. 3 on `jobs` (arrival order) with the candidate `policies`; `rng` draws the policies.
+    `runs`: the policies' `stream_cost` on these jobs and prices, when the caller has them."""
     if normalisation not in NORMALISATIONS:
         raise ValueError(f"normalisation must be one of {', '.join(NORMALISATIONS)}, got {normalisation!r}")
     policies = tuple(policies)
-    runs = [stream_cost(jobs, prices, p, 0, on_demand) for p in policies]
+    if runs is None:
+        runs = [stream_cost(jobs, prices, p, 0, on_demand) for p in policies]
     costs = np.column_stack([r.cost for r in runs])
     lag = int(jobs.deadline.max())
     if normalisation == "bound":
