@@ -1,15 +1,23 @@
-"""Measured alternatives behind docs/iaas/mechanisms.md (paper 003, Fig. 4 and Table II): the
-best of our policies and of the theta policies (re-bidding every hour, `theta`, or turning to
-on-demand at their first spot loss, `theta_once`), and our alpha against beta for three bids, under
-other price processes. Not part of `make reproduce-iaas`; run it on its own (about a minute):
+"""Measured alternatives behind docs/iaas/reproduction.md (paper 003).
 
-    python -m reproduction.iaas_alternatives
+`table2` (Fig. 4, Table II): the best of our policies and of the theta policies (re-bidding
+every hour, `theta`, or turning to on-demand at their first spot loss, `theta_once`), and our
+alpha against beta for three bids, under three price processes.
+`table3` (Table III): rho_{R, x2} of the best {beta0, beta*(b), b} against the best of eq. (2),
+and the best beta0, as the spot price level moves from the default mean 0.11 to the literal 1.1
+and the load (jobs per slot) from 1 to 2.
+
+Not part of `make reproduce-iaas`; run them on their own (about a minute each):
+
+    python -m reproduction.iaas_alternatives [table2|table3]
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from algorithms.iaas.policies import ours_grid, stream_cost, theta_grid
+from algorithms.iaas.policies import BETAS, BIDS, Policy, ours_grid, stream_cost, theta_grid
 from market.iaas.jobs import JobParams, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices
 
@@ -33,8 +41,35 @@ def compare(prices: dict, slackness_max: float, slots: int = 6000, seed: int = 1
               f"{' '.join(f'{ours[p]:.3f}' for p in ours_grid() if p.bid == bid)}", flush=True)
 
 
+def table3(slots: int = 6000, seed: int = 1) -> None:
+    """One world per (x0, spot mean, R): beta*(b) from the spot-only grid, then beta0 x b."""
+    betas = ours_grid()
+    for x0 in (3.0, 13.0):
+        for mean, rate in ((0.11, 1.0), (0.3, 1.0), (1.1, 1.0), (0.11, 2.0), (0.3, 2.0)):
+            rng = np.random.default_rng(seed)
+            jobs = draw_jobs(JobParams.from_config({"slots": slots, "slackness_max": x0, "arrival_rate": rate}), rng)
+            path = draw_prices(PriceParams.from_config({"mean": mean}), jobs.horizon(), rng)
+            spot_only = {p: stream_cost(jobs, path, p).unit_cost for p in betas}
+            star = {b: min((p for p in spot_only if p.bid == b), key=spot_only.get).beta for b in BIDS}
+            cells = []
+            for r in (200, 400, 600, 800):
+                ours = {p: stream_cost(jobs, path, p, r).unit_cost
+                        for p in (Policy("ours", b, star[b], beta0) for b in BIDS for beta0 in BETAS)}
+                naive = min(stream_cost(jobs, path, Policy("ours", b, star[b]), r).unit_cost for b in BIDS)
+                best = min(ours, key=ours.get)
+                rho = 100 * (1 - ours[best] / naive) if naive > 0 else float("nan")
+                cells.append(f"R {r}: {rho:5.1f}% (beta0 {best.beta0:.3g}, b {best.bid:.2f})")
+            print(f"  x0 = {x0:g}, mean {mean:g}, {rate:g} job/slot: " + "; ".join(cells), flush=True)
+
+
 if __name__ == "__main__":
-    for label, prices in PRICES:
-        print(label)
-        for x0 in (3.0, 13.0):
-            compare(prices, x0)
+    part = sys.argv[1] if len(sys.argv) > 1 else "table2"
+    if part == "table2":
+        for label, prices in PRICES:
+            print(label)
+            for x0 in (3.0, 13.0):
+                compare(prices, x0)
+    elif part == "table3":
+        table3()
+    else:
+        sys.exit(f"unknown part {part!r}: use table2 or table3")

@@ -266,25 +266,44 @@ def _release(delay: Any, n_jobs: int) -> np.ndarray:
     return release
 
 
+class OnlineWeights:
+    """Alg. 2's weights learnt one job at a time (paper 000, Sec. V-B, line 11), for a family
+    whose later utilities depend on the policies already drawn (paper 003's self-owned
+    instances): `exponentiated_gradient` runs the same update over a whole matrix.
+
+    Log-weights start at 0 (w_1 uniform, line 2); `learn(z, eta)` adds eta z (z normalised to
+    [0, 1]) and subtracts the maximum, so no eta or horizon overflows."""
+
+    def __init__(self, n_policies: int) -> None:
+        self.log_weights = np.zeros(_count(n_policies, "n_policies", 1))
+
+    def learn(self, z: np.ndarray, eta: float) -> None:
+        # Once a policy trails the leader by more than ~1.8e308 its log-weight is -inf (weight
+        # exactly 0, as exp() already gives below -745); -inf never turns into NaN here.
+        with np.errstate(over="ignore"):
+            self.log_weights = self.log_weights + eta * z
+            self.log_weights -= self.log_weights.max()
+
+    @property
+    def weights(self) -> np.ndarray:
+        w = np.exp(self.log_weights)
+        return w / w.sum()
+
+
 def _log_weight_rows(z: np.ndarray, eta: np.ndarray, release: np.ndarray) -> np.ndarray:
-    """Unnormalised log-weights of rows 0..K, each shifted so that its maximum is 0."""
+    """Log-weights of rows 0..K (`OnlineWeights`), each shifted so that its maximum is 0."""
     n_jobs, n_policies = z.shape
     order = np.argsort(release, kind="stable")
     rows = np.empty((n_jobs + 1, n_policies))
-    log_w = np.zeros(n_policies)
-    rows[0] = log_w
+    online = OnlineWeights(n_policies)
+    rows[0] = online.log_weights
     pos = 0
-    # Once a policy trails the leader by more than ~1.8e308 its log-weight is
-    # -inf (weight exactly 0, as exp() already gives below -745); only an eta
-    # near the float maximum gets there, and -inf never turns into NaN here.
-    with np.errstate(over="ignore"):
-        for row in range(1, n_jobs + 1):
-            while pos < n_jobs and release[order[pos]] <= row:
-                j = order[pos]
-                log_w = log_w + eta[j] * z[j]
-                log_w -= log_w.max()
-                pos += 1
-            rows[row] = log_w
+    for row in range(1, n_jobs + 1):
+        while pos < n_jobs and release[order[pos]] <= row:
+            j = order[pos]
+            online.learn(z[j], eta[j])
+            pos += 1
+        rows[row] = online.log_weights
     return rows
 
 
@@ -406,8 +425,14 @@ def draw_policies(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise ValueError(f"weights must be a (rows, M) array, got shape {w.shape}")
     if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w.sum(axis=1) <= 0):
         raise ValueError("weights must be finite, >= 0, with a positive sum per row")
-    cdf = np.cumsum(w, axis=1)
-    x = rng.random(w.shape[0])[:, None] * cdf[:, -1:]
+    return policies_at(w, rng.random(w.shape[0]))
+
+
+def policies_at(weights: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """`draw_policies` with its U[0, 1) draws given, one per row: a family that draws job by
+    job (`OnlineWeights`) draws the same policies as one that draws all rows at once."""
+    cdf = np.cumsum(weights, axis=1)
+    x = np.asarray(uniforms, dtype=float)[:, None] * cdf[:, -1:]
     return np.sum(cdf <= x, axis=1)
 
 

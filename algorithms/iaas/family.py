@@ -78,13 +78,12 @@ def _grid_table(costs) -> dict:
 
 
 def _learning_row(spec: MechanismSpec, prepared: PreparedIaas, jobs: JobStream, prices,
-                  rng: np.random.Generator, runs: list) -> dict:
-    """OptiLearning over `runs`, its grid's costs (the BestOurs / BestTheta grid: OptiLearning
-    runs without self-owned instances, so they are the counterfactuals Alg. 3 needs)."""
+                  rng: np.random.Generator, policies: list[Policy], runs: list | None) -> dict:
+    """OptiLearning over `policies`; `runs`: their costs without self-owned instances (the
+    BestOurs / BestTheta grid's), which are Alg. 3's counterfactuals when R = 0."""
     s = prepared.settings
-    policies = [r.policy for r in runs]
     run = opti_learning(jobs, prices, policies, mechanism_stream(rng, spec.name), s.normalisation,
-                        prepared.prices.on_demand, runs)
+                        prepared.prices.on_demand, runs, s.instances)
     alpha = run.unit_cost(float(jobs.size.sum()))
     rows = np.unique(np.linspace(0, len(jobs), WEIGHT_CHECKPOINTS + 1).astype(int))
     weights = run.selection.weights[rows]
@@ -93,34 +92,66 @@ def _learning_row(spec: MechanismSpec, prepared: PreparedIaas, jobs: JobStream, 
              "weight": weights.ravel().tolist()}
     spot = float(run.realised_spot_work.sum())
     return {"mechanism": spec.name, "utility": -alpha, "unit_cost": alpha,
-            "spot_share": spot / float(jobs.size.sum()), "self_owned_utilisation": 0.0,
-            "policy": policies[int(np.argmax(run.selection.final_weights))].name, "missed": 0,
+            "spot_share": spot / float(jobs.size.sum()), "self_owned_utilisation": run.utilisation,
+            "policy": policies[int(np.argmax(run.selection.final_weights))].name, "missed": run.missed,
             "tables": {"weights": table}}
+
+
+class _Grids:
+    """The policy grids of one replicate and their costs, each simulated once."""
+
+    def __init__(self, prepared: PreparedIaas, jobs: JobStream, prices: np.ndarray):
+        self.settings, self.jobs, self.prices = prepared.settings, jobs, prices
+        self.on_demand = prepared.prices.on_demand
+        self._costs: dict[str, list] = {}
+
+    def _run(self, key: str, policies: list[Policy], instances: int) -> list:
+        if key not in self._costs:
+            self._costs[key] = [stream_cost(self.jobs, self.prices, p, instances, self.on_demand) for p in policies]
+        return self._costs[key]
+
+    def beta_star(self) -> dict | None:
+        """beta*(b): each bid's cheapest beta without self-owned instances (Sec. V-B, Exp. 2)."""
+        if self.settings.beta_per_bid != "best":
+            return None
+        best: dict = {}
+        for c in self._run("spot_only", self.settings.spot_only(), 0):
+            b = c.policy.bid
+            if b not in best or c.unit_cost < best[b].unit_cost:
+                best[b] = c
+        return {b: c.policy.beta for b, c in best.items()}
+
+    def policies(self, kind: str) -> list[Policy]:
+        s = self.settings
+        if kind == "BestTheta":
+            return s.theta()
+        return (s.ours if kind == "BestOurs" else s.naive)(self.beta_star())
+
+    def costs(self, kind: str) -> list:
+        return self._run(kind, self.policies(kind), self.settings.instances)
+
+    def learning_runs(self, kind: str) -> list | None:
+        """The grid's costs when they are Alg. 3's counterfactuals (no self-owned instances)."""
+        return self.costs(kind) if self.settings.instances == 0 else None
 
 
 def simulate_replicate(prepared: PreparedIaas, replicate: int, rng: np.random.Generator) -> list[dict]:
     jobs = draw_jobs(prepared.jobs, rng)
     prices = draw_prices(prepared.prices, max(jobs.horizon(), 1), rng)
     s = prepared.settings
-    on_demand = prepared.prices.on_demand
-    grids: dict[str, list] = {}
-
-    def grid(kind: str):
-        if kind not in grids:
-            policies = {"BestOurs": s.ours, "BestTheta": s.theta, "BestNaive": s.naive}[kind]()
-            grids[kind] = [stream_cost(jobs, prices, p, s.instances, on_demand) for p in policies]
-        return grids[kind]
-
+    grids = _Grids(prepared, jobs, prices)
     rows = []
     for spec in prepared.specs:
         if spec.kind in BEST:
-            costs = grid(spec.kind)
+            costs = grids.costs(spec.kind)
             best = min(costs, key=lambda c: (c.unit_cost, c.policy.name))
             rows.append(_row(spec.name, best, best.policy.name, {"policies": _grid_table(costs)}))
         elif spec.kind == LEARNING:
-            runs = grid("BestOurs" if spec.grid == "ours" else "BestTheta")
-            rows.append(_learning_row(spec, prepared, jobs, prices, rng, runs))
+            kind = "BestOurs" if spec.grid == "ours" else "BestTheta"
+            rows.append(_learning_row(spec, prepared, jobs, prices, rng, grids.policies(kind),
+                                      grids.learning_runs(kind)))
         else:
             policy: Policy = spec.policy
-            rows.append(_row(spec.name, stream_cost(jobs, prices, policy, s.instances, on_demand), policy.name))
+            rows.append(_row(spec.name, stream_cost(jobs, prices, policy, s.instances, prepared.prices.on_demand),
+                             policy.name))
     return rows

@@ -129,6 +129,23 @@ def run_jobs(arrival, deadline, size, parallelism, prices, kind, beta, bid, thet
 
 
 @njit(cache=True)
+def run_job_policies(arrival, deadline, size, parallelism, prices, kind, beta, bid, theta, on_demand,
+                     slots_per_hour):
+    """`run_job` of one job under n policies (OptiLearning's counterfactuals): `size` and
+    `parallelism` are the job's remainder after each policy's self-owned instances, `kind`,
+    `beta`, `bid`, `theta` each policy's; the outputs as `run_jobs`', one row per policy."""
+    n = size.size
+    money = np.zeros((n, 4))
+    slots = np.zeros((n, 2), dtype=np.int64)
+    for k in range(n):
+        out = _run_job(arrival, deadline, size[k], parallelism[k], prices, kind[k], beta[k], bid[k], theta[k],
+                       on_demand, slots_per_hour)
+        money[k, 0], money[k, 1], money[k, 2], money[k, 3] = out[0], out[1], out[2], out[3]
+        slots[k, 0], slots[k, 1] = out[4], out[5]
+    return money, slots
+
+
+@njit(cache=True)
 def _run_job(arrival, deadline, size, parallelism, prices, kind, beta, bid, theta, on_demand, slots_per_hour):
     end = arrival + deadline - 1
     if size <= TOL:

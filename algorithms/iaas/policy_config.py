@@ -3,12 +3,16 @@
 normalisation), and the mechanism names:
 
 - `BestOurs`: the cheapest of our policies {beta0, beta, b} over the grid, in hindsight (the
-  paper's alpha, Tables II-III);
+  paper's alpha, Tables II-III). `policies.beta_per_bid: best` is Sec. V-B's Experiment 2 grid:
+  each bid keeps only its best beta without self-owned instances on the same stream (beta*(b),
+  "computed in advance"), so that the grid is beta0 x b (91 policies; 7 without self-owned
+  instances); `grid` (default) crosses every beta with every bid;
 - `BestTheta`: the cheapest theta policy of [6], [7] (with R > 0 the self-owned instances by
   the naive eq. (2)); the paper's alpha';
-- `BestNaive`: the cheapest of eq. (2) + Proportion over beta x b (Sec. V-B, Experiment 2's
-  other reading of "the policies defined by (2)");
-- `OptiLearning`, `OptiLearning(grid=theta)`: Alg. 3 over our grid or the theta grid;
+- `BestNaive`: the cheapest of eq. (2) + Proportion over beta x b, or over b with beta*(b)
+  (Table III's 7 "policies defined by (2)");
+- `OptiLearning`, `OptiLearning(grid=theta)`: Alg. 3 over our grid or the theta grid (with R > 0
+  the theta policies take their self-owned instances by eq. (2): Table IV's baseline);
 - `Ours(beta0=...,beta=...,b=...)` (beta0 a number or `naive`), `Theta(theta=...,b=...)`: one
   policy.
 """
@@ -27,6 +31,7 @@ BEST = ("BestOurs", "BestTheta", "BestNaive")
 # (`once`, the default: it reproduces Table II's rho, docs/iaas/mechanisms.md) or a new bid every
 # hour while the job has flexibility (`rebid`).
 THETA_READINGS = {"once": "theta_once", "rebid": "theta"}
+BETA_PER_BID = ("grid", "best")
 LEARNING = "OptiLearning"
 SINGLE = ("Ours", "Theta")
 KINDS = (*BEST, LEARNING, *SINGLE)
@@ -41,13 +46,15 @@ class PolicySettings:
     thetas: tuple = THETAS
     theta_reading: str = "once"
     beta0s: tuple = BETAS
+    beta_per_bid: str = "grid"
     instances: int = 0
     normalisation: str = "bound"
 
     @classmethod
     def from_config(cls, config: Mapping) -> "PolicySettings":
         grids = as_section(config.get("policies"), "policies")
-        reject_unknown_keys(("betas", "bids", "thetas", "beta0s", "theta_reading"), grids, "policies")
+        reject_unknown_keys(("betas", "bids", "thetas", "beta0s", "theta_reading", "beta_per_bid"), grids,
+                            "policies")
         own = as_section(config.get("self_owned"), "self_owned")
         reject_unknown_keys(("instances",), own, "self_owned")
         learning = as_section(config.get("learning"), "learning")
@@ -66,15 +73,26 @@ class PolicySettings:
         return cls(betas=grid("betas", BETAS, 1.0, True), bids=grid("bids", BIDS, float("inf"), False),
                    thetas=grid("thetas", THETAS, 1.0, False), beta0s=grid("beta0s", BETAS, 1.0, True),
                    theta_reading=choice(grids.get("theta_reading", "once"), "policies.theta_reading", THETA_READINGS),
+                   beta_per_bid=choice(grids.get("beta_per_bid", "grid"), "policies.beta_per_bid", BETA_PER_BID),
                    instances=integer(own.get("instances", 0), "self_owned.instances", 0),
                    normalisation=choice(learning.get("normalisation", "bound"), "learning.normalisation",
                                         NORMALISATIONS))
 
-    def ours(self) -> list[Policy]:
-        """Our grid: beta0 over `beta0s` when there are self-owned instances (Sec. V-B, Exp. 2)."""
-        return ours_grid(self.betas, self.bids, self.beta0s if self.instances > 0 else (NAIVE,))
+    def ours(self, beta_star: Mapping | None = None) -> list[Policy]:
+        """Our grid: beta0 over `beta0s` when there are self-owned instances (Sec. V-B, Exp. 2);
+        with `beta_star` (bid -> beta*(b)) one beta per bid."""
+        beta0s = self.beta0s if self.instances > 0 else (NAIVE,)
+        if beta_star is None:
+            return ours_grid(self.betas, self.bids, beta0s)
+        return [Policy("ours", b, beta_star[b], beta0) for b in self.bids for beta0 in beta0s]
 
-    def naive(self) -> list[Policy]:
+    def naive(self, beta_star: Mapping | None = None) -> list[Policy]:
+        if beta_star is None:
+            return ours_grid(self.betas, self.bids, (NAIVE,))
+        return [Policy("ours", b, beta_star[b], NAIVE) for b in self.bids]
+
+    def spot_only(self) -> list[Policy]:
+        """Our policies without self-owned instances, beta x b: where beta*(b) is chosen."""
         return ours_grid(self.betas, self.bids, (NAIVE,))
 
     def theta(self) -> list[Policy]:
@@ -110,10 +128,6 @@ def mechanism_specs(config: Mapping, settings: PolicySettings) -> tuple[Mechanis
         elif parsed.kind == LEARNING:
             reject_unknown_keys(("grid",), p, f"mechanisms: {name}")
             grid = choice(p.get("grid", "ours"), f"mechanisms: {name}: grid", ("ours", "theta"))
-            if settings.instances > 0:
-                raise ValueError(f"mechanisms: {name}: OptiLearning with self-owned instances "
-                                 f"(self_owned.instances = {settings.instances}) is not implemented yet; "
-                                 "use self_owned.instances=0 (docs/iaas/mechanisms.md)")
             specs.append(MechanismSpec(name, LEARNING, grid=grid))
         elif parsed.kind == "Ours":
             reject_unknown_keys(("beta0", "beta", "b"), p, f"mechanisms: {name}")

@@ -33,7 +33,7 @@ def config(**overrides):
     ({"mechanisms": ["Ours(beta=1.5)"]}, r"mechanisms: Ours\(beta=1.5\): beta must be"),
     ({"mechanisms": ["Theta(theta=0.5,bid=0.2)"]}, "unknown key.*'bid'"),
     ({"mechanisms": ["BestOurs", "BestOurs"]}, "twice"),
-    ({"self_owned": {"instances": 200}}, "OptiLearning with self-owned instances .* is not implemented yet"),
+    ({"policies": {"beta_per_bid": "each"}}, "policies.beta_per_bid must be"),
     ({"jobs": {"parallelism": 0}}, "jobs.parallelism must be"),
     ({"prices": {"mean": -1}}, "prices.mean must be"),
 ])
@@ -75,3 +75,26 @@ def test_self_owned_rows():
     assert len(rows["BestNaive"]["tables"]["policies"]["policy"]) == 9
     assert all(0 < r["self_owned_utilisation"] <= 1 for r in rows.values())
     assert all(r["missed"] == 0 for r in rows.values())
+
+
+def test_experiment_2_grid_keeps_each_bids_best_beta():
+    # Sec. V-B, Exp. 2: beta*(b) from the spot-only grid of the same stream, then beta0 x b
+    policies = {**SMALL, "beta_per_bid": "best"}
+    spot_only = family.simulate_replicate(family.prepare(config(policies=policies, mechanisms=["BestOurs"])), 0,
+                                          np.random.default_rng(7))[0]["tables"]["policies"]
+    full = family.simulate_replicate(family.prepare(config(mechanisms=["BestOurs"])), 0,
+                                     np.random.default_rng(7))[0]["tables"]["policies"]
+    best = {}
+    for bid, beta, cost in zip(full["bid"], full["beta"], full["unit_cost"]):
+        if bid not in best or cost < best[bid][1]:
+            best[bid] = (beta, cost)
+    assert dict(zip(spot_only["bid"], spot_only["beta"])) == {b: v[0] for b, v in best.items()}
+    owned = family.prepare(config(policies=policies, self_owned={"instances": 200},
+                                  mechanisms=["BestOurs", "BestNaive", "OptiLearning", "OptiLearning(grid=theta)"]))
+    rows = {r["mechanism"]: r for r in family.simulate_replicate(owned, 0, np.random.default_rng(7))}
+    table = rows["BestOurs"]["tables"]["policies"]
+    assert len(table["policy"]) == 6 and dict(zip(table["bid"], table["beta"])) == {b: v[0] for b, v in best.items()}
+    assert len(rows["BestNaive"]["tables"]["policies"]["policy"]) == 3
+    for name in ("OptiLearning", "OptiLearning(grid=theta)"):
+        assert 0 < rows[name]["self_owned_utilisation"] <= 1 and rows[name]["missed"] == 0
+    assert len(set(rows["OptiLearning"]["tables"]["weights"]["policy"])) == 6

@@ -8,8 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from algorithms.iaas.opti_learning import cost_bound, learning_rates, opti_learning, proposition6_bound
+from algorithms.iaas.job_execution import ON_DEMAND_PRICE
+from algorithms.iaas.opti_learning import (NORMALISATIONS, _opti_learning_self_owned, cost_bound, learning_rates,
+                                           opti_learning, proposition6_bound)
 from algorithms.iaas.policies import Policy, ours_grid, stream_cost
+from algorithms.iaas.self_owned import wanted_instances
 from market.iaas.jobs import JobParams, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices
 
@@ -69,3 +72,46 @@ def test_an_unknown_normalisation_is_rejected(world):
     jobs, prices = world
     with pytest.raises(ValueError, match="normalisation must be one of bound, job_minmax"):
         opti_learning(jobs, prices, ours_grid()[:2], np.random.default_rng(0), "minmax")
+
+
+def test_job_by_job_play_without_self_owned_instances_is_the_batch_run(world):
+    # the path that self-owned instances need (weights learnt job by job, one draw per job)
+    # gives the same weights, draws and costs as one exponentiated_gradient call when r_j = 0
+    jobs, prices = world
+    policies = ours_grid(betas=(0.5, 0.9999), bids=(0.13, 0.22, 0.28))
+    for normalisation in NORMALISATIONS:
+        batch = opti_learning(jobs, prices, policies, np.random.default_rng(4), normalisation)
+        played = _opti_learning_self_owned(jobs, prices, tuple(policies), np.random.default_rng(4), normalisation,
+                                           ON_DEMAND_PRICE, 0)
+        assert np.array_equal(played.costs, batch.costs)
+        assert np.array_equal(played.selection.weights, batch.selection.weights)
+        assert np.array_equal(played.chosen, batch.chosen)
+
+
+def test_with_one_policy_and_self_owned_instances_the_learner_is_that_policy(world):
+    jobs, prices = world
+    policy = Policy("ours", 0.19, beta=0.9999, beta0=3 / 12)
+    run = opti_learning(jobs, prices, [policy], np.random.default_rng(0), instances=300)
+    alone = stream_cost(jobs, prices, policy, 300)
+    assert np.array_equal(run.self_owned, alone.self_owned)
+    assert np.allclose(run.realised_cost, alone.cost, rtol=0, atol=1e-12)
+    assert run.utilisation == pytest.approx(alone.utilisation)
+    assert run.self_owned.sum() > 0 and run.missed == 0
+
+
+def test_counterfactuals_take_the_idle_instances_the_drawn_policies_left(world):
+    # two policies that want every self-owned instance (eq. 2) or none (beta0 = 0.9999 asks
+    # for at most what the deadline forces): a job's counterfactual under eq. (2) sees the
+    # instances that the jobs before it really took, not those eq. (2) alone would have left
+    jobs, prices = world
+    greedy, shy = Policy("ours", 0.19, beta=0.9999), Policy("ours", 0.19, beta=0.9999, beta0=0.9999)
+    run = opti_learning(jobs, prices, [greedy, shy], np.random.default_rng(0), instances=300)
+    idle = np.full(jobs.horizon(), 300)
+    want = wanted_instances(jobs.size, jobs.deadline, jobs.parallelism, None)
+    for j in range(len(jobs)):
+        a, d = jobs.arrival[j], jobs.deadline[j]
+        r_greedy = min(want[j], idle[a - 1:a + d - 1].min())
+        if run.chosen[j] == 0:
+            assert run.self_owned[j] == r_greedy
+        idle[a - 1:a + d - 1] -= run.self_owned[j]
+    assert 0 < np.count_nonzero(run.chosen == 0) < len(jobs)
