@@ -58,7 +58,7 @@ reproduce-auction: $(STAMP) ## Reproduce paper 001's Figs. 4-13 into reports/auc
 reproduce-core: $(STAMP) ## Reproduce paper 002's Figs. 4-6 and 11 and the real/live-curve runs into reports/core/ (docs/core/reproduction.md)
 	$(PY) -m reproduction core $(ARGS)
 
-reproduce-iaas: $(STAMP) ## Reproduce paper 003's Fig. 4 and Table II into reports/iaas/ (in progress: docs/iaas/mechanisms.md)
+reproduce-iaas: $(STAMP) ## Reproduce paper 003's Figs. 4-5 and Tables II-IV into reports/iaas/ (docs/iaas/reproduction.md)
 	$(PY) -m reproduction iaas $(ARGS)
 
 clean: ## Remove outputs/, multirun/ and caches (keeps .venv and mlflow.db)
