@@ -7,9 +7,13 @@ alpha against beta for three bids, under three price processes.
 and the best beta0, as the spot price level moves from the default mean 0.11 to the literal 1.1
 and the load (jobs per slot) from 1 to 2.
 
+`optimum`: on small streams (the paper's law scaled down: 0.2 jobs per slot, delta = 4, sizes
+of 1/6 to 1 hour, 60 slots), what the best policy of each grid pays above the hindsight
+optimum (algorithms/iaas/offline_optimum.py), R = 0 and 4.
+
 Not part of `make reproduce-iaas`; run them on their own (about a minute each):
 
-    python -m reproduction.iaas_alternatives [table2|table3]
+    python -m reproduction.iaas_alternatives [table2|table3|optimum]
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import sys
 
 import numpy as np
 
+from algorithms.iaas.offline_optimum import offline_optimum
 from algorithms.iaas.policies import BETAS, BIDS, Policy, ours_grid, stream_cost, theta_grid
 from market.iaas.jobs import JobParams, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices
@@ -62,6 +67,33 @@ def table3(slots: int = 6000, seed: int = 1) -> None:
             print(f"  x0 = {x0:g}, mean {mean:g}, {rate:g} job/slot: " + "; ".join(cells), flush=True)
 
 
+SMALL_JOBS = {"arrival_rate": 0.2, "parallelism": 4, "size_hours": [1 / 6, 1.0], "slots": 60}
+
+
+def optimum(seeds: int = 10) -> None:
+    """Per (x0, R): mean and worst alpha / OPT of the best policy of each grid over `seeds` worlds."""
+    for x0 in (3.0, 13.0):
+        for r in (0, 4):
+            ratios: dict[str, list[float]] = {"ours": [], "theta": [], "eq. (2)": []}
+            for seed in range(seeds):
+                rng = np.random.default_rng(seed)
+                jobs = draw_jobs(JobParams.from_config({**SMALL_JOBS, "slackness_max": x0}), rng)
+                path = draw_prices(PriceParams.from_config({}), jobs.horizon(), rng)
+                opt = offline_optimum(jobs, path, r)
+                if opt.cost <= 0:
+                    continue
+                grids = {"ours": ours_grid(beta0s=BETAS if r else (None,)), "theta": theta_grid(kind="theta_once"),
+                         "eq. (2)": ours_grid()}
+                for name, grid in grids.items():
+                    ratios[name].append(min(stream_cost(jobs, path, p, r).cost.sum() for p in grid) / opt.cost)
+            if not ratios["ours"]:
+                print(f"  x0 = {x0:g}, R = {r}: the optimum is 0 in every world (all work free)", flush=True)
+                continue
+            cells = [f"{name} {np.mean(v):.2f} (worst {np.max(v):.2f})" for name, v in ratios.items()]
+            print(f"  x0 = {x0:g}, R = {r}, {len(ratios['ours'])} worlds with a positive optimum, "
+                  f"best policy / OPT: " + ", ".join(cells), flush=True)
+
+
 if __name__ == "__main__":
     part = sys.argv[1] if len(sys.argv) > 1 else "table2"
     if part == "table2":
@@ -71,5 +103,7 @@ if __name__ == "__main__":
                 compare(prices, x0)
     elif part == "table3":
         table3()
+    elif part == "optimum":
+        optimum()
     else:
-        sys.exit(f"unknown part {part!r}: use table2 or table3")
+        sys.exit(f"unknown part {part!r}: use table2, table3 or optimum")
