@@ -8,7 +8,7 @@ UI_PORT ?= 5000
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction reproduce-core reproduce-iaas
+.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction reproduce-core reproduce-iaas reproduce-arena
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ reproduce-core: $(STAMP) ## Reproduce paper 002's Figs. 4-6 and 11 and the real/
 
 reproduce-iaas: $(STAMP) ## Reproduce paper 003's Figs. 4-5 and Tables II-IV into reports/iaas/ (docs/iaas/reproduction.md)
 	$(PY) -m reproduction iaas $(ARGS)
+
+reproduce-arena: $(STAMP) ## Papers 000 and 003's spot mechanisms on one market: which wins where, into reports/arena/ (docs/arena.md)
+	$(PY) -m reproduction arena $(ARGS)
 
 clean: ## Remove outputs/, multirun/ and caches (keeps .venv and mlflow.db)
 	rm -rf outputs multirun .pytest_cache .hypothesis

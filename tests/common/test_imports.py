@@ -1,6 +1,9 @@
 """The rooms' import rules (docs/architecture.md): `market/<a>` and `algorithms/<a>` import no
 other family, only `common`; `market/` imports no `algorithms/`; neither imports Ray, MLflow,
-Hydra or OmegaConf; `sweep/` and `hydra_plugins/` name no family."""
+Hydra or OmegaConf; `sweep/` and `hydra_plugins/` name no family. `arena/` (docs/arena.md)
+composes families: it may import any family's `market/` and `algorithms/`, but not the engine
+(`sweep/`, `hydra_plugins/`), `reproduction/` or the frameworks, and nothing imports it but its
+reproduction, its tests and the engine's `family.module`."""
 from __future__ import annotations
 
 import ast
@@ -32,7 +35,7 @@ def files(room: str) -> list[Path]:
     return sorted((ROOT / room).rglob("*.py"))
 
 
-@pytest.mark.parametrize("room", ["market", "algorithms"])
+@pytest.mark.parametrize("room", ["market", "algorithms", "arena"])
 def test_no_framework_imports(room):
     for path in files(room):
         for name in imports(path):
@@ -51,6 +54,16 @@ def test_a_family_imports_no_other_family(room):
             if own == "common":
                 assert not (top[0] in ("market", "algorithms") and len(top) > 1 and top[1] in FAMILIES), \
                     f"{path.relative_to(ROOT)}: common code imports the family module {name}"
+
+
+def test_the_arena_imports_families_but_not_the_engine():
+    for path in files("arena"):
+        for name in imports(path):
+            assert name.split(".")[0] not in ("sweep", "hydra_plugins", "reproduction"), \
+                f"{path.relative_to(ROOT)} imports {name}"
+    for room in ("market", "algorithms", "sweep", "hydra_plugins"):
+        for path in files(room):
+            assert not [n for n in imports(path) if n.split(".")[0] == "arena"], path
 
 
 def test_market_imports_no_algorithms():

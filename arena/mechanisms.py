@@ -1,0 +1,166 @@
+"""The arena's mechanism names and the config sections that parametrise them (docs/arena.md,
+"Mechanisms"): `pool`, `policies`, `adapt` and `learning`.
+
+Names (the grammar of algorithms/common/mechanism_names.py):
+- paper 000 (algorithms/spot/pool.py's names): `OD-Only`, `MSU`, `UP`, `UP-track`,
+  `AHAP(w=W,v=V,sigma=S)`, `AHANP(sigma=S)`, and the groups `AHAP` / `AHANP`, which expand
+  over `pool` (window, commitment, threshold), as in the spot family; windows in hours; AHAP
+  plans with an oracle forecast, `AHAP(w=W,v=V,sigma=S,forecast=persistence)` with the
+  hour's observed price and availability held for the whole window;
+- paper 003: `Dynalloc(beta=B,b=P)` (Dynalloc without self-owned instances: Proportion, Alg.
+  1, with Proposition 4; algorithms/iaas/job_execution.py) and `Theta(theta=T,b=P)` (the theta
+  policies of [6], [7], read as `policies.theta_reading` says), bids relative to the on-demand
+  price, and the groups `Dynalloc` / `Theta`, which expand over `policies` (betas x bids,
+  thetas x bids, bids outermost as in paper 003's Fig. 4);
+- `Meta`: the meta-learner over `learning.candidates` (arena/meta_learner.py), its costs
+  normalised as `learning.normalisation` says, or `Meta(normalisation=bound|job_minmax)`.
+A mechanism listed twice, also through a group, is an error.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from algorithms.common.mechanism_names import MechanismName, check_unique, listed_names, parse_name
+from algorithms.iaas.policies import Policy
+from algorithms.iaas.policy_config import THETA_READINGS, PolicySettings
+from algorithms.spot import pool as spot_pool
+from market.common.fields import as_section, choice, real, reject_unknown_keys
+
+SPOT_GROUPS = ("AHAP", "AHANP")
+IAAS_KINDS = ("Dynalloc", "Theta")
+META = "Meta"
+DEFAULT_BIDS = (0.5, 0.75, 1.0)  # policies.bids when left out: relative to on-demand
+FEEDBACK = ("deadline", "immediate", "max_deadline")
+NORMALISATIONS = ("bound", "job_minmax")
+FORECASTS = ("oracle", "persistence")  # what AHAP plans with (arena/spot_policies.py)
+DEFAULT_CANDIDATES = ("OD-Only", "MSU", "UP", "AHAP", "AHANP", "Dynalloc", "Theta")
+PAPER_000, PAPER_003, LEARNER = "000", "003", "meta"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One mechanism: its name, the paper it comes from, and what runs it (a spot kind and its
+    parameters, or a paper-003 Policy)."""
+
+    name: str
+    paper: str
+    kind: str
+    params: tuple = ()
+    policy: Policy | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Sections `pool`, `policies`, `adapt` and `learning`."""
+
+    pool: spot_pool.PoolConfig
+    policies: PolicySettings
+    bid: float = 1.0
+    candidates: tuple[str, ...] = ()
+    feedback: str = "deadline"
+    normalisation: str = "bound"
+
+    @classmethod
+    def from_config(cls, config: Mapping) -> "Settings":
+        pool = spot_pool.PoolConfig.from_dict(config.get("pool"))
+        grids = as_section(config.get("policies"), "policies")
+        reject_unknown_keys(("betas", "bids", "thetas", "theta_reading"), grids, "policies")
+        grids.setdefault("bids", list(DEFAULT_BIDS))
+        policies = PolicySettings.from_config({"policies": grids})
+        adapt = as_section(config.get("adapt"), "adapt")
+        reject_unknown_keys(("bid",), adapt, "adapt")
+        bid = real(adapt.get("bid", 1.0), "adapt.bid", minimum=0.0, strict_min=True)
+        learning = as_section(config.get("learning"), "learning")
+        reject_unknown_keys(("candidates", "feedback", "normalisation"), learning, "learning")
+        feedback = choice(learning.get("feedback", "deadline"), "learning.feedback", FEEDBACK)
+        normalisation = choice(learning.get("normalisation", "bound"), "learning.normalisation", NORMALISATIONS)
+        settings = cls(pool, policies, bid, (), feedback, normalisation)
+        listed = learning.get("candidates", list(DEFAULT_CANDIDATES))
+        candidates = expand(listed_names({"mechanisms": listed}, "learning.candidates"), settings,
+                            "learning.candidates")
+        if any(spec_of(name, settings).kind == META for name in candidates):
+            raise ValueError("learning.candidates: the meta-learner cannot be its own candidate")
+        if len(candidates) < 2:
+            raise ValueError(f"learning.candidates must name at least two policies, got {candidates!r}")
+        return cls(pool, policies, bid, tuple(candidates), feedback, normalisation)
+
+    def max_bid(self) -> float:
+        """The highest bid any candidate places: the meta-learner's cost bound needs it."""
+        bids = [self.bid]
+        bids += [s.policy.bid for s in map(lambda n: spec_of(n, self), self.candidates) if s.policy is not None]
+        return max(bids)
+
+
+def _number(value, where: str, high: float | None = None) -> float:
+    if high is None:
+        return real(value, where, minimum=0.0, strict_min=True)
+    return real(value, where, 0.0, high)
+
+
+def expand(names, settings: Settings, where: str = "mechanisms") -> list[str]:
+    """Config names -> the names of the results, groups expanded, order kept."""
+    out: list[str] = []
+    p = settings.policies
+    for name in names:
+        if name in SPOT_GROUPS:
+            out.extend(settings.pool.ahap() if name == "AHAP" else settings.pool.ahanp())
+        elif name == "Dynalloc":
+            out.extend(f"Dynalloc(beta={beta:g},b={bid:g})" for bid in p.bids for beta in p.betas)
+        elif name == "Theta":
+            out.extend(f"Theta(theta={theta:g},b={bid:g})" for bid in p.bids for theta in p.thetas)
+        else:
+            out.append(spec_of(name, settings, where).name)
+    return check_unique(out, where)
+
+
+def spec_of(name: str, settings: Settings, where: str = "mechanisms") -> Spec:
+    """The Spec of one (non-group) name; ValueError naming `where` and the name otherwise."""
+    parsed = parse_name(name, where)
+    kind, params = parsed.kind, parsed.params
+    if kind == META:
+        reject_unknown_keys(("normalisation",), params, f"{where}: {name}")
+        if not params:
+            return Spec(META, LEARNER, META)
+        scheme = choice(params["normalisation"], f"{where}: {name}: normalisation", NORMALISATIONS)
+        return Spec(f"Meta(normalisation={scheme})", LEARNER, META, (("normalisation", scheme),))
+    if kind in IAAS_KINDS and params:
+        key = "beta" if kind == "Dynalloc" else "theta"
+        reject_unknown_keys((key, "b"), params, f"{where}: {name}")
+        if set(params) != {key, "b"}:
+            raise ValueError(f"{where}: {name}: {kind} takes the keys {key}, b")
+        bid = _number(params["b"], f"{where}: {name}: b")
+        if kind == "Dynalloc":
+            beta = real(params["beta"], f"{where}: {name}: beta", 0.0, 1.0, strict_max=True)
+            return Spec(f"Dynalloc(beta={beta:g},b={bid:g})", PAPER_003, kind, (("beta", beta), ("b", bid)),
+                        Policy("ours", bid, beta))
+        theta = _number(params["theta"], f"{where}: {name}: theta", 1.0)
+        reading = THETA_READINGS[settings.policies.theta_reading]
+        return Spec(f"Theta(theta={theta:g},b={bid:g})", PAPER_003, kind, (("theta", theta), ("b", bid)),
+                    Policy(reading, bid, theta=theta))
+    forecast = "oracle"
+    if kind == "AHAP" and "forecast" in params:
+        forecast = choice(params["forecast"], f"{where}: {name}: forecast", FORECASTS)
+        name = MechanismName(kind, {k: v for k, v in params.items() if k != "forecast"}).format()
+    try:
+        spot_kind, spot_params = spot_pool.parse(name)
+    except ValueError:
+        known = "OD-Only, MSU, UP, UP-track, AHAP, AHANP, AHAP(w=W,v=V,sigma=S), AHANP(sigma=S), " \
+                "Dynalloc, Theta, Dynalloc(beta=B,b=P), Theta(theta=T,b=P), Meta"
+        raise ValueError(f"{where}: unknown mechanism {name!r} for the arena (known: {known})") from None
+    if spot_kind == spot_pool.OPTIMUM:
+        raise ValueError(f"{where}: {name}: the arena has no offline optimum (docs/arena.md, 'Not done')")
+    if spot_kind == "AHAP":
+        canonical = spot_pool.ahap_name(**spot_params)
+        if forecast != "oracle":
+            canonical = f"{canonical[:-1]},forecast={forecast})"
+            spot_params = {**spot_params, "forecast": forecast}
+    elif spot_kind == "AHANP":
+        canonical = spot_pool.ahanp_name(**spot_params)
+    else:
+        canonical = spot_kind
+    return Spec(canonical, PAPER_000, spot_kind, tuple(spot_params.items()))
+
+
+def mechanism_specs(config: Mapping, settings: Settings) -> tuple[Spec, ...]:
+    return tuple(spec_of(name, settings) for name in expand(listed_names(config), settings))
