@@ -134,6 +134,16 @@ def _present_token(env: dict[str, str]) -> None:
         pass
 
 
+def worker_packages(root: Path = _PROJECT_ROOT) -> list[Path]:
+    """The project's packages a simulation worker imports, which ``runner.ship_code`` sends to a
+    remote cluster: ``market/``, ``algorithms/``, ``sweep/`` and every top-level room that holds a
+    family contract of its own (``*/family.py``, such as ``arena/``), so that a new room needs no
+    edit here."""
+    rooms = sorted(path.parent for path in root.glob("*/family.py") if (path.parent / "__init__.py").exists())
+    core = [root / name for name in ("market", "algorithms", "sweep")]
+    return core + [room for room in rooms if room not in core]
+
+
 def connect(runner: RunnerConfig) -> int:
     """Start or join Ray as the runner says; return the number of CPUs the cluster offers.
 
@@ -158,9 +168,7 @@ def connect(runner: RunnerConfig) -> int:
         kwargs["address"] = runner.address
         kwargs.pop("include_dashboard")
         if runner.ship_code:
-            kwargs["runtime_env"] = {
-                "py_modules": [str(_PROJECT_ROOT / name) for name in ("market", "algorithms", "sweep")]
-            }
+            kwargs["runtime_env"] = {"py_modules": [str(path) for path in worker_packages()]}
         env, source = driver_auth(os.environ, os.environ.get("HOME"))
         if env:
             log.info("presenting the Ray auth token from %s to %s (%s=token for this driver)", source,

@@ -203,3 +203,24 @@ def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, monkeypatch)
         stop(head.pid, temp_dir)
     assert not started_by(head.pid, temp_dir), "processes of the head are still running"
     shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def test_ship_code_sends_every_room_with_a_family_contract(tmp_path, monkeypatch, fake_ray):
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    def accepted(**kwargs):
+        fake_ray["kwargs"] = kwargs
+
+    monkeypatch.setattr(task_queue.ray, "init", accepted)
+    monkeypatch.setattr(task_queue.ray, "cluster_resources", lambda: {"CPU": 2})
+    monkeypatch.setattr(task_queue.connect, "_target", "unknown", raising=False)  # restored afterwards
+    task_queue.connect(RunnerConfig(kind="cluster", address="10.0.0.5:6379", ship_code=True))
+    shipped = [Path(path).name for path in fake_ray["kwargs"]["runtime_env"]["py_modules"]]
+    assert shipped == ["market", "algorithms", "sweep", "arena"]
+
+    for room in ("newroom", "notapackage"):
+        (tmp_path / room).mkdir()
+        (tmp_path / room / "family.py").write_text("")
+    (tmp_path / "newroom" / "__init__.py").write_text("")
+    assert [path.name for path in task_queue.worker_packages(tmp_path)] == ["market", "algorithms", "sweep",
+                                                                            "newroom"]
