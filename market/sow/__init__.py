@@ -1,0 +1,1 @@
+"""Paper 004's world: statements of work and birth sequences (docs/sow/world.md)."""
