@@ -1,10 +1,12 @@
 """Paper 003's accounting for a job whose allocation a paper-000 policy decides hour by hour
 (docs/arena.md, "One accounting"): the adapter that puts AHAP, AHANP, UP, MSU and OD-Only on
-the same billing as Dynalloc and the theta policies (algorithms/iaas/job_execution.py).
+the same billing as Dynalloc and the theta policies (algorithms/iaas/job_execution.py), with
+the same per-slot steps (algorithms/iaas/hourly_billing.py).
 
 At each hour of the job (every Len slots from its arrival, paper 003 Sec. III-A/C) the plan
 gives (o, s): o on-demand instances for the hour and s spot instances bid at `bid`. The rules
-are those of `algorithms.iaas.job_execution` (Sec. III-A):
+are paper 003's (Sec. III-A); each slot's billing and work are the steps of
+`algorithms.iaas.hourly_billing`, the same as in paper 003's kernel:
 - spot instances run while every price of their hour so far is at or below the bid and the
   market is up; the first slot that breaks this ends them for the rest of the hour (ended by
   the cloud: the hour is free); an hour they run to its end costs s times the price of its
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-TOL = 1e-9
+from algorithms.iaas.hourly_billing import TOL, charge_spot_hour, do_work, paid_instances, pay_on_demand
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,9 @@ def run_hourly(arrival: int, deadline: int, size: float, parallelism: int, price
     end = arrival + deadline - 1
     if size <= TOL:
         return HourlyResult(0.0, 0.0, 0.0, 0.0, arrival, 0)
-    paid_until = [0] * parallelism  # per on-demand instance, the last slot paid for
+    paid_until = np.zeros(parallelism, dtype=np.int64)  # per on-demand instance, the last slot paid for
     work = float(size)
+    on_demand = float(on_demand)
     spot_cost = od_cost = spot_work = od_work = 0.0
     fell_back = 0
     spot_n = spot_ran = od_target = 0
@@ -78,30 +81,16 @@ def run_hourly(arrival: int, deadline: int, size: float, parallelism: int, price
         if spot_alive and (not up[t - 1] or p > bid):
             spot_alive = False
         spot_now = spot_n if spot_alive else 0
-        paid = sum(1 for until in paid_until if until >= t)
         if not fell_back:
+            paid = paid_instances(paid_until, t)
             planned = spot_now + min(max(paid, od_target), parallelism - spot_now)
             if work - planned > parallelism * (end - t) + TOL:
                 fell_back = t
         want = parallelism - spot_now if fell_back else od_target
-        for i in range(parallelism):
-            if paid >= want:
-                break
-            if paid_until[i] < t:
-                paid_until[i] = t + slots_per_hour - 1
-                od_cost += on_demand
-                paid += 1
-        od_now = min(paid, parallelism - spot_now)
-        used = min(float(spot_now + od_now), work)
-        spot_part = min(float(spot_now), used)
-        spot_work += spot_part
-        od_work += used - spot_part
-        work -= spot_now + od_now
-        if spot_alive:
-            spot_ran += 1
-            if spot_ran == slots_per_hour or work <= TOL:
-                spot_cost += spot_n * hour_price
-                spot_alive = False
+        paid, od_cost = pay_on_demand(paid_until, t, want, on_demand, slots_per_hour, od_cost)
+        spot_work, od_work, work = do_work(spot_now, min(paid, parallelism - spot_now), work, spot_work, od_work)
+        spot_ran, spot_alive, spot_cost = charge_spot_hour(spot_alive, spot_ran, spot_n, hour_price, work,
+                                                           slots_per_hour, spot_cost)
         if work <= TOL:
             return HourlyResult(spot_cost, od_cost, spot_work, od_work, t, fell_back)
     return HourlyResult(spot_cost, od_cost, spot_work, od_work, 0, fell_back)

@@ -20,6 +20,9 @@ costs nothing; one the tenant stops because the job is done costs the whole hour
 
 Work: one instance processes one unit of the job's size per slot; a job of size z is done at
 the end of the slot in which its processed work reaches z.
+
+The billing and work steps of a slot are `algorithms.iaas.hourly_billing`'s, shared with the
+arena's accounting of paper 000's policies (arena/hourly_billing.py).
 """
 from __future__ import annotations
 
@@ -29,13 +32,14 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from algorithms.iaas.hourly_billing import TOL, charge_spot_hour, do_work, pay_on_demand
+
 LEN = 12
 ON_DEMAND_PRICE = 0.25
 # Policy kinds: Proportion / Dynalloc (Alg. 1-2); the theta policies of [6], [7], re-bidding every
 # hour while the job has flexibility (THETA) or turning to on-demand at their first spot loss
 # (THETA_ONCE, the other reading, measured in reproduction/iaas_alternatives.py).
 OURS, THETA, THETA_ONCE = 0, 1, 2
-TOL = 1e-9
 
 
 @njit(cache=True)
@@ -193,30 +197,10 @@ def _run_job(arrival, deadline, size, parallelism, prices, kind, beta, bid, thet
         else:
             want = o
         want = min(want, parallelism - spot_now)
-        paid = 0
-        for i in range(parallelism):
-            if paid_until[i] >= t:
-                paid += 1
-        if paid < want:
-            for i in range(parallelism):
-                if paid >= want:
-                    break
-                if paid_until[i] < t:
-                    paid_until[i] = t + slots_per_hour - 1
-                    od_cost += on_demand
-                    paid += 1
-        od_now = min(paid, parallelism - spot_now)
-        done_now = spot_now + od_now
-        used = min(float(done_now), work)
-        spot_part = min(float(spot_now), used)
-        spot_work += spot_part
-        od_work += used - spot_part
-        work -= done_now
-        if spot_alive:
-            spot_ran += 1
-            if spot_ran == slots_per_hour or work <= TOL:
-                spot_cost += spot_n * hour_price
-                spot_alive = False
+        paid, od_cost = pay_on_demand(paid_until, t, want, on_demand, slots_per_hour, od_cost)
+        spot_work, od_work, work = do_work(spot_now, min(paid, parallelism - spot_now), work, spot_work, od_work)
+        spot_ran, spot_alive, spot_cost = charge_spot_hour(spot_alive, spot_ran, spot_n, hour_price, work,
+                                                           slots_per_hour, spot_cost)
         if work <= TOL:
             return spot_cost, od_cost, spot_work, od_work, t, fell_back
     return spot_cost, od_cost, spot_work, od_work, 0, fell_back
