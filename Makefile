@@ -8,7 +8,7 @@ UI_PORT ?= 5000
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction reproduce-core reproduce-iaas reproduce-arena
+.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction reproduce-core reproduce-iaas reproduce-arena reproduce-sow
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
@@ -63,6 +63,9 @@ reproduce-iaas: $(STAMP) ## Reproduce paper 003's Figs. 4-5 and Tables II-IV int
 
 reproduce-arena: $(STAMP) ## Papers 000 and 003's spot mechanisms on one market: which wins where, into reports/arena/ (docs/arena.md)
 	$(PY) -m reproduction arena $(ARGS)
+
+reproduce-sow: $(STAMP) ## The experiments paper 004's theorems imply, into reports/sow/ (docs/sow/reproduction.md)
+	$(PY) -m reproduction sow $(ARGS)
 
 clean: ## Remove outputs/, multirun/ and caches (keeps .venv and mlflow.db)
 	rm -rf outputs multirun .pytest_cache .hypothesis

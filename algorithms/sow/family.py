@@ -1,0 +1,115 @@
+"""The `sow` family as the sweep engine sees it (paper 004; docs/sow/mechanisms.md).
+
+Sections: `bounds` (C_max, D_max, S_max, V_bar), `births` (the birth-sequence generator or a
+CSV of SoWs, market/sow/birth_sequences.py), and the mechanism sections of
+mechanism_config.py (`cluster`, `reduction`, `oracle`, `prices`, `optimum`). One replicate
+draws one birth sequence and one realisation of every job's (arrival, duration) and runs every
+mechanism on them (common random numbers). `utility` is the welfare, sum_j V_j(f_j) (Sec. 2);
+`opt_ratio` is OPT's welfare over the row's (the empirical competitive ratio) when OPT is listed.
+Side table `jobs`: one row per job and mechanism (reported and true SoW summary, the plan's
+start for the realised arrival, start, finish, evicted, cancelled, paid, value, utility).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from algorithms.common.optimum_columns import add_optimum_columns
+from algorithms.common.streams import mechanism_stream
+from market.sow.birth_sequences import BirthParams, bounds_from_config, draw_births
+from market.sow.sow_trace import load_sow_trace
+from market.sow.statement_of_work import BirthSequence, Bounds, Realisation, realise
+
+from .first_come_greedy import first_come_greedy
+from .mechanism_config import MechanismSpec, SowSettings, mechanism_specs
+from .offline_optimum import ex_ante_bound, hindsight_lp_bound, hindsight_optimum
+from .outcome import JobOutcomes
+from .reserve_worst_case import reserve_worst_case
+from .scheduler_framework import run_framework
+
+NAME = "sow"
+SECTIONS = ("bounds", "births", "cluster", "reduction", "oracle", "prices", "optimum")
+SUMMARY_COLUMNS = ("welfare", "payments", "agent_utility", "completions", "evictions", "cancellations",
+                   "eviction_rate", "relaxed_value", "opt_ratio")
+INPUT_FILES = {"births.path": load_sow_trace}
+
+
+@dataclass(frozen=True)
+class PreparedSow:
+    bounds: Bounds
+    births: BirthParams
+    settings: SowSettings
+    specs: tuple[MechanismSpec, ...]
+
+
+def prepare(config: dict) -> PreparedSow:
+    """Validate a config (errors name the key, or the SoW file and line)."""
+    if not isinstance(config, Mapping):
+        raise ValueError(f"config must be a mapping, got {type(config).__name__}")
+    bounds = bounds_from_config(config.get("bounds"))
+    settings = SowSettings.from_config(config)
+    if bounds.max_concurrency > settings.nodes:
+        raise ValueError(f"bounds.max_concurrency ({bounds.max_concurrency}) is above cluster.nodes "
+                         f"({settings.nodes}): a job may not need more nodes than there are")
+    births = BirthParams.from_config(config.get("births"), bounds)
+    return PreparedSow(bounds, births, settings, mechanism_specs(config, settings))
+
+
+def mechanism_names(config: dict) -> list[str]:
+    return [spec.name for spec in prepare(config).specs]
+
+
+def _job_table(sequence: BirthSequence, real: Realisation, out: JobOutcomes) -> dict:
+    jobs = sequence.jobs
+    planned = out.extra.get("planned_start")
+    return {
+        "job": np.arange(len(jobs)), "birth": [s.birth for s in jobs], "concurrency": [s.concurrency for s in jobs],
+        "support": [s.arrival.size for s in jobs], "expected_duration": [s.expected_duration() for s in jobs],
+        "peak_value": [float(s.values.max()) for s in jobs], "arrival": real.arrival, "duration": real.duration,
+        "planned_start": planned if planned is not None else np.full(len(jobs), -1),
+        "start": out.start, "finish": out.finish, "completed": out.completed, "evicted": out.evicted,
+        "cancelled": out.cancelled, "paid": out.payment, "value": out.value, "utility": out.utility,
+    }
+
+
+def _outcome_row(name: str, sequence: BirthSequence, real: Realisation, out: JobOutcomes) -> dict:
+    row = {"mechanism": name, **out.summary()}
+    row["utility"] = row["welfare"]
+    started = int((out.start >= 0).sum())
+    row["eviction_rate"] = (row["evictions"] + row["cancellations"]) / max(1, started + row["cancellations"])
+    if "relaxed_value" in out.extra:
+        row["relaxed_value"] = float(out.extra["relaxed_value"].sum())
+    row["tables"] = {"jobs": _job_table(sequence, real, out)}
+    return row
+
+
+def _bound_row(name: str, welfare: float, jobs: int) -> dict:
+    return {"mechanism": name, "utility": welfare, "welfare": welfare, "jobs": jobs}
+
+
+def simulate_replicate(prepared: PreparedSow, replicate: int, rng: np.random.Generator) -> list[dict]:
+    sequence = draw_births(prepared.births, prepared.bounds, rng)
+    real = realise(sequence, rng)
+    b = prepared.bounds
+    rows, optimum = [], None
+    for spec in prepared.specs:
+        s = spec.settings
+        if spec.kind == "Reduction":
+            out = run_framework(sequence, real, s.framework(b.max_duration, b.horizon), mechanism_stream(rng, spec.name))
+            rows.append(_outcome_row(spec.name, sequence, real, out))
+        elif spec.kind == "ReserveWorstCase":
+            rows.append(_outcome_row(spec.name, sequence, real, reserve_worst_case(sequence, real, s.nodes)))
+        elif spec.kind == "FirstComeGreedy":
+            rows.append(_outcome_row(spec.name, sequence, real, first_come_greedy(sequence, real, s.nodes)))
+        elif spec.kind == "OPT":
+            optimum = hindsight_optimum(sequence, real, s.nodes, s.time_limit)
+            rows.append(_bound_row(spec.name, optimum.welfare, len(sequence)))
+        elif spec.kind == "LP":
+            rows.append(_bound_row(spec.name, hindsight_lp_bound(sequence, real, s.nodes), len(sequence)))
+        else:
+            rows.append(_bound_row(spec.name, ex_ante_bound(sequence, s.nodes), len(sequence)))
+    if optimum is not None:
+        add_optimum_columns(rows, "OPT", ratio=True, proven=optimum.proven, bound=optimum.bound)
+    return rows
