@@ -69,7 +69,8 @@ def test_a_long_job_pushes_a_short_one_later():
     assert opt.welfare == 13.0 and opt.start.tolist() == [0, 2]
 
 
-@pytest.mark.parametrize("wide, expected, starts", [(7.0, 8.0, [NOT_RUN, 0, 0]), (9.0, 9.0, [0, NOT_RUN, NOT_RUN])])
+@pytest.mark.parametrize("wide, expected, starts", [(7.0, 8.0, [NOT_RUN, 0, 0]),
+                                                     (9.0, 9.0, [0, NOT_RUN, NOT_RUN])])
 def test_a_wide_job_blocks_two_narrow_ones(wide, expected, starts):
     # N = 2, S_max = 2, all arrive at 0, last 1 round and are worth something only finishing at
     # 1. Job 0 needs both nodes (c = 2), jobs 1 and 2 one each, worth 4 each: the two narrow
@@ -275,6 +276,7 @@ def test_other_bad_input_is_rejected():
     with pytest.raises(ValueError, match="one arrival and one duration per job"):
         hindsight_optimum(seq, short, 1)
     with pytest.raises(ValueError, match="job 0: realised duration 0 is below 1"):
-        hindsight_lp_bound(seq, Realisation(np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)), 1)
+        zero = np.zeros(1, np.int64)
+        hindsight_lp_bound(seq, Realisation(zero, zero, zero), 1)
     with pytest.raises(ValueError, match="time_limit must be > 0"):
         hindsight_optimum(seq, certain(seq), 1, time_limit=0)
