@@ -153,6 +153,12 @@ EXPERIMENTS = (Experiment("table2", "iaas/table2", table2), Experiment("table3",
                Experiment("table4", "iaas/table4", table4))
 
 
+def _rho_check(experiment: str, check: str, ours, paper: float) -> Check:
+    """Our rho (%) against the paper's, within RHO_TOLERANCE percentage points."""
+    return Check(experiment, check, float(ours), bool(abs(ours - paper) <= RHO_TOLERANCE),
+                 f"|ours - paper| <= {RHO_TOLERANCE:g}", paper)
+
+
 def checks(context: Context) -> list[Check]:
     out: list[Check] = []
     table = context.reports.get("table2")
@@ -162,9 +168,7 @@ def checks(context: Context) -> list[Check]:
             label = JOB_TYPE.get(x0, f"x0 = {x0:g}")
             paper = PAPER_RHO.get(x0)
             if paper is not None:
-                out.append(Check("table2", f"Table II rho, {label} (%)", float(row["rho_percent"]),
-                                 bool(abs(row["rho_percent"] - paper) <= RHO_TOLERANCE),
-                                 f"|ours - paper| <= {RHO_TOLERANCE:g}", paper))
+                out.append(_rho_check("table2", f"Table II rho, {label} (%)", row["rho_percent"], paper))
             gap = float(row["BestTheta_alpha"] - row["BestOurs_alpha"])
             out.append(Check("table2", f"Table II, {label}: best of ours below the best theta policy (alpha' - alpha)",
                              gap, bool(gap > 0), "> 0"))
@@ -173,9 +177,7 @@ def checks(context: Context) -> list[Check]:
         for _, row in table.iterrows():
             x0, r = float(row["jobs.slackness_max"]), int(row["self_owned.instances"])
             label = f"{JOB_TYPE.get(x0, f'x0 = {x0:g}')}, R = {r}"
-            out.append(Check("table3", f"Table III rho, {label} (%)", float(row["rho_percent"]),
-                             bool(abs(row["rho_percent"] - PAPER_TABLE3[(x0, r)]) <= RHO_TOLERANCE),
-                             f"|ours - paper| <= {RHO_TOLERANCE:g}", PAPER_TABLE3[(x0, r)]))
+            out.append(_rho_check("table3", f"Table III rho, {label} (%)", row["rho_percent"], PAPER_TABLE3[(x0, r)]))
             gap = float(row["BestNaive_alpha"] - row["BestOurs_alpha"])
             # beta0 = 0 is eq. (2) (r_bar(0) = z / d), so alpha <= alpha' by construction: the
             # paper's claim is that some beta0 > 0 does strictly better
@@ -185,7 +187,6 @@ def checks(context: Context) -> list[Check]:
     if table is not None:
         for _, row in table.iterrows():
             r, norm = int(row["self_owned.instances"]), row["learning.normalisation"]
-            out.append(Check("table4", f"Table IV rho_bar, R = {r}, normalisation {norm} (%)",
-                             float(row["rho_percent"]), bool(abs(row["rho_percent"] - PAPER_TABLE4[r]) <= RHO_TOLERANCE),
-                             f"|ours - paper| <= {RHO_TOLERANCE:g}", PAPER_TABLE4[r]))
+            out.append(_rho_check("table4", f"Table IV rho_bar, R = {r}, normalisation {norm} (%)",
+                                  row["rho_percent"], PAPER_TABLE4[r]))
     return out

@@ -23,9 +23,11 @@ import numpy as np
 
 from market.sow.statement_of_work import StatementOfWork
 
+from .outcome import NOT_STARTED
+
 __all__ = ["NEVER", "LaunchPlan", "best_plan", "point_utilities", "plan_for_points"]
 
-NEVER = -1
+NEVER = NOT_STARTED  # -1: the plan does not run that (a, sigma)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from algorithms.common.mechanism_names import check_unique, format_value, listed_names, parse_name
+from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from market.common.fields import as_section, choice, integer, real, reject_unknown_keys
 
 from .eviction import RULES
@@ -147,8 +147,3 @@ def mechanism_specs(config: Mapping, base: SowSettings) -> tuple[MechanismSpec, 
     check_unique([s.name for s in specs])
     return tuple(specs)
 
-
-def describe(settings: SowSettings) -> str:
-    """A short text of the reduction's settings, for reports."""
-    return (f"eps={format_value(settings.epsilon)}, slack={'on' if settings.slack else 'off'}, "
-            f"eviction={settings.eviction}, oracle={settings.oracle.kind}, start={settings.price_start}")
