@@ -19,6 +19,15 @@
   concurrency near C_max, the same short arrival window and durations, and values rising
   geometrically within the burst (low values submitted first: the classic sequence against
   posted prices). A burst's total concurrency is overload * nodes_hint (plus less than one job).
+- blocking: `waves` waves `gap` rounds apart, the classic sequence against first-come greedy.
+  Wave i's low jobs are born at i * gap, arrive at birth + lead, run low_duration (D_max) rounds
+  and are worth low_value for any finish up to arrival + low_duration + low_slack (flexible).
+  Its high jobs are born `delay` rounds later, arrive uniformly in birth + lead .. birth + lead
+  + jitter, run high_duration (D_max) rounds and are worth high_value (V_bar) only for finishes up
+  to the last arrival + high_duration (tight). The low (high) jobs' total concurrency is
+  low_demand (high_demand) * nodes_hint, plus less than one job. Jobs are listed by birth, a
+  wave's low jobs before its high ones. Greedy, having started the low jobs, is blocked when
+  delay + jitter < low_duration.
 - trace: the SoWs of a CSV file (`market/sow/sow_trace.py`).
 
 Draws, in this order, from the Generator passed in:
@@ -29,6 +38,11 @@ Draws, in this order, from the Generator passed in:
 - adversarial: one (bursts, m) array of concurrencies (integers in `concurrency`), with
   m = ceil(overload * nodes_hint / concurrency low). Burst i takes the shortest prefix of row i
   whose sum reaches overload * nodes_hint.
+- blocking: the low jobs' (waves, m) array of concurrencies, then the high jobs' (waves, m')
+  array (integers in `concurrency`), m = ceil(low_demand * nodes_hint / concurrency low) and
+  m' the same with high_demand. Wave i's low (high) jobs take the shortest prefix of row i of the
+  first (second) array whose sum reaches low_demand (high_demand) * nodes_hint. The high jobs'
+  arrival is in their SoW (realised later), not drawn here.
 - toy, trace: nothing.
 """
 from __future__ import annotations
@@ -44,10 +58,10 @@ from market.common.fields import as_section, choice, integer, interval, real, re
 from market.sow.sow_trace import load_sow_trace
 from market.sow.statement_of_work import SIGNALS, BirthSequence, Bounds, StatementOfWork
 
-__all__ = ["KINDS", "SHAPES", "AdversarialParams", "BirthParams", "RecurringParams", "ToyParams",
-           "TraceParams", "binomial_offsets", "bounds_from_config", "draw_births"]
+__all__ = ["KINDS", "SHAPES", "AdversarialParams", "BirthParams", "BlockingParams", "RecurringParams",
+           "ToyParams", "TraceParams", "binomial_offsets", "bounds_from_config", "draw_births"]
 
-KINDS = ("recurring", "toy", "adversarial", "trace")
+KINDS = ("recurring", "toy", "adversarial", "blocking", "trace")
 SHAPES = ("deadline", "decaying")
 VALUE_DECIMALS = 3  # peak and decayed values are floored to 3 decimals (monotone: order kept)
 BOUND_DEFAULTS = {"max_concurrency": 4, "max_duration": 4, "horizon": 16, "max_value": 16.0}
@@ -94,6 +108,42 @@ def _value_range(get, key: str, bounds: Bounds) -> tuple:
                    f"bounds.max_value = {bounds.max_value:g}", raw)
 
 
+def _fits_horizon(parts: Mapping[str, int], bounds: Bounds, why: str, strict: bool = False) -> None:
+    """The sum of the keys `parts` (name -> value) is <= S_max (< S_max when `strict`); the error
+    names every key: `births.lead + births.window must be <= bounds.horizon = 16 (why), got 10 + 7`."""
+    total = sum(parts.values())
+    if total > bounds.horizon or (strict and total == bounds.horizon):
+        keys = " + ".join(f"births.{key}" for key in parts)
+        raise ValueError(f"{keys} must be {'<' if strict else '<='} bounds.horizon = {bounds.horizon} ({why}), "
+                         f"got {' + '.join(str(v) for v in parts.values())}")
+
+
+def _sized_for_hint(get, bounds: Bounds) -> tuple[tuple, int]:
+    """`concurrency` (null: [ceil(3 C_max / 4), C_max]) and `nodes_hint` (>= its high end) of the
+    generators sized against a cluster (adversarial, blocking)."""
+    c_max = bounds.max_concurrency
+    concurrency = _int_range(get, "concurrency", (-(-3 * c_max // 4), c_max), 1, c_max, _c_max(bounds))
+    nodes = integer(get("nodes_hint"), "births.nodes_hint", minimum=1)
+    if nodes < concurrency[1]:
+        raise ValueError(f"births.nodes_hint must be >= the highest concurrency {concurrency[1]} "
+                         f"(births.concurrency), got {nodes}")
+    return concurrency, nodes
+
+
+def _duration(get, key: str, bounds: Bounds) -> int:
+    """An integer duration in [1, D_max]; null takes D_max."""
+    raw = get(key)
+    return bounds.max_duration if raw is None else integer(raw, f"births.{key}", minimum=1,
+                                                           maximum=bounds.max_duration)
+
+
+def _value(get, key: str, default: float | None, bounds: Bounds) -> float:
+    """A value in [1, V_bar]; null takes `default` (None: V_bar)."""
+    raw = get(key)
+    raw = (bounds.max_value if default is None else default) if raw is None else raw
+    return real(raw, f"births.{key}", minimum=1.0, maximum=bounds.max_value)
+
+
 def _c_max(bounds: Bounds) -> str:
     return f"bounds.max_concurrency = {bounds.max_concurrency}"
 
@@ -114,6 +164,29 @@ def binomial_offsets(jitter: int) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.arange(-jitter, jitter + 1, dtype=np.int64)
     keep = weights > 0
     return offsets[keep], weights[keep]
+
+
+def _prefix_sizes(concurrency: tuple, target: float, rows: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """One (rows, m) array of concurrencies (integers in `concurrency`), m = ceil(target /
+    concurrency low); row i gives the shortest prefix whose sum reaches `target`."""
+    width = max(1, math.ceil(target / concurrency[0]))
+    draws = rng.integers(concurrency[0], concurrency[1] + 1, (rows, width))
+    reached = np.cumsum(draws, axis=1) >= target - 1e-9
+    return [row[:int(np.argmax(hit)) + 1] for row, hit in zip(draws, reached)]
+
+
+def _uniform_support(arrival: np.ndarray, durations: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every arrival (relative to birth) with every duration, uniformly: (arrivals, durations,
+    probabilities)."""
+    a = np.repeat(arrival, durations.size)
+    return a, np.tile(durations, arrival.size), np.full(a.size, 1.0 / a.size)
+
+
+def _deadline_values(peak: float, last: int, bounds: Bounds) -> np.ndarray:
+    """values[k] = peak for finishes k = f - b <= last, then 0 (and 0 at S_max)."""
+    values = np.where(np.arange(bounds.horizon + 1) <= last, float(peak), 0.0)
+    values[bounds.horizon] = 0.0
+    return values
 
 
 # --- recurring ---------------------------------------------------------------------------------
@@ -142,9 +215,8 @@ class RecurringParams:
         get = _getter(cls, d)
         lead = integer(get("lead"), "births.lead", minimum=0)
         jitter = integer(get("arrival_jitter"), "births.arrival_jitter", minimum=0)
-        if lead + jitter >= bounds.horizon:
-            raise ValueError(f"births.lead + births.arrival_jitter must be < bounds.horizon = {bounds.horizon} "
-                             f"(arrivals lie before birth + S_max), got {lead} + {jitter}")
+        _fits_horizon({"lead": lead, "arrival_jitter": jitter}, bounds, "arrivals lie before birth + S_max",
+                      strict=True)
         return cls(
             rounds=integer(get("rounds"), "births.rounds", minimum=1),
             pipelines=integer(get("pipelines"), "births.pipelines", minimum=1),
@@ -299,17 +371,10 @@ class AdversarialParams:
     @classmethod
     def from_config(cls, d: Mapping, bounds: Bounds) -> "AdversarialParams":
         get = _getter(cls, d)
-        c_max = bounds.max_concurrency
-        concurrency = _int_range(get, "concurrency", (-(-3 * c_max // 4), c_max), 1, c_max, _c_max(bounds))
-        nodes = integer(get("nodes_hint"), "births.nodes_hint", minimum=1)
-        if nodes < concurrency[1]:
-            raise ValueError(f"births.nodes_hint must be >= the highest concurrency {concurrency[1]} "
-                             f"(births.concurrency), got {nodes}")
+        concurrency, nodes = _sized_for_hint(get, bounds)
         lead = integer(get("lead"), "births.lead", minimum=0)
         window = integer(get("window"), "births.window", minimum=1)
-        if lead + window > bounds.horizon:
-            raise ValueError(f"births.lead + births.window must be <= bounds.horizon = {bounds.horizon} "
-                             f"(arrivals lie before birth + S_max), got {lead} + {window}")
+        _fits_horizon({"lead": lead, "window": window}, bounds, "arrivals lie before birth + S_max")
         return cls(
             bursts=integer(get("bursts"), "births.bursts", minimum=1),
             gap=integer(get("gap"), "births.gap", minimum=0),
@@ -329,32 +394,93 @@ class AdversarialParams:
         return self.overload * self.nodes_hint
 
 
-def _burst_sizes(p: AdversarialParams, rng: np.random.Generator) -> list[np.ndarray]:
-    """Each burst's concurrencies: the shortest prefix of its row whose sum reaches the target."""
-    width = max(1, math.ceil(p.target() / p.concurrency[0]))
-    draws = rng.integers(p.concurrency[0], p.concurrency[1] + 1, (p.bursts, width))
-    reached = np.cumsum(draws, axis=1) >= p.target() - 1e-9
-    return [row[:int(np.argmax(hit)) + 1] for row, hit in zip(draws, reached)]
-
-
 def _adversarial(p: AdversarialParams, bounds: Bounds, rng: np.random.Generator) -> list[StatementOfWork]:
-    a_off = np.arange(p.lead, p.lead + p.window)
-    durations = np.arange(p.duration[0], p.duration[1] + 1)
-    a_rel = np.repeat(a_off, durations.size)
-    d = np.tile(durations, a_off.size)
-    prob = np.full(a_rel.size, 1.0 / a_rel.size)
+    a_rel, d, prob = _uniform_support(np.arange(p.lead, p.lead + p.window),
+                                      np.arange(p.duration[0], p.duration[1] + 1))
     last = p.lead + p.window - 1 + p.duration[1] + p.slack
-    k = np.arange(bounds.horizon + 1)
     jobs = []
-    for i, sizes in enumerate(_burst_sizes(p, rng)):
+    for i, sizes in enumerate(_prefix_sizes(p.concurrency, p.target(), p.bursts, rng)):
         birth = i * p.gap
         low, high = p.value
         peaks = _floor(low * (high / low) ** (np.arange(sizes.size) / max(sizes.size - 1, 1)))
         for c, peak in zip(sizes, peaks):
-            values = np.where(k <= last, float(peak), 0.0)
-            values[bounds.horizon] = 0.0
-            jobs.append(StatementOfWork(birth, int(c), values, birth + a_rel, d.copy(), prob.copy()))
+            jobs.append(StatementOfWork(birth, int(c), _deadline_values(peak, last, bounds), birth + a_rel, d.copy(),
+                                        prob.copy()))
     return jobs
+
+
+# --- blocking ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BlockingParams:
+    """`births.kind: blocking`: waves of long low-value jobs, each followed by tight high-value
+    jobs that need the nodes the first hold. `nodes_hint` as in AdversarialParams (a wave asks for
+    demand * nodes_hint nodes). Null takes: concurrency [ceil(3 C_max / 4), C_max], high_value V_bar,
+    low_duration and high_duration D_max."""
+
+    waves: int = 4
+    gap: int = 12              # wave i's low jobs are born at round i * gap
+    nodes_hint: int = 16
+    low_demand: float = 1.0    # the low jobs' total concurrency / nodes_hint
+    high_demand: float = 1.0   # the high jobs' total concurrency / nodes_hint
+    concurrency: tuple | None = None
+    low_value: float = 1.0
+    high_value: float | None = None
+    low_duration: int | None = None
+    high_duration: int | None = None
+    lead: int = 1              # rounds from birth to the (first) arrival, both kinds of job
+    delay: int = 1             # rounds from the low jobs' birth to the high jobs' birth
+    jitter: int = 2            # high jobs arrive uniformly in birth + lead .. birth + lead + jitter
+    low_slack: int = 8         # low jobs: V = low_value for f <= arrival + low_duration + low_slack
+
+    @classmethod
+    def from_config(cls, d: Mapping, bounds: Bounds) -> "BlockingParams":
+        get = _getter(cls, d)
+        concurrency, nodes = _sized_for_hint(get, bounds)
+        lead = integer(get("lead"), "births.lead", minimum=0)
+        jitter = integer(get("jitter"), "births.jitter", minimum=0)
+        low_duration = _duration(get, "low_duration", bounds)
+        high_duration = _duration(get, "high_duration", bounds)
+        low_slack = integer(get("low_slack"), "births.low_slack", minimum=0)
+        why = "the job must be able to finish with value before birth + S_max"
+        _fits_horizon({"lead": lead, "low_duration": low_duration, "low_slack": low_slack}, bounds, why, strict=True)
+        _fits_horizon({"lead": lead, "jitter": jitter, "high_duration": high_duration}, bounds, why, strict=True)
+        return cls(
+            waves=integer(get("waves"), "births.waves", minimum=1),
+            gap=integer(get("gap"), "births.gap", minimum=0),
+            nodes_hint=nodes,
+            low_demand=real(get("low_demand"), "births.low_demand", minimum=0.0, strict_min=True),
+            high_demand=real(get("high_demand"), "births.high_demand", minimum=0.0, strict_min=True),
+            concurrency=concurrency,
+            low_value=_value(get, "low_value", cls.low_value, bounds),
+            high_value=_value(get, "high_value", None, bounds),
+            low_duration=low_duration,
+            high_duration=high_duration,
+            lead=lead,
+            delay=integer(get("delay"), "births.delay", minimum=0),
+            jitter=jitter,
+            low_slack=low_slack,
+        )
+
+
+def _blocking(p: BlockingParams, bounds: Bounds, rng: np.random.Generator) -> list[StatementOfWork]:
+    kinds = [  # (birth after the wave's start, concurrencies per wave, support, value function)
+        (0, _prefix_sizes(p.concurrency, p.low_demand * p.nodes_hint, p.waves, rng),
+         _uniform_support(np.array([p.lead]), np.array([p.low_duration])),
+         _deadline_values(p.low_value, p.lead + p.low_duration + p.low_slack, bounds)),
+        (p.delay, _prefix_sizes(p.concurrency, p.high_demand * p.nodes_hint, p.waves, rng),
+         _uniform_support(np.arange(p.lead, p.lead + p.jitter + 1), np.array([p.high_duration])),
+         _deadline_values(p.high_value, p.lead + p.jitter + p.high_duration, bounds)),
+    ]
+    keyed = []
+    for kind, (offset, sizes, (a_rel, d, prob), values) in enumerate(kinds):
+        for i, wave in enumerate(sizes):
+            birth = i * p.gap + offset
+            for n, c in enumerate(wave):
+                sow = StatementOfWork(birth, int(c), values.copy(), birth + a_rel, d.copy(), prob.copy())
+                keyed.append(((birth, i, kind, n), sow))
+    return [sow for _, sow in sorted(keyed, key=lambda item: item[0])]
 
 
 # --- trace -------------------------------------------------------------------------------------
@@ -384,7 +510,8 @@ def _trace(p: TraceParams, bounds: Bounds, rng: np.random.Generator) -> list[Sta
 # --- the section -------------------------------------------------------------------------------
 
 GENERATORS = {"recurring": (RecurringParams, _recurring), "toy": (ToyParams, _toy),
-              "adversarial": (AdversarialParams, _adversarial), "trace": (TraceParams, _trace)}
+              "adversarial": (AdversarialParams, _adversarial), "blocking": (BlockingParams, _blocking),
+              "trace": (TraceParams, _trace)}
 
 
 @dataclass(frozen=True)
@@ -395,7 +522,7 @@ class BirthParams:
 
     kind: str = "recurring"
     signal: str = "none"
-    generator: RecurringParams | ToyParams | AdversarialParams | TraceParams | None = None
+    generator: RecurringParams | ToyParams | AdversarialParams | BlockingParams | TraceParams | None = None
 
     @classmethod
     def from_config(cls, section: Mapping | None, bounds: Bounds) -> "BirthParams":

@@ -1,12 +1,14 @@
 """The two welfare baselines of paper 004 (Sec. 1-2): reserve-in-advance for the worst case
 (algorithms/sow/reserve_worst_case.py) and first-come greedy without prices
 (algorithms/sow/first_come_greedy.py): hand cases worked out in comments, properties on random
-worlds, determinism and bad input."""
+worlds, determinism and bad input; and a blocking world (births=blocking) end to end through the
+family, where the greedy is far below OPT."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from algorithms.sow.family import prepare, simulate_replicate
 from algorithms.sow.first_come_greedy import first_come_greedy
 from algorithms.sow.outcome import NOT_STARTED
 from algorithms.sow.reserve_worst_case import reserve_worst_case
@@ -329,3 +331,43 @@ def test_realisation_off_the_support_is_refused(baseline):
     off = Realisation(np.zeros(1, np.int64), np.array([0]), np.array([2]))  # (0, 2) is not a point
     with pytest.raises(ValueError, match="job 0: the realised"):
         baseline(sequence, off, 2)
+
+
+# ---------------------------------------------------------------- a blocking world, end to end
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_blocking_world_hurts_the_greedy_end_to_end(seed):
+    # births=blocking through the family (algorithms/sow/family.py), default bounds (C_max 4,
+    # D_max 4, S_max 16, V_bar 16), N = 8, one wave, concurrency 4, jitter 0: nothing is random.
+    # Jobs 0, 1 (low): born 0, arrive 1, run 4 rounds, worth 1 for f <= 0 + 1 + 4 + 8 = 13.
+    # Jobs 2, 3 (high): born 1, arrive 2, run 4 rounds, worth 16 for f <= 1 + 1 + 0 + 4 = 6, so
+    # they must start on arrival, at 2.
+    # - FirstComeGreedy starts jobs 0 and 1 at 1 (8 nodes, rounds 1..4); jobs 2 and 3 cannot
+    #   start at 2 and are dropped at 3: welfare 1 + 1 = 2.
+    # - ReserveWorstCase: jobs 0, 1 reserve 8 nodes over [1, 4]; 2, 3 find no room: 2.
+    # - OPT: 2 and 3 at 2..5 (finish 6, 32), then 0 and 1 at 6..9 (finish 10 <= 13, 2): 34.
+    # - Reduction (paper start): p(y) = (1/8) 256^(y/N'), N' = 8 (1 - 0.1/10) = 7.92. A low job
+    #   costs 4 * 4 * p(0) = 2 > 1 anywhere: never. Job 2 costs 16 p(0) = 2 <= 16: it buys start
+    #   2 and pays 2; y = 4 on rounds 2..5, p(4) = 256^(4/7.92) / 8 = 2.06, so job 3 would pay
+    #   16 * 2.06 = 33 > 16: never. Welfare 16.
+    # - Reduction(start=concurrency): p(y) = (1/32) 1024^(y/N'). Job 0 pays 16/32 = 0.5 <= 1 at
+    #   start 1 (the earliest of the cheapest); y = 4 on 1..4 and p(4) = 1.036, so job 1 takes
+    #   start 5 (0.5, rounds 5..8). Job 2 now costs 4 * 4 * p(4) = 16.6 > 16 on rounds 2..5:
+    #   never, and job 3 alike. Welfare 1 + 1 = 2: below the capacity condition, the finer start
+    #   lets the low jobs in.
+    prepared = prepare({"births": {"kind": "blocking", "waves": 1, "nodes_hint": 8, "concurrency": [4, 4],
+                                   "jitter": 0},
+                        "cluster": {"nodes": 8},
+                        "mechanisms": ["Reduction", "Reduction(start=concurrency)", "FirstComeGreedy",
+                                       "ReserveWorstCase", "OPT"]})
+    rows = {row["mechanism"]: row for row in simulate_replicate(prepared, 0, np.random.default_rng(seed))}
+    welfare = {name: row["welfare"] for name, row in rows.items()}
+    assert welfare == {"Reduction": 16.0, "Reduction(start=concurrency)": 2.0, "FirstComeGreedy": 2.0,
+                       "ReserveWorstCase": 2.0, "OPT": 34.0}
+    assert rows["FirstComeGreedy"]["opt_ratio"] == pytest.approx(17.0)
+    assert rows["Reduction"]["opt_ratio"] == pytest.approx(34 / 16)
+    jobs = rows["Reduction"]["tables"]["jobs"]
+    assert list(jobs["start"]) == [NOT_STARTED, NOT_STARTED, 2, NOT_STARTED]
+    assert list(jobs["paid"]) == [0.0, 0.0, pytest.approx(2.0), 0.0]
+    assert list(rows["Reduction(start=concurrency)"]["tables"]["jobs"]["start"]) == [1, 5, NOT_STARTED, NOT_STARTED]
+    assert list(rows["FirstComeGreedy"]["tables"]["jobs"]["start"]) == [1, 1, NOT_STARTED, NOT_STARTED]

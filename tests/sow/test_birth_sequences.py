@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from market.common.csv_trace import TraceError
-from market.sow.birth_sequences import (KINDS, AdversarialParams, BirthParams, RecurringParams, ToyParams,
-                                        binomial_offsets, bounds_from_config, draw_births)
+from market.sow.birth_sequences import (KINDS, AdversarialParams, BirthParams, BlockingParams, RecurringParams,
+                                        ToyParams, binomial_offsets, bounds_from_config, draw_births)
 from market.sow.statement_of_work import Bounds, check_sow
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "sow_example_sows.csv"
@@ -43,6 +43,8 @@ def test_defaults():
     assert BirthParams.from_config({"kind": "toy"}, BOUNDS).generator == ToyParams(8, 1, 4)
     adversarial = BirthParams.from_config({"kind": "adversarial"}, BOUNDS).generator
     assert adversarial == AdversarialParams(concurrency=(3, 4), duration=(1, 2), value=(1.0, 16.0))
+    blocking = BirthParams.from_config({"kind": "blocking"}, BOUNDS).generator
+    assert blocking == BlockingParams(concurrency=(3, 4), high_value=16.0, low_duration=4, high_duration=4)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -57,7 +59,7 @@ def test_every_generator_yields_a_checked_sequence_within_the_bounds(kind, seed)
     assert all(a.birth <= b.birth for a, b in zip(seq.jobs, seq.jobs[1:]))
 
 
-@pytest.mark.parametrize("kind", ["recurring", "adversarial"])
+@pytest.mark.parametrize("kind", ["recurring", "adversarial", "blocking"])
 def test_same_rng_same_sequence_other_seed_other_sequence(kind):
     a, b, c = births({"kind": kind}, 7), births({"kind": kind}, 7), births({"kind": kind}, 8)
 
@@ -223,6 +225,80 @@ def test_adversarial_window_and_value_function():
     assert s.values.tolist() == [1.0] * (4 + 3 + 1 + 1) + [0.0] * (17 - 9)
 
 
+# --- blocking ----------------------------------------------------------------------------------
+
+
+def test_blocking_tiny_config_by_hand():
+    # nodes_hint 8, concurrency 4: a low wave (demand 1.0) is 8 / 4 = 2 jobs, a high wave (demand
+    # 1.5) is 12 / 4 = 3 jobs. Wave i: low jobs born 10 i, arrive at 10 i + 1 (lead 1), run 4 rounds
+    # (D_max), worth 1.5 for f - b <= 1 + 4 + 8 = 13; high jobs born 10 i + 1 (delay 1), arrive at
+    # b + 1, b + 2 or b + 3 (jitter 2, 1/3 each), run 3 rounds, worth 12 for f - b <= 1 + 2 + 3 = 6.
+    seq = births({"kind": "blocking", "waves": 2, "gap": 10, "nodes_hint": 8, "concurrency": [4, 4],
+                  "low_demand": 1.0, "high_demand": 1.5, "low_value": 1.5, "high_value": 12, "high_duration": 3,
+                  "lead": 1, "delay": 1, "jitter": 2, "low_slack": 8})
+    assert [s.birth for s in seq.jobs] == [0, 0, 1, 1, 1, 10, 10, 11, 11, 11]
+    assert {s.concurrency for s in seq.jobs} == {4}
+    for s in seq.jobs:
+        if s.birth % 10 == 0:  # low
+            assert (s.arrival - s.birth).tolist() == [1] and s.duration.tolist() == [4]
+            assert s.probability.tolist() == [1.0]
+            assert s.values.tolist() == [1.5] * 14 + [0.0] * 3
+        else:  # high
+            assert (s.arrival - s.birth).tolist() == [1, 2, 3] and s.duration.tolist() == [3, 3, 3]
+            assert s.probability.tolist() == [1 / 3] * 3
+            assert s.values.tolist() == [12.0] * 7 + [0.0] * 10
+    seq.check(nodes=8)
+
+
+@pytest.mark.parametrize("config", [{}, {"low_demand": 2.0, "high_demand": 0.5, "nodes_hint": 10},
+                                    {"concurrency": [1, 4], "jitter": 0, "delay": 0}])
+def test_blocking_waves_ask_for_their_demand(config):
+    seq = births({"kind": "blocking", **config}, seed=5)
+    p = BirthParams.from_config({"kind": "blocking", **config}, BOUNDS).generator
+    for i in range(p.waves):
+        for birth, demand, value in [(i * p.gap, p.low_demand, p.low_value), (i * p.gap + p.delay, p.high_demand,
+                                                                                p.high_value)]:
+            wave = [s for s in seq.jobs if s.birth == birth and s.values[0] == value]
+            c = np.array([s.concurrency for s in wave])
+            target = demand * p.nodes_hint
+            assert c[:-1].sum() < target <= c.sum() < target + p.concurrency[1]
+            assert c.min() >= p.concurrency[0] and c.max() <= p.concurrency[1]
+    assert len(seq) == sum(1 for s in seq.jobs if s.values[0] in (p.low_value, p.high_value))
+    seq.check(nodes=p.nodes_hint)
+
+
+def test_blocking_greedy_is_blocked_by_construction():
+    # Defaults: the low jobs hold their nodes in rounds b + 1 .. b + 4; the high jobs' last start
+    # with value is b + delay + lead + jitter = b + 4 (finish <= b + 1 + 1 + 2 + 4 = b + 8), so no
+    # high job can wait for the low jobs to finish (delay + jitter = 3 < low_duration = 4).
+    seq = births({"kind": "blocking", "waves": 1})
+    low = [s for s in seq.jobs if s.birth == 0]
+    high = [s for s in seq.jobs if s.birth == 1]
+    hold = {int(s.arrival[0]) + k for s in low for k in range(int(s.duration[0]))}
+    assert hold == {1, 2, 3, 4}
+    for s in high:
+        last_finish = s.birth + int(np.flatnonzero(s.values > 0)[-1])
+        assert last_finish == 8 and {int(a) for a in s.arrival} == {2, 3, 4}
+        assert {last_finish - int(d) for d in s.duration} == {4} and 4 in hold
+
+
+def test_blocking_lists_jobs_by_birth_when_waves_interleave():
+    # gap 1 < delay 2: wave 1's low jobs (born 1) come before wave 0's high jobs (born 2).
+    seq = births({"kind": "blocking", "waves": 3, "gap": 1, "delay": 2, "nodes_hint": 4, "concurrency": [4, 4]})
+    assert [(s.birth, s.values[0]) for s in seq.jobs] == [(0, 1.0), (1, 1.0), (2, 16.0), (2, 1.0), (3, 16.0),
+                                                          (4, 16.0)]
+
+
+def test_blocking_draw_order():
+    seq = births({"kind": "blocking", "waves": 3}, seed=9)
+    rng = np.random.default_rng(9)
+    low, high = rng.integers(3, 5, (3, math.ceil(16 / 3))), rng.integers(3, 5, (3, math.ceil(16 / 3)))
+    for i in range(3):
+        for birth, draws in [(12 * i, low), (12 * i + 1, high)]:
+            c = [s.concurrency for s in seq.jobs if s.birth == birth]
+            assert c == draws[i, :len(c)].tolist() and sum(c[:-1]) < 16 <= sum(c)
+
+
 # --- trace -------------------------------------------------------------------------------------
 
 
@@ -243,7 +319,7 @@ def test_trace_kind_reads_the_file_and_checks_it_at_config(tmp_path):
 
 
 @pytest.mark.parametrize("config, message", [
-    ({"kind": "poisson"}, r"^births\.kind must be one of recurring, toy, adversarial, trace, got 'poisson'$"),
+    ({"kind": "poisson"}, r"^births\.kind must be one of recurring, toy, adversarial, blocking, trace, got 'poisson'$"),
     ({"signal": "arrival"}, r"^births\.signal must be one of none, duration, got 'arrival'$"),
     ({"periods": [8, 24]},
      r"^births: unknown key\(s\) 'periods' for kind 'recurring' \(known: kind, signal, rounds, "),
@@ -280,6 +356,31 @@ def test_trace_kind_reads_the_file_and_checks_it_at_config(tmp_path):
     ({"kind": "adversarial", "lead": 10, "window": 7}, r"^births\.lead \+ births\.window must be <= bounds\.horizon"),
     ({"kind": "adversarial", "bursts": 0}, r"^births\.bursts must be a positive integer, got 0$"),
     ({"kind": "trace", "path": ""}, r"^births\.path must be a non-empty string, got ''$"),
+    ({"kind": "blocking", "overload": 2}, r"^births: unknown key\(s\) 'overload' for kind 'blocking' \(known: kind, "
+                                          r"signal, waves, gap, nodes_hint, low_demand, high_demand, concurrency, "),
+    ({"kind": "blocking", "waves": 0}, r"^births\.waves must be a positive integer, got 0$"),
+    ({"kind": "blocking", "gap": -1}, r"^births\.gap must be an integer >= 0, got -1$"),
+    ({"kind": "blocking", "nodes_hint": 0}, r"^births\.nodes_hint must be a positive integer, got 0$"),
+    ({"kind": "blocking", "nodes_hint": 3}, r"^births\.nodes_hint must be >= the highest concurrency 4 "
+                                            r"\(births\.concurrency\), got 3$"),
+    ({"kind": "blocking", "low_demand": 0}, r"^births\.low_demand must be a finite number > 0, got 0$"),
+    ({"kind": "blocking", "high_demand": "x"}, r"^births\.high_demand must be a finite number > 0, got 'x'$"),
+    ({"kind": "blocking", "concurrency": [1, 5]}, r"^births\.concurrency must lie within \[1, 4\] "
+                                                  r"\(bounds\.max_concurrency = 4\), got \[1, 5\]$"),
+    ({"kind": "blocking", "concurrency": 4}, r"^births\.concurrency must be a pair \[low, high\] of numbers, got 4$"),
+    ({"kind": "blocking", "low_value": 0.5}, r"^births\.low_value must be in \[1, 16\], got 0\.5$"),
+    ({"kind": "blocking", "high_value": 17}, r"^births\.high_value must be in \[1, 16\], got 17$"),
+    ({"kind": "blocking", "low_duration": 5}, r"^births\.low_duration must be an integer in \[1, 4\], got 5$"),
+    ({"kind": "blocking", "high_duration": 0}, r"^births\.high_duration must be an integer in \[1, 4\], got 0$"),
+    ({"kind": "blocking", "lead": -1}, r"^births\.lead must be an integer >= 0, got -1$"),
+    ({"kind": "blocking", "delay": 1.5}, r"^births\.delay must be an integer >= 0, got 1\.5$"),
+    ({"kind": "blocking", "jitter": -1}, r"^births\.jitter must be an integer >= 0, got -1$"),
+    ({"kind": "blocking", "low_slack": -2}, r"^births\.low_slack must be an integer >= 0, got -2$"),
+    ({"kind": "blocking", "low_slack": 11},
+     r"^births\.lead \+ births\.low_duration \+ births\.low_slack must be < bounds\.horizon = 16 \(the job must be "
+     r"able to finish with value before birth \+ S_max\), got 1 \+ 4 \+ 11$"),
+    ({"kind": "blocking", "jitter": 11, "low_slack": 0},
+     r"^births\.lead \+ births\.jitter \+ births\.high_duration must be < bounds\.horizon = 16 .*got 1 \+ 11 \+ 4$"),
 ])
 def test_bad_config_names_the_key(config, message):
     with pytest.raises(ValueError, match=message):
