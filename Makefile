@@ -8,7 +8,7 @@ UI_PORT ?= 5000
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction clean reproduce-spot reproduce-auction reproduce-core reproduce-iaas reproduce-arena reproduce-sow
+.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction bench-sow clean reproduce-spot reproduce-auction reproduce-core reproduce-iaas reproduce-arena reproduce-sow
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
@@ -48,6 +48,9 @@ bench-fig9: $(BENCH_STAMP) ## Time the Fig. 9 sweep end to end and profile it (w
 
 bench-auction: $(BENCH_STAMP) ## Time the auction family at 200 nodes, high load, one day (writes bench/results/auction_scale.json)
 	$(PY) -m bench.auction_scale $(ARGS)
+
+bench-sow: $(BENCH_STAMP) ## Time paper 004's reduction on 1,000 SoWs at N = 100 and its growth with R, N, support (writes bench/results/sow_speed.json)
+	$(PY) -m bench.sow_speed $(ARGS)
 
 reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 into reports/spot/ (long: see docs/spot/reproduction.md)
 	$(PY) -m reproduction spot $(ARGS)
