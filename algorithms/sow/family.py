@@ -5,9 +5,17 @@ CSV of SoWs, market/sow/birth_sequences.py), and the mechanism sections of
 mechanism_config.py (`cluster`, `reduction`, `oracle`, `prices`, `optimum`). One replicate
 draws one birth sequence and one realisation of every job's (arrival, duration) and runs every
 mechanism on them (common random numbers). `utility` is the welfare, sum_j V_j(f_j) (Sec. 2);
-`opt_ratio` is OPT's welfare over the row's (the empirical competitive ratio) when OPT is listed.
+`opt_ratio` is OPT's welfare over the row's (the empirical competitive ratio) when OPT is listed;
+`node_rounds` the capacity a mechanism held (reserved blocks, or the rounds its jobs ran).
 Side table `jobs`: one row per job and mechanism (reported and true SoW summary, the plan's
 start for the realised arrival, start, finish, evicted, cancelled, paid, value, utility).
+
+Audits (mechanism_config.py): `TruthAudit` rows are the Reduction's truthful run plus Theorem
+3.2's audit (`misreports`, `max_gain`, `max_gain_same_c` over the reports that keep the
+concurrency, `max_mu`, `over_bound_mu` and `over_bound_plans`: reports whose gain exceeds
+2 mu V_bar or the per-plan bound, `concurrency_gains`) and the side table `misreports` (one row
+per job and report, truthfulness.audit_birth's columns); `PrefixAudit` rows are the Reduction's
+run plus Lemma 3.1's counts (`cuts`, `compared`, `changed`, `cuts_changed`).
 """
 from __future__ import annotations
 
@@ -26,13 +34,16 @@ from .first_come_greedy import first_come_greedy
 from .mechanism_config import MechanismSpec, SowSettings, mechanism_specs
 from .offline_optimum import ex_ante_bound, hindsight_lp_bound, hindsight_optimum
 from .outcome import JobOutcomes
+from .prefix_invariance import cut_points, prefix_changes
 from .reserve_worst_case import reserve_worst_case
 from .scheduler_framework import run_framework
+from .truthfulness import TOLERANCE, audit_run
 
 NAME = "sow"
 SECTIONS = ("bounds", "births", "cluster", "reduction", "oracle", "prices", "optimum")
 SUMMARY_COLUMNS = ("welfare", "payments", "agent_utility", "completions", "evictions", "cancellations",
-                   "eviction_rate", "relaxed_value", "opt_ratio")
+                   "eviction_rate", "relaxed_value", "opt_ratio", "max_gain", "max_gain_same_c", "max_mu",
+                   "over_bound_mu", "over_bound_plans", "changed", "node_rounds")
 INPUT_FILES = {"births.path": load_sow_trace}
 
 
@@ -74,8 +85,19 @@ def _job_table(sequence: BirthSequence, real: Realisation, out: JobOutcomes) -> 
     }
 
 
+def _node_rounds(sequence: BirthSequence, out: JobOutcomes) -> float:
+    """Capacity held: the reserved blocks (ReserveWorstCase), else c_j times the rounds each job ran
+    (to completion, or to its eviction)."""
+    if "reserved" in out.extra:
+        return float(out.extra["reserved"].sum())
+    concurrency = np.array([s.concurrency for s in sequence.jobs])
+    end = np.where(out.completed, out.finish, out.extra.get("stopped", out.finish))
+    ran = np.where(out.start >= 0, np.maximum(end - out.start, 0), 0)
+    return float((concurrency * ran).sum())
+
+
 def _outcome_row(name: str, sequence: BirthSequence, real: Realisation, out: JobOutcomes) -> dict:
-    row = {"mechanism": name, **out.summary()}
+    row = {"mechanism": name, **out.summary(), "node_rounds": _node_rounds(sequence, out)}
     row["utility"] = row["welfare"]
     started = int((out.start >= 0).sum())
     row["eviction_rate"] = (row["evictions"] + row["cancellations"]) / max(1, started + row["cancellations"])
@@ -83,6 +105,26 @@ def _outcome_row(name: str, sequence: BirthSequence, real: Realisation, out: Job
         row["relaxed_value"] = float(out.extra["relaxed_value"].sum())
     row["tables"] = {"jobs": _job_table(sequence, real, out)}
     return row
+
+
+def _audit_columns(audit: list[dict]) -> dict:
+    """Theorem 3.2's summary of a TruthAudit run (family docstring) over the misreports."""
+    lies = [r for r in audit if r["kind"] != "truthful"]
+    same_c = [r["gain"] for r in lies if r["kind"] != "concurrency"]
+    return {"misreports": len(lies),
+            "max_gain": max((r["gain"] for r in lies), default=0.0),
+            "max_gain_same_c": max(same_c, default=0.0),
+            "max_mu": max((r["mu"] for r in audit), default=0.0),
+            "mean_mu": float(np.mean([r["mu"] for r in audit])) if audit else 0.0,
+            "over_bound_mu": sum(not r["within_mu"] for r in lies),
+            "over_bound_plans": sum(not r["within_plans"] for r in lies),
+            "concurrency_gains": sum(r["kind"] == "concurrency" and r["gain"] > TOLERANCE for r in lies)}
+
+
+def _misreport_table(audit: list[dict]) -> dict:
+    columns = ("job", "kind", "parameter", "concurrency", "utility", "estimated", "gain", "mu", "bound_mu",
+               "err_truthful", "err_report", "option", "bound_plans", "within_mu", "within_plans")
+    return {column: [r[column] for r in audit] for column in columns}
 
 
 def _bound_row(name: str, welfare: float, jobs: int) -> dict:
@@ -99,6 +141,17 @@ def simulate_replicate(prepared: PreparedSow, replicate: int, rng: np.random.Gen
         if spec.kind == "Reduction":
             out = run_framework(sequence, real, s.framework(b.max_duration, b.horizon), mechanism_stream(rng, spec.name))
             rows.append(_outcome_row(spec.name, sequence, real, out))
+        elif spec.kind == "TruthAudit":
+            out, audit = audit_run(sequence, real, s.framework(b.max_duration, b.horizon),
+                                   mechanism_stream(rng, spec.name))
+            row = _outcome_row(spec.name, sequence, real, out) | _audit_columns(audit)
+            row["tables"]["misreports"] = _misreport_table(audit)
+            rows.append(row)
+        elif spec.kind == "PrefixAudit":
+            settings = s.framework(b.max_duration, b.horizon)
+            seed = int(mechanism_stream(rng, spec.name).integers(2 ** 63))
+            out, counts = prefix_changes(sequence, real, settings, seed, cut_points(len(sequence)))
+            rows.append(_outcome_row(spec.name, sequence, real, out) | counts)
         elif spec.kind == "ReserveWorstCase":
             rows.append(_outcome_row(spec.name, sequence, real, reserve_worst_case(sequence, real, s.nodes)))
         elif spec.kind == "FirstComeGreedy":

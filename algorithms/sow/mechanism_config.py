@@ -14,7 +14,10 @@ Mechanism names:
     samples, start overriding the sections: Alg. 1 + Alg. 2 + Alg. 3;
   ReserveWorstCase, FirstComeGreedy: the baselines;
   OPT (hindsight CP-SAT), LP (its LP relaxation), ExAnte (the relaxed problem's optimum, an
-    upper bound on the expected hindsight optimum).
+    upper bound on the expected hindsight optimum);
+  TruthAudit(...), PrefixAudit(...) (same keys as Reduction): the Reduction's truthful run with
+    every birth audited for Theorem 3.2 (truthfulness.audit_run), and Lemma 3.1 run by run
+    (prefix_invariance.prefix_changes).
 """
 from __future__ import annotations
 
@@ -29,11 +32,12 @@ from .exponential_prices import STARTS
 from .failure_oracle import hoeffding_samples
 from .scheduler_framework import ORACLES, FrameworkSettings
 
-__all__ = ["BASELINES", "BOUNDS", "MechanismSpec", "SowSettings", "mechanism_specs"]
+__all__ = ["AUDITS", "BASELINES", "BOUNDS", "MechanismSpec", "SowSettings", "mechanism_specs"]
 
 BASELINES = ("ReserveWorstCase", "FirstComeGreedy")
 BOUNDS = ("OPT", "LP", "ExAnte")
 REDUCTION = "Reduction"
+AUDITS = ("TruthAudit", "PrefixAudit")
 SWITCHES = {"on": True, "off": False}
 
 
@@ -104,7 +108,7 @@ class SowSettings:
 @dataclass(frozen=True)
 class MechanismSpec:
     name: str
-    kind: str                     # Reduction | a baseline | a bound
+    kind: str                     # Reduction | a baseline | a bound | an audit
     settings: SowSettings
 
 
@@ -136,14 +140,15 @@ def mechanism_specs(config: Mapping, base: SowSettings) -> tuple[MechanismSpec, 
     for n, text in enumerate(listed_names(config)):
         where = f"mechanisms[{n}]"
         name = parse_name(text, where)
-        if name.kind == REDUCTION:
-            specs.append(MechanismSpec(name.format(), REDUCTION, _reduction(dict(name.params), base, f"{where} {text}")))
+        if name.kind in (REDUCTION,) + AUDITS:
+            specs.append(MechanismSpec(name.format(), name.kind, _reduction(dict(name.params), base, f"{where} {text}")))
         elif name.kind in BASELINES + BOUNDS:
             if name.params:
                 raise ValueError(f"{where}: {text!r}: {name.kind} takes no parameters")
             specs.append(MechanismSpec(name.kind, name.kind, base))
         else:
-            raise ValueError(f"{where}: unknown mechanism {text!r} (known: {REDUCTION}, {', '.join(BASELINES + BOUNDS)})")
+            raise ValueError(f"{where}: unknown mechanism {text!r} "
+                             f"(known: {', '.join((REDUCTION,) + BASELINES + BOUNDS + AUDITS)})")
     check_unique([s.name for s in specs])
     return tuple(specs)
 

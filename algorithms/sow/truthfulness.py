@@ -76,13 +76,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from market.sow.statement_of_work import Bounds, StatementOfWork, check_sow
+from market.sow.statement_of_work import BirthSequence, Bounds, Realisation, StatementOfWork, check_sow
 
 from .failure_oracle import LoadPaths, exact_paths
 from .launch_plan import NEVER, best_plan, plan_for_points
-from .scheduler_framework import BirthContext
+from .outcome import JobOutcomes
+from .scheduler_framework import BirthContext, FrameworkSettings, run_framework
 
-__all__ = ["SCALES", "SHIFTS", "audit_birth", "misreports", "true_utility"]
+__all__ = ["SCALES", "SHIFTS", "audit_birth", "audit_run", "misreports", "true_utility"]
 
 SCALES = (0.25, 0.5, 0.75, 1.5, 2.0, 4.0)
 SHIFTS = (-2, -1, 1, 2)
@@ -254,3 +255,18 @@ def audit_birth(ctx: BirthContext, true_sow: StatementOfWork, signal: str, bound
                          bound_plans=bound_plans,
                          within_mu=within_mu, within_plans=within_plans, holds=within_mu and within_plans))
     return rows
+
+
+def audit_run(sequence: BirthSequence, realisation: Realisation, settings: FrameworkSettings,
+              rng: np.random.Generator) -> tuple[JobOutcomes, list[dict]]:
+    """Theorem 3.2 over a whole birth sequence: the truthful run of Alg. 1 (`run_framework`), every
+    birth audited by `audit_birth` with the true failure probabilities of the exact oracle (so the
+    earlier jobs' residual randomness must fit `settings.max_outcomes`). Returns the run's
+    outcomes and the audit's rows (one per job and report)."""
+    rows: list[dict] = []
+
+    def audit(ctx: BirthContext) -> None:
+        rows.extend(audit_birth(ctx, sequence.jobs[ctx.job], sequence.signal, sequence.bounds, settings.nodes,
+                                settings.epsilon, max_outcomes=settings.max_outcomes))
+
+    return run_framework(sequence, realisation, settings, rng, on_birth=audit), rows
