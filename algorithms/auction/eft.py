@@ -2,6 +2,10 @@
 the vendor with the lowest delay (ties: the cheaper, then the lower index), then the
 earliest-finishing placement (algorithms/auction/earliest_finish.py); every task that
 can finish by its deadline is admitted, whatever its bid; pay-as-bid (no pricing).
+
+`admit="positive"` (EFT(admit=positive), beside the literal baseline): the same placement, but a
+task is admitted only when its bid exceeds its vendor price plus the operating cost of that
+placement, so no task of negative welfare is run (docs/auction/reproduction.md measures both).
 """
 from __future__ import annotations
 
@@ -14,8 +18,16 @@ from algorithms.auction.outcome import AuctionOutcome
 from market.auction.lora_instance import LoraInstance
 
 
+ADMITS = ("all", "positive")
+
+
 class EFT:
     name = "EFT"
+
+    def __init__(self, admit: str = "all"):
+        if admit not in ADMITS:
+            raise ValueError(f"EFT admit must be one of {ADMITS}, got {admit!r}")
+        self.admit = admit
 
     def run(self, instance: LoraInstance, rng: np.random.Generator | None = None) -> AuctionOutcome:
         out = AuctionOutcome.empty(instance)
@@ -27,6 +39,10 @@ class EFT:
                 vendor = int(np.lexsort((np.arange(instance.vendors), instance.vendor_price[i],
                                          instance.vendor_delay[i]))[0])
             schedule = earliest_finish(instance, out.ledger, i, vendor)
+            if schedule is not None and self.admit == "positive":
+                cost = schedule.vendor_cost(instance) + schedule.operating_cost(instance)
+                if tasks.bid[i] - cost <= 0:
+                    schedule = None
             if schedule is not None:
                 out.admit(schedule, float(tasks.bid[i]))
             out.decision_seconds[i] = time.perf_counter() - started

@@ -4,11 +4,16 @@ Config keys (conf/family/auction.yaml, docs/auction/model.md):
   cluster:    market/auction/gpu_cluster.py ClusterParams;
   tasks:      market/auction/lora_tasks.py TaskParams (tasks.trace_path is read once per cell);
   vendors:    market/auction/labor_vendors.py VendorParams;
-  pdftsp:     alpha, beta (lemma2, lemma2_tight or a number), price_scale, payment,
-              schedule_space (algorithms/auction/pdftsp.py, PdftspParams below);
+  pdftsp:     alpha, beta (lemma2, lemma2_tight or a number), kappa (the unit of bbar: a number
+              or `lemma`), work_unit (ksamples or samples), price_scale (kappa's former name),
+              payment, schedule_space, prices (on or off) (algorithms/auction/pdftsp.py,
+              PdftspParams below);
   titan:      time_limit (CP-SAT deterministic time per slot: algorithms/auction/titan.py);
-  mechanisms: names among pdFTSP, Titan, EFT, NTM, OPT (OPT: small worlds only), and pdFTSP
-              variants `pdFTSP(key=value,...)` whose keys override the `pdftsp` section, e.g.
+  mechanisms: names among pdFTSP, Titan, EFT, NTM, OPT (OPT: small worlds only), ZeroPrice (the
+              ablation pdFTSP(prices=off,schedule_space=fitting): admit when b_il > 0 on the
+              cheapest fitting schedule), EFT(admit=positive) (EFT that admits only tasks with
+              b_i above their vendor and operating cost), and pdFTSP variants
+              `pdFTSP(key=value,...)` whose keys override the `pdftsp` section, e.g.
               `pdFTSP(beta=lemma2_tight,price_scale=0.1,schedule_space=fitting)`.
 The engine rejects any other top-level key but its own (seed, replicates, mechanisms, family).
 
@@ -41,7 +46,8 @@ from market.auction.lora_instance import LoraInstance, draw_instance
 from market.auction.lora_tasks import TaskParams
 
 NAME = "auction"
-MECHANISMS = ("pdFTSP", "Titan", "EFT", "NTM", "OPT")
+MECHANISMS = ("pdFTSP", "Titan", "EFT", "NTM", "OPT", "ZeroPrice", "EFT(admit=positive)")
+ZERO_PRICE = {"prices": "off", "schedule_space": "fitting"}
 OPT_MAX_NODES = 8
 OPT_MAX_EXPECTED_TASKS = 60
 OPT_TIME_LIMIT = 60.0  # CP-SAT deterministic time per world; rows say whether it proved optimality
@@ -55,8 +61,10 @@ SUMMARY_COLUMNS = ("cost", "completion_time", "welfare", "provider_utility", "us
 INPUT_FILES = {"tasks.trace_path": load_arrival_trace}
 
 
-PDFTSP_KEYS = ("alpha", "beta", "price_scale", "payment", "schedule_space")
+PDFTSP_KEYS = ("alpha", "beta", "kappa", "work_unit", "price_scale", "payment", "schedule_space", "prices")
 BOUNDS = ("lemma2", "lemma2_tight")
+WORK_UNITS = {"ksamples": 1.0, "samples": 1000.0}   # the world's computation is in ksamples
+SWITCHES = {"on": True, "off": False, True: True, False: False}
 
 
 def _pdftsp_settings(d: Mapping, where: str) -> dict:
@@ -69,6 +77,17 @@ def _pdftsp_settings(d: Mapping, where: str) -> dict:
             allowed = "'lemma2' or a number > 0" if key == "alpha" else "'lemma2', 'lemma2_tight' or a number > 0"
             raise ValueError(f"{where}.{key} must be {allowed}, got {raw!r}")
     real(d.get("price_scale", 1.0), f"{where}.price_scale", 0, strict_min=True)
+    if "kappa" in d and "price_scale" in d:
+        raise ValueError(f"{where}: set kappa or price_scale (its former name), not both")
+    kappa = d.get("kappa", 1.0)
+    if kappa != "lemma":
+        if isinstance(kappa, str):
+            raise ValueError(f"{where}.kappa must be 'lemma' or a number > 0, got {kappa!r}")
+        real(kappa, f"{where}.kappa", 0, strict_min=True)
+    choice(d.get("work_unit", "ksamples"), f"{where}.work_unit", tuple(WORK_UNITS))
+    prices = d.get("prices", "on")
+    if not any(prices is key or (isinstance(prices, str) and prices == key) for key in SWITCHES):
+        raise ValueError(f"{where}.prices must be on or off, got {prices!r}")
     choice(d.get("payment", "critical"), f"{where}.payment", PAYMENTS)
     choice(d.get("schedule_space", "paper"), f"{where}.schedule_space", SCHEDULE_SPACES)
     return dict(d)
@@ -79,12 +98,17 @@ class PdftspParams:
     """pdFTSP's settings: alpha and beta of Lemma 2 (`lemma2`: max b_i / M_i and max b_i / r_i
     from the workload's bounds; beta `lemma2_tight`: max b_i / (r_i n_i), n_i the fewest
     slots task i can run in, which Lemma 2's proof allows since sum_t r_kt(il) >= r_i n_i; or
-    numbers), both multiplied by `price_scale` (the unit of bbar in eq. 7-8: docs/auction/model.md)."""
+    numbers), both multiplied by `price_scale`; `kappa` and `work_unit`, the unit of bbar in eq.
+    7-8 (docs/auction/model.md; kappa `lemma` = 1 / TaskParams.gross_bbar_floor, so that every
+    task's bbar on its gross value is >= 1); `prices` off: the zero-price ablation."""
 
     alpha: float
     beta: float
     payment: str = "critical"
     schedule_space: str = "paper"
+    kappa: float = 1.0
+    work_unit: float = 1.0
+    prices: bool = True
 
     @classmethod
     def from_dict(cls, d: Mapping | None, tasks: TaskParams, cluster: ClusterParams,
@@ -98,13 +122,25 @@ class PdftspParams:
             raw = d.get(key, "lemma2")
             values[key] = bounds[raw][key] if isinstance(raw, str) else float(raw)
         scale = float(d.get("price_scale", 1.0))
+        work_unit = WORK_UNITS[d.get("work_unit", "ksamples")]
+        kappa = d.get("kappa", 1.0)
+        if kappa == "lemma":
+            floor = tasks.gross_bbar_floor(work_unit)
+            if not floor > 0:
+                raise ValueError(f"{where}.kappa=lemma needs a positive lowest value per ksample "
+                                 f"(tasks.value_per_ksample), got {list(tasks.value_per_ksample)}")
+            kappa = 1.0 / floor
+        prices = d.get("prices", "on")
         return cls(values["alpha"] * scale, values["beta"] * scale, d.get("payment", "critical"),
-                   d.get("schedule_space", "paper"))
+                   d.get("schedule_space", "paper"), float(kappa), work_unit,
+                   SWITCHES[prices if isinstance(prices, (bool, str)) else bool(prices)])
 
 
 def parse_variant(name: str) -> dict | None:
     """`pdFTSP(key=value,...)` -> its settings (the grammar of
-    algorithms/common/mechanism_names.py); None for any other name."""
+    algorithms/common/mechanism_names.py), ZeroPrice -> ZERO_PRICE; None for any other name."""
+    if name == "ZeroPrice":
+        return dict(ZERO_PRICE)
     parsed = parse_name(name)
     if parsed.kind != "pdFTSP" or not parsed.params:
         return None
@@ -120,6 +156,16 @@ class PreparedAuction:
     titan_time_limit: float
     mechanisms: tuple[str, ...]
     trace: np.ndarray | None
+
+
+def _merged(section: dict, variant: dict) -> dict:
+    """The `pdftsp` section with a variant's keys over it; kappa and price_scale are one
+    quantity, so a variant that sets either replaces the section's other."""
+    base = dict(section)
+    if {"kappa", "price_scale"} & set(variant):
+        base.pop("kappa", None)
+        base.pop("price_scale", None)
+    return {**base, **variant}
 
 
 def _mechanisms(config: Mapping) -> tuple[str, ...]:
@@ -147,7 +193,7 @@ def prepare(config: dict) -> PreparedAuction:
     vendors = VendorParams.from_dict(config.get("vendors"))
     section = _pdftsp_settings(as_section(config.get("pdftsp"), "pdftsp"), "pdftsp")
     mechanisms = _mechanisms(config)
-    pdftsp = {name: PdftspParams.from_dict({**section, **(parse_variant(name) or {})}, tasks, cluster,
+    pdftsp = {name: PdftspParams.from_dict(_merged(section, parse_variant(name) or {}), tasks, cluster,
                                            "pdftsp" if name == "pdFTSP" else f"mechanisms: {name}")
               for name in mechanisms if name == "pdFTSP" or parse_variant(name) is not None}
     if "OPT" in mechanisms and (cluster.nodes > OPT_MAX_NODES
@@ -172,9 +218,12 @@ def mechanism_names(config: dict) -> list[str]:
 def make_mechanism(name: str, prepared: PreparedAuction):
     if name in prepared.pdftsp:
         p = prepared.pdftsp[name]
-        return PdFTSP(p.alpha, p.beta, payment=p.payment, schedule_space=p.schedule_space)
+        return PdFTSP(p.alpha, p.beta, payment=p.payment, schedule_space=p.schedule_space, kappa=p.kappa,
+                      work_unit=p.work_unit, prices=p.prices)
     if name == "EFT":
         return EFT()
+    if name == "EFT(admit=positive)":
+        return EFT(admit="positive")
     if name == "NTM":
         return NTM()
     if name == "Titan":

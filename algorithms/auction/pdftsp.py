@@ -13,6 +13,17 @@ Tasks are handled one by one in arrival order. For task i:
       bbar = b_il / (sum s_kt(il) + sum r_kt(il));
   then admit if the schedule fits the capacity left (line 8), else reject; if F <= 0 reject.
   The duals are updated before the capacity check, as the pseudocode orders it.
+- The unit of bbar (docs/auction/model.md, "kappa"): the paper leaves it open ("we can scale the
+  units", Lemma 2), and the increment alpha * bbar is not unit-free: bbar = b_il / (sum s +
+  sum r) adds computation to GB-slots and is proportional to the money unit. Here
+      bbar = kappa * b_il / (work_unit * sum s_kt(il) + sum r_kt(il)),
+  with the world's computation in ksamples: `work_unit` = 1 counts it in ksamples (this
+  project's first reading), 1000 in samples (the paper's, Sec. 2.1, 5.1); `kappa` scales money.
+  Counting computation in samples with lambda kept per ksample changes nothing else: alpha per
+  sample is alpha / 1000 and lambda per sample is lambda / 1000, so eq. 7 in ksamples reads
+  lambda <- lambda (1 + s/C) + alpha * bbar_samples * s / C.
+- `prices=False` (an ablation, not the paper's): the duals stay at 0, so a task is admitted
+  when b_il > 0 on its cheapest schedule (vendor and operating cost), as a zero-price greedy.
 - alpha = max_i b_i / M_i, beta = max_i b_i / r_i (Lemma 2), from the workload's bounds
   (the generator's largest value density and value per GB), not from the tasks seen.
 - Payment (Sec. 3.4): `payment="critical"` (default) charges b_i - F(il), i.e. eq. 14
@@ -44,15 +55,19 @@ SCHEDULE_SPACES = ("paper", "fitting")
 class PdFTSP:
     name = "pdFTSP"
 
-    def __init__(self, alpha: float, beta: float, payment: str = "critical", schedule_space: str = "paper"):
+    def __init__(self, alpha: float, beta: float, payment: str = "critical", schedule_space: str = "paper",
+                 kappa: float = 1.0, work_unit: float = 1.0, prices: bool = True):
         if not (alpha > 0 and beta > 0 and math.isfinite(alpha) and math.isfinite(beta)):
             raise ValueError(f"pdFTSP needs finite alpha, beta > 0, got {alpha!r}, {beta!r}")
+        if not (kappa > 0 and work_unit > 0 and math.isfinite(kappa) and math.isfinite(work_unit)):
+            raise ValueError(f"pdFTSP needs finite kappa, work_unit > 0, got {kappa!r}, {work_unit!r}")
         if payment not in PAYMENTS:
             raise ValueError(f"pdFTSP payment must be one of {PAYMENTS}, got {payment!r}")
         if schedule_space not in SCHEDULE_SPACES:
             raise ValueError(f"pdFTSP schedule_space must be one of {SCHEDULE_SPACES}, got {schedule_space!r}")
         self.alpha, self.beta = float(alpha), float(beta)
         self.payment, self.schedule_space = payment, schedule_space
+        self.kappa, self.work_unit, self.prices = float(kappa), float(work_unit), bool(prices)
 
     def select(self, instance: LoraInstance, task: int, lam: np.ndarray, phi: np.ndarray,
                usable: np.ndarray | None = None) -> tuple[float, Schedule | None, dict]:
@@ -90,11 +105,15 @@ class PdFTSP:
         """Eq. 7-8 on the (k, t) pairs of the schedule (s_kt(il) = r_kt(il) = 0 elsewhere)."""
         c = instance.cluster
         k, t = schedule.nodes, schedule.slots
-        bbar = terms["b_il"] / (terms["work"] + terms["memory"])
+        bbar = self.bbar(terms)
         s_frac = c.task_rate[k] / c.compute[k]
         r_frac = instance.tasks.memory[schedule.task] / (c.memory[k] - c.base_model_gb)
         lam[k, t] = lam[k, t] * (1 + s_frac) + self.alpha * bbar * s_frac
         phi[k, t] = phi[k, t] * (1 + r_frac) + self.beta * bbar * r_frac
+
+    def bbar(self, terms: dict) -> float:
+        """bbar of eq. 7-8 in the unit `kappa`, `work_unit` (module docstring)."""
+        return self.kappa * terms["b_il"] / (self.work_unit * terms["work"] + terms["memory"])
 
     def price(self, instance: LoraInstance, schedule: Schedule, f: float, terms: dict) -> float:
         if self.payment == "critical":
@@ -111,7 +130,8 @@ class PdFTSP:
             usable = out.ledger.free_mask(i) if self.schedule_space == "fitting" else None
             f, schedule, terms = self.select(instance, i, lam, phi, usable)
             if schedule is not None and f > 0:
-                self.update_duals(instance, schedule, terms, lam, phi)
+                if self.prices:
+                    self.update_duals(instance, schedule, terms, lam, phi)
                 if out.ledger.fits(schedule):
                     out.admit(schedule, self.price(instance, schedule, f, terms))
             out.decision_seconds[i] = time.perf_counter() - started

@@ -103,6 +103,17 @@ class TaskParams:
         the fewest slots task i can run in: b_i / (r_i n_i) <= value * fastest_rate / r_min."""
         return self.value_per_ksample[1] * fastest_rate / self.memory_gb[0]
 
+    def gross_bbar_floor(self, work_unit: float = 1.0, grid: int = 100_001) -> float:
+        """The smallest bbar = b_i / (work_unit M_i + r_i n_i) the generator allows on the gross
+        value b_i (before vendor and operating costs), n_i at most the task's window of slots
+        (deadline - arrival + 1 <= preprocess_allowance + ceil(slack_max M_i / s_A100)):
+        min over M_i in [samples low x epochs low, samples high x epochs high] (a grid of `grid`
+        points) of value low x M_i / (work_unit M_i + memory high x window(M_i)). Kappa = 1 / it
+        makes Lemma 2's premise bbar >= 1 hold on gross values (docs/auction/model.md)."""
+        m = np.linspace(self.samples[0] * self.epochs[0], self.samples[1] * self.epochs[1], grid)
+        window = self.preprocess_allowance + np.ceil(self.deadline_slack[1] * m / REFERENCE_RATE)
+        return float(np.min(self.value_per_ksample[0] * m / (work_unit * m + self.memory_gb[1] * window)))
+
     def load_trace(self) -> np.ndarray | None:
         return load_arrival_trace(self.trace_path) if self.arrivals == "trace" else None
 

@@ -1,6 +1,8 @@
 """Pinned welfare of the four online mechanisms on two small days and on one paper-sized day of
 the Fig. 8 run, so that a change in any mechanism's numbers shows (the figures' means over
-several days live in reports/auction/)."""
+several days live in reports/auction/). They pin numbers, not an ordering: which mechanism leads
+depends on the unit of bbar (docs/auction/model.md, kappa), so an ordering here would lock one
+unit choice in."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +32,6 @@ def test_pinned_welfare(replicate):
     for mechanism, (welfare, admitted) in PINNED[replicate].items():
         assert got[mechanism][0] == pytest.approx(welfare, rel=1e-9)
         assert got[mechanism][1] == admitted
-    # the shape the reproduction reports: calibrated pdFTSP > EFT > pdFTSP as printed > NTM
-    assert got[CALIBRATED][0] > got["EFT"][0] > got["pdFTSP"][0] > got["NTM"][0]
 
 
 # Day 0 of Fig. 8's high-load cell (`conf/experiment/auction/fig8.yaml`, tasks.load=high: 100 A100s,
@@ -61,10 +61,7 @@ def test_pinned_welfare_of_a_paper_sized_day():
     instance = family.draw_world(prepared, rng)
     streams = {name: mechanism_stream(rng, name) for name in prepared.mechanisms}
     assert len(instance.tasks) == 11531 and set(PAPER_SIZE_DAY) < set(prepared.mechanisms)
-    got = {}
     for name, (welfare, admitted) in PAPER_SIZE_DAY.items():
         metrics = family.make_mechanism(name, prepared).run(instance, streams[name]).metrics()
         assert metrics["welfare"] == pytest.approx(welfare, rel=1e-9), name
         assert metrics["admitted"] == admitted, name
-        got[name] = metrics["welfare"]
-    assert got[CALIBRATED] > got["EFT"] > got["pdFTSP"] > got["NTM"]
