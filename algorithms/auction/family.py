@@ -6,8 +6,8 @@ Config keys (conf/family/auction.yaml, docs/auction/model.md):
   vendors:    market/auction/labor_vendors.py VendorParams;
   pdftsp:     alpha, beta (lemma2, lemma2_tight or a number), kappa (the unit of bbar: a number
               or `lemma`), work_unit (ksamples or samples), price_scale (kappa's former name),
-              payment, schedule_space, prices (on or off) (algorithms/auction/pdftsp.py,
-              PdftspParams below);
+              payment, schedule_space, prices (on or off), selector (dp, or exact for one
+              node type) (algorithms/auction/pdftsp.py, PdftspParams below);
   titan:      time_limit (CP-SAT deterministic time per slot: algorithms/auction/titan.py);
   mechanisms: names among pdFTSP, Titan, EFT, NTM, OPT (OPT: small worlds only), ZeroPrice (the
               ablation pdFTSP(prices=off,schedule_space=fitting): admit when b_il > 0 on the
@@ -34,7 +34,7 @@ import numpy as np
 
 from algorithms.auction.eft import EFT
 from algorithms.auction.ntm import NTM
-from algorithms.auction.pdftsp import PAYMENTS, SCHEDULE_SPACES, PdFTSP
+from algorithms.auction.pdftsp import PAYMENTS, SCHEDULE_SPACES, SELECTORS, PdFTSP
 from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.streams import mechanism_stream
@@ -61,7 +61,8 @@ SUMMARY_COLUMNS = ("cost", "completion_time", "welfare", "provider_utility", "us
 INPUT_FILES = {"tasks.trace_path": load_arrival_trace}
 
 
-PDFTSP_KEYS = ("alpha", "beta", "kappa", "work_unit", "price_scale", "payment", "schedule_space", "prices")
+PDFTSP_KEYS = ("alpha", "beta", "kappa", "work_unit", "price_scale", "payment", "schedule_space", "prices",
+               "selector")
 BOUNDS = ("lemma2", "lemma2_tight")
 WORK_UNITS = {"ksamples": 1.0, "samples": 1000.0}   # the world's computation is in ksamples
 SWITCHES = {"on": True, "off": False, True: True, False: False}
@@ -89,6 +90,7 @@ def _pdftsp_settings(d: Mapping, where: str) -> dict:
     if not any(prices is key or (isinstance(prices, str) and prices == key) for key in SWITCHES):
         raise ValueError(f"{where}.prices must be on or off, got {prices!r}")
     choice(d.get("payment", "critical"), f"{where}.payment", PAYMENTS)
+    choice(d.get("selector", "dp"), f"{where}.selector", SELECTORS)
     choice(d.get("schedule_space", "paper"), f"{where}.schedule_space", SCHEDULE_SPACES)
     return dict(d)
 
@@ -109,6 +111,7 @@ class PdftspParams:
     kappa: float = 1.0
     work_unit: float = 1.0
     prices: bool = True
+    selector: str = "dp"
 
     @classmethod
     def from_dict(cls, d: Mapping | None, tasks: TaskParams, cluster: ClusterParams,
@@ -131,9 +134,13 @@ class PdftspParams:
                                  f"(tasks.value_per_ksample), got {list(tasks.value_per_ksample)}")
             kappa = 1.0 / floor
         prices = d.get("prices", "on")
+        selector = d.get("selector", "dp")
+        if selector == "exact" and len(cluster.build(1).types) != 1:
+            raise ValueError(f"{where}.selector=exact needs one node type, got cluster.node_type="
+                             f"{cluster.node_type} with {cluster.nodes} nodes")
         return cls(values["alpha"] * scale, values["beta"] * scale, d.get("payment", "critical"),
                    d.get("schedule_space", "paper"), float(kappa), work_unit,
-                   SWITCHES[prices if isinstance(prices, (bool, str)) else bool(prices)])
+                   SWITCHES[prices if isinstance(prices, (bool, str)) else bool(prices)], selector)
 
 
 def parse_variant(name: str) -> dict | None:
@@ -219,7 +226,7 @@ def make_mechanism(name: str, prepared: PreparedAuction):
     if name in prepared.pdftsp:
         p = prepared.pdftsp[name]
         return PdFTSP(p.alpha, p.beta, payment=p.payment, schedule_space=p.schedule_space, kappa=p.kappa,
-                      work_unit=p.work_unit, prices=p.prices)
+                      work_unit=p.work_unit, prices=p.prices, selector=p.selector)
     if name == "EFT":
         return EFT()
     if name == "EFT(admit=positive)":

@@ -22,6 +22,9 @@ Tasks are handled one by one in arrival order. For task i:
   Counting computation in samples with lambda kept per ksample changes nothing else: alpha per
   sample is alpha / 1000 and lambda per sample is lambda / 1000, so eq. 7 in ksamples reads
   lambda <- lambda (1 + s/C) + alpha * bbar_samples * s / C.
+- `selector="exact"` (one node type only): Alg. 2's choice by the exact maximiser of F
+  (exact_selector.py) in place of the DP's per-slot surrogate (docs/auction/model.md measures
+  the difference).
 - `prices=False` (an ablation, not the paper's): the duals stay at 0, so a task is admitted
   when b_il > 0 on its cheapest schedule (vendor and operating cost), as a zero-price greedy.
 - alpha = max_i b_i / M_i, beta = max_i b_i / r_i (Lemma 2), from the workload's bounds
@@ -43,6 +46,7 @@ import time
 
 import numpy as np
 
+from algorithms.auction.exact_selector import exact_select
 from algorithms.auction.ledger import Schedule
 from algorithms.auction.outcome import AuctionOutcome
 from algorithms.auction.schedule_dp import search
@@ -50,13 +54,14 @@ from market.auction.lora_instance import LoraInstance
 
 PAYMENTS = ("critical", "eq14")
 SCHEDULE_SPACES = ("paper", "fitting")
+SELECTORS = ("dp", "exact")
 
 
 class PdFTSP:
     name = "pdFTSP"
 
     def __init__(self, alpha: float, beta: float, payment: str = "critical", schedule_space: str = "paper",
-                 kappa: float = 1.0, work_unit: float = 1.0, prices: bool = True):
+                 kappa: float = 1.0, work_unit: float = 1.0, prices: bool = True, selector: str = "dp"):
         if not (alpha > 0 and beta > 0 and math.isfinite(alpha) and math.isfinite(beta)):
             raise ValueError(f"pdFTSP needs finite alpha, beta > 0, got {alpha!r}, {beta!r}")
         if not (kappa > 0 and work_unit > 0 and math.isfinite(kappa) and math.isfinite(work_unit)):
@@ -67,11 +72,20 @@ class PdFTSP:
             raise ValueError(f"pdFTSP schedule_space must be one of {SCHEDULE_SPACES}, got {schedule_space!r}")
         self.alpha, self.beta = float(alpha), float(beta)
         self.payment, self.schedule_space = payment, schedule_space
+        if selector not in SELECTORS:
+            raise ValueError(f"pdFTSP selector must be one of {SELECTORS}, got {selector!r}")
         self.kappa, self.work_unit, self.prices = float(kappa), float(work_unit), bool(prices)
+        self.selector = selector
 
     def select(self, instance: LoraInstance, task: int, lam: np.ndarray, phi: np.ndarray,
                usable: np.ndarray | None = None) -> tuple[float, Schedule | None, dict]:
         """Alg. 2: (F(il), schedule, terms) of the best vendor; (-inf, None, {}) if no schedule exists."""
+        if self.selector == "exact":
+            _, schedule = exact_select(instance, task, lam, phi, usable)
+            if schedule is None:
+                return -math.inf, None, {}
+            f, terms = self.score(instance, schedule, lam, phi)
+            return f, schedule, terms
         tasks = instance.tasks
         a = int(tasks.arrival[task])
         vendors = range(instance.vendors) if tasks.preprocess[task] else [-1]
