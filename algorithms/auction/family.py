@@ -49,7 +49,7 @@ NAME = "auction"
 MECHANISMS = ("pdFTSP", "Titan", "EFT", "NTM", "OPT", "ZeroPrice", "EFT(admit=positive)")
 ZERO_PRICE = {"prices": "off", "schedule_space": "fitting"}
 OPT_MAX_NODES = 8
-OPT_MAX_EXPECTED_TASKS = 60
+OPT_MAX_SIZE = 200  # nodes x expected tasks: 4 nodes x 48 tasks (Fig. 12) or 2 x 96 (congested)
 OPT_TIME_LIMIT = 60.0  # CP-SAT deterministic time per world; rows say whether it proved optimality
 SECTIONS = ("cluster", "tasks", "vendors", "pdftsp", "titan")
 MAX_REPLICATES_PER_CHUNK = 1  # a replicate is a day of auctions (seconds): one per Ray call
@@ -203,12 +203,12 @@ def prepare(config: dict) -> PreparedAuction:
     pdftsp = {name: PdftspParams.from_dict(_merged(section, parse_variant(name) or {}), tasks, cluster,
                                            "pdftsp" if name == "pdFTSP" else f"mechanisms: {name}")
               for name in mechanisms if name == "pdFTSP" or parse_variant(name) is not None}
-    if "OPT" in mechanisms and (cluster.nodes > OPT_MAX_NODES
-                                or tasks.mean_arrivals * tasks.slots > OPT_MAX_EXPECTED_TASKS):
+    expected = tasks.mean_arrivals * tasks.slots
+    if "OPT" in mechanisms and (cluster.nodes > OPT_MAX_NODES or cluster.nodes * expected > OPT_MAX_SIZE):
         raise ValueError(
             f"mechanisms: OPT solves problem (4) exactly and needs a small world: cluster.nodes <= "
-            f"{OPT_MAX_NODES} and tasks.load * tasks.slots <= {OPT_MAX_EXPECTED_TASKS} "
-            f"(got {cluster.nodes} nodes, {tasks.mean_arrivals * tasks.slots:g} expected tasks)")
+            f"{OPT_MAX_NODES} and cluster.nodes x tasks.load x tasks.slots <= {OPT_MAX_SIZE} "
+            f"(got {cluster.nodes} nodes, {expected:g} expected tasks)")
     trace = tasks.load_trace()
     if trace is not None and len(trace) < tasks.slots:
         raise ValueError(f"tasks.trace_path: {tasks.trace_path}: {len(trace)} slots, a day needs {tasks.slots}")
