@@ -5,7 +5,8 @@ Config keys (conf/family/auction.yaml, docs/auction/model.md):
   tasks:      market/auction/lora_tasks.py TaskParams (tasks.trace_path is read once per cell);
   vendors:    market/auction/labor_vendors.py VendorParams;
   pdftsp:     alpha, beta (lemma2, lemma2_tight or a number), kappa (the unit of bbar: a number
-              or `lemma`), work_unit (ksamples or samples), price_scale (kappa's former name),
+              or `lemma`), work_unit (ksamples or samples), price_scale (multiplies alpha and
+              beta: the same effect as kappa, and multiplied with it),
               payment, schedule_space, prices (on or off), selector (dp, or exact for one
               node type) (algorithms/auction/pdftsp.py, PdftspParams below);
   titan:      time_limit (CP-SAT deterministic time per slot: algorithms/auction/titan.py);
@@ -78,8 +79,6 @@ def _pdftsp_settings(d: Mapping, where: str) -> dict:
             allowed = "'lemma2' or a number > 0" if key == "alpha" else "'lemma2', 'lemma2_tight' or a number > 0"
             raise ValueError(f"{where}.{key} must be {allowed}, got {raw!r}")
     real(d.get("price_scale", 1.0), f"{where}.price_scale", 0, strict_min=True)
-    if "kappa" in d and "price_scale" in d:
-        raise ValueError(f"{where}: set kappa or price_scale (its former name), not both")
     kappa = d.get("kappa", 1.0)
     if kappa != "lemma":
         if isinstance(kappa, str):
@@ -167,7 +166,8 @@ class PreparedAuction:
 
 def _merged(section: dict, variant: dict) -> dict:
     """The `pdftsp` section with a variant's keys over it; kappa and price_scale are one
-    quantity, so a variant that sets either replaces the section's other."""
+    quantity (the unit of money in eq. 7-8), so a variant that sets either replaces both of the
+    section's."""
     base = dict(section)
     if {"kappa", "price_scale"} & set(variant):
         base.pop("kappa", None)

@@ -15,11 +15,15 @@ four tasks share a node, and memory binds first on the A40 for large tasks.
 Operating cost (eq. 2, e_ikt): node k costs `cost_per_slot` cents per slot at the
 reference tariff, scaled by a daily time-of-use profile; a task pays its share
 s_ik / C_kp of its node's cost in the slots it runs there.
+
+Two calibration keys (conf/calibration/, docs/auction/model.md): `tasks_per_node` sets
+C_kp = tasks_per_node x s_ik for every type (null keeps the types' own, 4: the project's first
+calibration), and `cost_scale` multiplies every type's cost per slot.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -66,6 +70,8 @@ class ClusterParams:
     node_type: str = "A100-80GB"
     base_model_gb: float = 0.5  # r_b: GPT-2 (124M parameters, fp32)
     start_hour: float = 0.0
+    tasks_per_node: float | None = None  # C_kp / s_ik (null: the node types' own, 4)
+    cost_scale: float = 1.0
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> ClusterParams:
@@ -81,13 +87,23 @@ class ClusterParams:
         real(self.base_model_gb, "cluster.base_model_gb", minimum=0,
              maximum=min(t.memory for t in NODE_TYPES.values()), strict_max=True)
         real(self.start_hour, "cluster.start_hour", minimum=0, maximum=24, strict_max=True)
+        if self.tasks_per_node is not None:
+            real(self.tasks_per_node, "cluster.tasks_per_node", minimum=1)
+        real(self.cost_scale, "cluster.cost_scale", minimum=0, strict_min=True)
+
+    def node_types(self) -> dict[str, NodeType]:
+        """NODE_TYPES with this section's tasks_per_node and cost_scale applied."""
+        return {name: replace(t, compute=t.task_rate * float(self.tasks_per_node) if self.tasks_per_node else t.compute,
+                              cost_per_slot=t.cost_per_slot * float(self.cost_scale))
+                for name, t in NODE_TYPES.items()}
 
     def build(self, horizon: int) -> Cluster:
+        kinds = self.node_types()
         if self.node_type == MIXED:
             half = (self.nodes + 1) // 2
-            types = [NODE_TYPES["A100-80GB"]] * half + [NODE_TYPES["A40-48GB"]] * (self.nodes - half)
+            types = [kinds["A100-80GB"]] * half + [kinds["A40-48GB"]] * (self.nodes - half)
         else:
-            types = [NODE_TYPES[self.node_type]] * self.nodes
+            types = [kinds[self.node_type]] * self.nodes
         return Cluster.of(types, float(self.base_model_gb), horizon, float(self.start_hour))
 
 

@@ -36,8 +36,9 @@ def test_kappa_is_price_scale_under_another_name():
     prepared = family.prepare({**small, "mechanisms": ["pdFTSP(price_scale=0.1)", "pdFTSP(kappa=0.1)"]})
     rows = family.simulate_replicate(prepared, 0, np.random.default_rng(1))
     assert rows[0]["welfare"] == rows[1]["welfare"] and rows[0]["admitted"] == rows[1]["admitted"]
-    with pytest.raises(ValueError, match="kappa or price_scale"):
-        family.prepare({**small, "mechanisms": ["pdFTSP(kappa=0.1,price_scale=0.1)"]})
+    both = family.prepare({**small, "mechanisms": ["pdFTSP(kappa=0.5,price_scale=0.2)"]})
+    p = both.pdftsp["pdFTSP(kappa=0.5,price_scale=0.2)"]
+    assert (p.kappa, p.alpha) == (0.5, pytest.approx(0.2 * 6.0))  # their product is the unit
 
 
 def test_kappa_lemma_is_one_over_the_gross_bbar_floor_by_hand():
@@ -135,3 +136,35 @@ def test_a_variants_kappa_replaces_the_sections_price_scale():
     assert prepared.pdftsp["pdFTSP(kappa=2)"].alpha == pytest.approx(6.0)
     assert prepared.pdftsp["pdFTSP(kappa=2)"].kappa == 2.0
     assert prepared.pdftsp["pdFTSP(price_scale=0.1)"].alpha == pytest.approx(0.6)
+
+
+def test_calibration_keys_scale_capacity_and_cost():
+    from market.auction.gpu_cluster import ClusterParams
+
+    c = ClusterParams.from_dict({"nodes": 3, "node_type": "mixed", "tasks_per_node": 2, "cost_scale": 0.7}).build(2)
+    assert c.compute.tolist() == [12.0, 12.0, 6.0] and c.task_rate.tolist() == [6.0, 6.0, 3.0]
+    assert c.node_cost[:, 0].tolist() == pytest.approx([40 * 0.7 * 0.6, 40 * 0.7 * 0.6, 20 * 0.7 * 0.6])  # night tariff
+    default = ClusterParams.from_dict({"nodes": 1}).build(2)
+    assert default.compute.tolist() == [24.0] and default.node_cost[0, 0] == pytest.approx(24.0)
+    for bad, key in [({"tasks_per_node": 0.5}, "cluster.tasks_per_node"), ({"cost_scale": 0}, "cluster.cost_scale")]:
+        with pytest.raises(ValueError, match=key.replace(".", r"\.")):
+            ClusterParams.from_dict(bad)
+
+
+def test_the_paper_like_calibration_composes():
+    from hydra import compose, initialize_config_dir
+
+    from sweep.api import CONF_DIR
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        paper = compose("config", overrides=["family=auction", "calibration=paper_like", "tracking=off"])
+        project = compose("config", overrides=["family=auction", "tracking=off"])
+    assert (paper.cluster.tasks_per_node, paper.cluster.cost_scale) == (2, 0.7)
+    assert (paper.pdftsp.work_unit, paper.pdftsp.kappa) == ("samples", 0.1)
+    assert "tasks_per_node" not in project.cluster and "kappa" not in project.pdftsp  # the code's defaults
+    from omegaconf import OmegaConf
+
+    sections = OmegaConf.to_container(paper, resolve=True)
+    prepared = family.prepare({**{k: v for k, v in sections.items() if k in family.SECTIONS},
+                               "mechanisms": ["pdFTSP"]})
+    assert prepared.pdftsp["pdFTSP"].kappa == 0.1 and prepared.pdftsp["pdFTSP"].work_unit == 1000.0
