@@ -13,6 +13,7 @@ the sweep dir's `results.parquet` / `tasks.parquet` and nothing else.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -251,8 +252,54 @@ def _decision_times(context: Context):
     return decision_time_report(tables, context.out)
 
 
+TUNING_SEED, HELD_OUT_SEED = 1, 2  # conf/experiment/auction/kappa.yaml
+KAPPA_BASES = ("ZeroPrice", "EFT(admit=positive)")
+
+
+def _kappa_of(mechanism: str) -> float:
+    found = re.search(r"kappa=([0-9.eE+-]+)", mechanism)
+    return float(found.group(1)) if found else np.nan
+
+
+def kappa_report(context: Context) -> pd.DataFrame:
+    """pdFTSP's lead over the zero-price ablation and the welfare-aware EFT against kappa, on
+    tuning days (seed 1) and held-out days (seed 2) per load; `chosen.csv` rows: the kappa with
+    the best mean welfare on the tuning days of each load, and its lead on the held-out days."""
+    frame = pd.read_parquet(context.run_dir("kappa") / "results.parquet")
+    table = (frame.groupby(["seed", "tasks.load", "mechanism"], sort=False)["welfare"].mean().reset_index())
+    table["kappa"] = table["mechanism"].map(_kappa_of)
+    for base in KAPPA_BASES:
+        ref = table[table["mechanism"] == base].set_index(["seed", "tasks.load"])["welfare"]
+        table[f"lead_over_{base}"] = 100 * (table["welfare"] / ref.loc[list(zip(table["seed"], table["tasks.load"]))].to_numpy() - 1)
+    table.to_csv(context.out / "kappa.csv", index=False, float_format="%.4f")
+    swept = table[table["kappa"].notna()]
+    chosen = []
+    for load, part in swept.groupby("tasks.load", sort=False):
+        tuning = part[part["seed"] == TUNING_SEED]
+        best = float(tuning.loc[tuning["welfare"].idxmax(), "kappa"])
+        held = part[(part["seed"] == HELD_OUT_SEED) & (part["kappa"] == best)].iloc[0]
+        oracle = part[part["seed"] == HELD_OUT_SEED]["welfare"].max()
+        chosen.append({"tasks.load": load, "kappa": best, **{f"held_out_lead_over_{b}": held[f"lead_over_{b}"]
+                                                            for b in KAPPA_BASES},
+                       "held_out_welfare_over_best_kappa": held["welfare"] / oracle})
+    pd.DataFrame(chosen).to_csv(context.out / "kappa_chosen.csv", index=False, float_format="%.4f")
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for (seed, load), part in swept.groupby(["seed", "tasks.load"], sort=False):
+        ax.plot(part["kappa"], part["lead_over_ZeroPrice"], marker="o", linestyle="-" if seed == TUNING_SEED else "--",
+                label=f"{load}, {'tuning' if seed == TUNING_SEED else 'held-out'} days")
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("kappa (the unit of money in bbar; paper_like calibration, fitting schedules)")
+    ax.set_ylabel("welfare over the zero-price ablation (%)")
+    ax.legend(fontsize=7)
+    save(fig, context.out / "kappa.png", bbox_inches="tight")
+    return pd.DataFrame(chosen)
+
+
 EXPERIMENTS = (
     *(Experiment(name, figure.config, _comparison(name)) for name, figure in FIGURES.items()),
+    Experiment("kappa", "auction/kappa", kappa_report),
     Experiment("fig10", None, lambda context: truthfulness_report(context.out)),  # one world, in process
     Experiment("fig11", None, _payments),       # from the Fig. 8 run's tasks.parquet
     Experiment("fig13", None, _decision_times),  # from the Fig. 4 and Fig. 8 runs
@@ -281,6 +328,12 @@ def checks(context: Context) -> list[Check]:
             worst = float(online[online["mechanism"] == mechanism]["opt_ratio_max"].max())
             out.append(Check("fig12", f"fig12: largest OPT / {SHORT[mechanism]} over all worlds", worst, worst <= 3,
                              "<= 3 (the paper's empirical ratio)", 3.0))
+    if reports.get("kappa") is not None:
+        for _, row in reports["kappa"].iterrows():
+            for base in KAPPA_BASES:
+                out.append(Check("kappa", f"kappa: load {row['tasks.load']}, kappa {row['kappa']:g} chosen on tuning days: "
+                                          f"held-out lead over {base} (%; information)",
+                                 float(row[f"held_out_lead_over_{base}"]), None))
     if reports.get("fig11") is not None:
         worst = float(reports["fig11"]["max_payment_over_bid_all"].iloc[0])
         out.append(Check("fig11", "fig11: largest payment / bid of an admitted pdFTSP task (individually rational)",

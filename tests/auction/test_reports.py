@@ -55,3 +55,26 @@ def test_truthfulness_report_small_world(tmp_path):
     gap = auction.truthful_gap(table)
     assert gap["critical"] <= 1e-9
     assert (tmp_path / "fig10_truthfulness.png").exists()
+
+
+def test_kappa_is_chosen_on_tuning_days_and_judged_on_held_out_ones(tmp_path):
+    from reproduction.auction import kappa_report
+    from reproduction.experiment import Context
+
+    runs = tmp_path / "runs"
+    (runs / "kappa").mkdir(parents=True)
+    names = ["pdFTSP(kappa=1,schedule_space=fitting)", "pdFTSP(kappa=10,schedule_space=fitting)", "ZeroPrice",
+             "EFT(admit=positive)"]
+    welfare = {1: [110.0, 105.0, 100.0, 80.0], 2: [99.0, 120.0, 100.0, 90.0]}  # kappa 1 wins the tuning days only
+    rows = [{"seed": seed, "tasks.load": "high", "replicate": 0, "mechanism": name, "welfare": w}
+            for seed, values in welfare.items() for name, w in zip(names, values)]
+    pd.DataFrame(rows).to_parquet(runs / "kappa" / "results.parquet")
+    out = tmp_path / "out"
+    out.mkdir()
+    chosen = kappa_report(Context(runs, out))
+    row = chosen.iloc[0]
+    assert row["kappa"] == 1.0  # chosen on seed 1, not on the held-out seed 2 where 10 is better
+    assert row["held_out_lead_over_ZeroPrice"] == pytest.approx(-1.0)
+    assert row["held_out_lead_over_EFT(admit=positive)"] == pytest.approx(100 * (99 / 90 - 1))
+    assert row["held_out_welfare_over_best_kappa"] == pytest.approx(99 / 120)
+    assert (out / "kappa.png").exists() and (out / "kappa.csv").exists()
