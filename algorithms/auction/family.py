@@ -10,7 +10,9 @@ Config keys (conf/family/auction.yaml, docs/auction/model.md):
               payment, schedule_space, prices (on or off), selector (dp, or exact for one
               node type) (algorithms/auction/pdftsp.py, PdftspParams below);
   titan:      time_limit (CP-SAT deterministic time per slot: algorithms/auction/titan.py);
-  mechanisms: names among pdFTSP, Titan, EFT, NTM, OPT (OPT: small worlds only), ZeroPrice (the
+  mechanisms: names among pdFTSP, Titan, EFT, NTM, OPT (OPT: small worlds only), Titan variants
+              `Titan(start=earliest|cheapest,solve=on|off)` (the greedy start's placement, and
+              whether CP-SAT runs: algorithms/auction/titan.py), ZeroPrice (the
               ablation pdFTSP(prices=off,schedule_space=fitting): admit when b_il > 0 on the
               cheapest fitting schedule), EFT(admit=positive) (EFT that admits only tasks with
               b_i above their vendor and operating cost), and pdFTSP variants
@@ -164,6 +166,25 @@ class PreparedAuction:
     trace: np.ndarray | None
 
 
+TITAN_STARTS = ("earliest", "cheapest")
+
+
+def titan_variant(name: str) -> dict | None:
+    """`Titan` -> {}, `Titan(start=earliest|cheapest,solve=on|off)` -> its settings; None for any
+    other name (errors name the entry)."""
+    parsed = parse_name(name)
+    if parsed.kind != "Titan":
+        return None
+    params = dict(parsed.params)
+    where = f"mechanisms: {name}"
+    reject_unknown_keys(("start", "solve"), params, where)
+    start = choice(params.get("start", "earliest"), f"{where}: start", TITAN_STARTS)
+    solve = params.get("solve", "on")
+    if solve not in ("on", "off"):
+        raise ValueError(f"{where}: solve must be on or off, got {solve!r}")
+    return {"start": start, "solve": solve == "on"}
+
+
 def _merged(section: dict, variant: dict) -> dict:
     """The `pdftsp` section with a variant's keys over it; kappa and price_scale are one
     quantity (the unit of money in eq. 7-8), so a variant that sets either replaces both of the
@@ -178,9 +199,10 @@ def _merged(section: dict, variant: dict) -> dict:
 def _mechanisms(config: Mapping) -> tuple[str, ...]:
     names = listed_names(config)
     for name in names:
-        if name not in MECHANISMS and parse_variant(name) is None:
+        if name not in MECHANISMS and parse_variant(name) is None and titan_variant(name) is None:
             raise ValueError(f"mechanisms: unknown mechanism {name!r} for family auction "
-                             f"(known: {', '.join(MECHANISMS)}, or pdFTSP(key=value,...))")
+                             f"(known: {', '.join(MECHANISMS)}, or pdFTSP(key=value,...), "
+                             f"Titan(start=earliest|cheapest,solve=on|off))")
     return tuple(check_unique(names))
 
 
@@ -233,10 +255,11 @@ def make_mechanism(name: str, prepared: PreparedAuction):
         return EFT(admit="positive")
     if name == "NTM":
         return NTM()
-    if name == "Titan":
+    titan = titan_variant(name)
+    if titan is not None:
         from algorithms.auction.titan import Titan
 
-        return Titan(time_limit=prepared.titan_time_limit)
+        return Titan(time_limit=prepared.titan_time_limit, **titan)
     raise ValueError(f"no online mechanism named {name!r}")
 
 
@@ -259,9 +282,11 @@ def simulate_replicate(prepared: PreparedAuction, replicate: int, rng: np.random
             optimum = {"proven": result.optimal, "bound": result.solution.bound}
         else:
             mechanism = make_mechanism(name, prepared)
-            outcome = mechanism.run(instance, mechanism_stream(rng, name))
+            # Titan's variants draw Titan's vendors, so that they differ from it by their setting only
+            stream = mechanism_stream(rng, "Titan" if titan_variant(name) is not None else name)
+            outcome = mechanism.run(instance, stream)
         metrics = outcome.metrics()
-        if name == "Titan":
+        if titan_variant(name) is not None:
             metrics["titan_limited_slots"] = mechanism.last_stats.limited_slots
             metrics["titan_slots"] = mechanism.last_stats.slots
             metrics["titan_greedy_slots"] = mechanism.last_stats.greedy_slots

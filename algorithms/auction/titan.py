@@ -23,6 +23,10 @@ offline_optimum.Problem4 (pooled symmetric nodes, variables only where a task fi
   one where it had no solution at all (its tasks are then rejected) also in
   `no_solution_slots`. `wall_limit` (seconds, default None) is a safety net that
   breaks determinism when it binds.
+- Variants (ours, to measure the solver's share): `start="cheapest"` places each task of the
+  greedy start at its cheapest schedule that fits (Alg. 2's DP with zero duals on the free
+  (k, t): the time-of-use tariff that the MILP prices), not at its earliest finish;
+  `solve=False` keeps the greedy start and never calls CP-SAT (Titan's greedy alone).
 - Decision time: the slot's model building plus solving time divided by the number of
   its tasks, stored for each of them (Fig. 13 averages the solver time the same way).
 - Payment: pay-as-bid (no pricing, outcome.py).
@@ -38,6 +42,7 @@ from algorithms.auction.earliest_finish import earliest_finish
 from algorithms.auction.ledger import Ledger, Schedule
 from algorithms.auction.offline_optimum import Problem4, capacity_left
 from algorithms.auction.outcome import AuctionOutcome
+from algorithms.auction.schedule_dp import find_schedule
 from market.auction.lora_instance import LoraInstance
 
 
@@ -51,10 +56,20 @@ class TitanStats:
     deterministic_time: list[float] = field(default_factory=list)  # per slot, CP-SAT's units
 
 
+STARTS = ("earliest", "cheapest")
+
+
+def _cheapest(instance: LoraInstance, ledger: Ledger, task: int, vendor: int) -> Schedule | None:
+    """The schedule of least operating cost that fits next to `ledger` (zero duals in Alg. 2's DP)."""
+    zero = np.zeros((instance.cluster.nodes, instance.cluster.horizon))
+    return find_schedule(instance, task, vendor, zero, zero, ledger.free_mask(task))[1]
+
+
 def greedy(instance: LoraInstance, ledger: Ledger, batch: np.ndarray,
-           vendors: dict[int, list[int]]) -> list[Schedule]:
+           vendors: dict[int, list[int]], start: str = "earliest") -> list[Schedule]:
     """The solver's starting point: tasks by decreasing b_i - q_in, each at its earliest
-    finish next to the ledger and the ones placed before, kept if its welfare is > 0."""
+    finish (`start="cheapest"`: its cheapest fitting schedule) next to the ledger and the ones
+    placed before, kept if its welfare is > 0."""
     trial = Ledger(instance)
     trial.compute_used, trial.memory_used = ledger.compute_used.copy(), ledger.memory_used.copy()
     trial.tasks_on = ledger.tasks_on.copy()
@@ -63,7 +78,8 @@ def greedy(instance: LoraInstance, ledger: Ledger, batch: np.ndarray,
     price = {i: (instance.vendor_price[i, n] if n >= 0 else 0.0) for i, n in vendor.items()}
     placed = []
     for i in sorted(vendor, key=lambda i: (-(tasks.bid[i] - price[i]), i)):
-        s = earliest_finish(instance, trial, i, vendor[i])
+        s = (earliest_finish(instance, trial, i, vendor[i]) if start == "earliest"
+             else _cheapest(instance, trial, i, vendor[i]))
         if s is not None and tasks.bid[i] - price[i] - s.operating_cost(instance) > 0:
             trial.commit(s)
             placed.append(s)
@@ -79,9 +95,12 @@ class Titan:
     name = "Titan"
 
     def __init__(self, time_limit: float = 2.0, seed: int = 0, wall_limit: float | None = None,
-                 aggregate: bool = True):
+                 aggregate: bool = True, start: str = "earliest", solve: bool = True):
         if not time_limit > 0:
             raise ValueError(f"Titan time_limit must be > 0, got {time_limit!r}")
+        if start not in STARTS:
+            raise ValueError(f"Titan start must be one of {STARTS}, got {start!r}")
+        self.start, self.solve = start, bool(solve)
         self.time_limit, self.seed = float(time_limit), int(seed)
         self.wall_limit, self.aggregate = wall_limit, aggregate
         self.last_stats = TitanStats()
@@ -94,16 +113,19 @@ class Titan:
         for slot in np.unique(tasks.arrival):
             started = time.perf_counter()
             batch = np.flatnonzero(tasks.arrival == slot)
-            compute, memory = capacity_left(instance, out.ledger)
             vendors = {int(i): [int(draws[i])] for i in batch}
-            problem = Problem4(instance, batch, compute, memory, vendors, self.aggregate)
-            start = greedy(instance, out.ledger, batch, vendors)
-            problem.hint(start)
-            solution = problem.solve(self.time_limit, self.seed, self.wall_limit)
-            chosen = solution.schedules
-            if solution.limited and _welfare(instance, start) > _welfare(instance, chosen) + 1e-9:
-                chosen = start
-                stats.greedy_slots += 1
+            start = greedy(instance, out.ledger, batch, vendors, self.start)
+            if self.solve:
+                compute, memory = capacity_left(instance, out.ledger)
+                problem = Problem4(instance, batch, compute, memory, vendors, self.aggregate)
+                problem.hint(start)
+                solution = problem.solve(self.time_limit, self.seed, self.wall_limit)
+                chosen = solution.schedules
+                if solution.limited and _welfare(instance, start) > _welfare(instance, chosen) + 1e-9:
+                    chosen = start
+                    stats.greedy_slots += 1
+            else:
+                solution, chosen = None, start
             for s in sorted(chosen, key=lambda s: s.task):
                 if not out.ledger.fits(s):
                     raise AssertionError(f"Titan's schedule of task {s.task} exceeds a capacity (model bug)")
@@ -111,8 +133,10 @@ class Titan:
             elapsed = time.perf_counter() - started
             out.decision_seconds[batch] = elapsed / len(batch)
             stats.slots += 1
-            stats.limited_slots += int(solution.limited)
-            stats.no_solution_slots += int(not solution.schedules and solution.status not in ("OPTIMAL", "FEASIBLE"))
             stats.solve_seconds.append(elapsed)
-            stats.deterministic_time.append(solution.deterministic_time)
+            if solution is not None:
+                stats.limited_slots += int(solution.limited)
+                stats.no_solution_slots += int(not solution.schedules
+                                               and solution.status not in ("OPTIMAL", "FEASIBLE"))
+                stats.deterministic_time.append(solution.deterministic_time)
         return out

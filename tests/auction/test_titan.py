@@ -175,3 +175,38 @@ def test_without_solver_time_titan_is_its_greedy_start(inst):
                 reference.admit(s, float(inst.tasks.bid[s.task]))
         assert np.array_equal(out.admitted, reference.admitted)
         assert out.metrics()["welfare"] == pytest.approx(reference.metrics()["welfare"])
+
+
+def test_cheapest_start_follows_the_tariff_and_solve_off_keeps_the_greedy():
+    # One A100 from 22:00: slots 0-5 at the shoulder tariff (1.0), slots 6-11 off-peak (0.6).
+    # 12 ksamples = 2 slots, deadline 11: earliest finish takes slots 0-1 (2 x 40 x 1.0 / 4 = 20
+    # cents), the cheapest start slots 6-7 (2 x 40 x 0.6 / 4 = 12 cents).
+    from algorithms.auction.ledger import Ledger
+    from algorithms.auction.titan import Titan, greedy
+
+    inst = make_instance([A100], 12, [0], [11], [12.0], [10], [False], [100.0], start_hour=22.0)
+    earliest = greedy(inst, Ledger(inst), np.array([0]), {0: [0]})
+    cheapest = greedy(inst, Ledger(inst), np.array([0]), {0: [0]}, start="cheapest")
+    assert list(earliest[0].slots) == [0, 1] and earliest[0].operating_cost(inst) == pytest.approx(20.0)
+    assert list(cheapest[0].slots) == [6, 7] and cheapest[0].operating_cost(inst) == pytest.approx(12.0)
+    alone = Titan(solve=False, start="cheapest").run(inst, np.random.default_rng(0))
+    assert list(alone.schedules[0].slots) == [6, 7] and alone.metrics()["welfare"] == pytest.approx(88.0)
+    solved = Titan(time_limit=1.0).run(inst, np.random.default_rng(0))
+    assert solved.metrics()["welfare"] == pytest.approx(88.0)  # the MILP prices the tariff
+    with pytest.raises(ValueError, match="start"):
+        Titan(start="latest")
+
+
+def test_titan_variants_share_titans_vendor_draws():
+    from algorithms.auction import family
+
+    prepared = family.prepare({"cluster": {"nodes": 2}, "tasks": {"load": 2, "slots": 12},
+                               "mechanisms": ["Titan", "Titan(solve=off)", "Titan(start=cheapest)"]})
+    rows = {r["mechanism"]: r for r in family.simulate_replicate(prepared, 0, np.random.default_rng(3))}
+    tables = {name: r["tables"]["tasks"] for name, r in rows.items()}
+    both = np.asarray(tables["Titan"]["admitted"]) & np.asarray(tables["Titan(solve=off)"]["admitted"])
+    vendor = {name: np.asarray(t["vendor"]) for name, t in tables.items()}
+    assert both.any() and np.array_equal(vendor["Titan"][both], vendor["Titan(solve=off)"][both])
+    assert rows["Titan(solve=off)"]["titan_limited_slots"] == 0
+    with pytest.raises(ValueError, match="Titan"):
+        family.prepare({"mechanisms": ["Titan(start=latest)"]})
