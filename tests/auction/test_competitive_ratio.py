@@ -8,6 +8,7 @@ that CP-SAT solves to optimality.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 
 from algorithms.auction.offline_optimum import optimal_welfare
@@ -29,3 +30,28 @@ def test_pdftsp_within_theorem_5(inst):
         if opt > 1e-9:
             assert welfare > 0  # the first task worth running is admitted at zero prices
     assert np.isfinite(opt)
+
+
+CONGESTED = {"cluster": {"nodes": 2}, "tasks": {"load": 4.0, "slots": 24}}
+
+
+@pytest.mark.slow
+def test_paper_unit_pdftsp_stays_within_the_papers_ratio_on_congested_worlds():
+    """Fig. 12's claim (OPT / pdFTSP at most 3) judged where prices matter: 2 A100s, 4 tasks a
+    slot (about 3x the compute), OPT proven by CP-SAT. pdFTSP counting computation in samples
+    (the paper's unit) with fitting schedules must stay within 3 on every world; the ksamples
+    reading is measured beside it (docs/auction/reproduction.md: it exceeds 3 on such worlds),
+    which shows that the bound can be missed."""
+    from algorithms.auction import family
+
+    samples = "pdFTSP(work_unit=samples,schedule_space=fitting)"
+    prepared = family.prepare({**CONGESTED, "mechanisms": ["pdFTSP", samples, "OPT"]})
+    worst = {"pdFTSP": 0.0, samples: 0.0}
+    for day in range(4):
+        rows = {r["mechanism"]: r for r in family.simulate_replicate(prepared, day, np.random.default_rng([day, 12]))}
+        assert rows["OPT"]["opt_proven"]
+        assert rows["OPT"]["admission_rate"] < 0.8  # congested: OPT turns tasks away
+        for name in worst:
+            worst[name] = max(worst[name], rows[name]["opt_ratio"])
+    assert worst[samples] <= 3.0
+    assert worst["pdFTSP"] > worst[samples]
