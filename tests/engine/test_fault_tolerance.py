@@ -17,6 +17,10 @@ from .conftest import ROOT, run_cli
 
 KEYS = ["cell", "replicate", "mechanism"]
 GRID_ARGS = ["job.deadline=8,10,12,14", "job.workload=60,90", "replicates=300", "runner.chunk_size=60"]
+# The interrupted sweep's cells are larger (about 2 s each on one worker), so that Ctrl-C lands
+# before the last one completes even when a press is dropped and repeated 10 s later (at 300
+# replicates all eight cells once completed first, in a clean clone's run).
+INTERRUPTED_ARGS = [arg if not arg.startswith("replicates=") else "replicates=1200" for arg in GRID_ARGS]
 GRID = {"job.deadline": [8, 10, 12, 14], "job.workload": [60, 90]}
 
 
@@ -35,7 +39,7 @@ def same_numbers(got: pd.DataFrame, expected: pd.DataFrame) -> None:
 def test_interrupted_sweep_resumes_to_the_same_results(tmp_path):
     sweep_dir = tmp_path / "sweep"
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    args = ["-m", *GRID_ARGS, "runner.num_workers=1", f"tracking.uri={uri}", f"hydra.sweep.dir={sweep_dir}"]
+    args = ["-m", *INTERRUPTED_ARGS, "runner.num_workers=1", f"tracking.uri={uri}", f"hydra.sweep.dir={sweep_dir}"]
     proc = subprocess.Popen([sys.executable, "-m", "sweep", *args], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.time() + 180
@@ -61,7 +65,7 @@ def test_interrupted_sweep_resumes_to_the_same_results(tmp_path):
     resumed = run_cli(*args)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "already complete" in resumed.stdout
-    same_numbers(pd.read_parquet(sweep_dir / "results.parquet"), reference(tmp_path))
+    same_numbers(pd.read_parquet(sweep_dir / "results.parquet"), reference(tmp_path, replicates=1200))
     client = MlflowClient(tracking_uri=uri)
     runs = client.search_runs([client.get_experiment_by_name("spot").experiment_id])
     parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
