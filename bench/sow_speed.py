@@ -237,7 +237,10 @@ def benchmark(jobs: int = 1000, nodes: int = 100, pipelines_per_node: float = 2.
     bounds = bounds_from_config({})
     hoeffding = hoeffding_samples(EPS0, DELTA0, bounds.max_duration, bounds.horizon)
     r_head = hoeffding if samples is None else samples
-    pipes = lambda n: max(1, round(pipelines_per_node * n))  # noqa: E731
+
+    def pipes(n: int) -> int:
+        return max(1, round(pipelines_per_node * n))
+
     head = Point("headline", jobs, nodes, pipes(nodes), r_head, seed=seed)
     report: dict = {
         "command": command,

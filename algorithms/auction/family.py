@@ -68,7 +68,13 @@ PDFTSP_KEYS = ("alpha", "beta", "kappa", "work_unit", "price_scale", "payment", 
                "selector")
 BOUNDS = ("lemma2", "lemma2_tight")
 WORK_UNITS = {"ksamples": 1.0, "samples": 1000.0}   # the world's computation is in ksamples
-SWITCHES = {"on": True, "off": False, True: True, False: False}
+def _switch(raw, key: str) -> bool:
+    """An on / off setting (a YAML boolean, or `on` / `off` in a mechanism's name)."""
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw in ("on", "off"):
+        return raw == "on"
+    raise ValueError(f"{key} must be on or off, got {raw!r}")
 
 
 def _pdftsp_settings(d: Mapping, where: str) -> dict:
@@ -87,9 +93,7 @@ def _pdftsp_settings(d: Mapping, where: str) -> dict:
             raise ValueError(f"{where}.kappa must be 'lemma' or a number > 0, got {kappa!r}")
         real(kappa, f"{where}.kappa", 0, strict_min=True)
     choice(d.get("work_unit", "ksamples"), f"{where}.work_unit", tuple(WORK_UNITS))
-    prices = d.get("prices", "on")
-    if not any(prices is key or (isinstance(prices, str) and prices == key) for key in SWITCHES):
-        raise ValueError(f"{where}.prices must be on or off, got {prices!r}")
+    _switch(d.get("prices", "on"), f"{where}.prices")
     choice(d.get("payment", "critical"), f"{where}.payment", PAYMENTS)
     choice(d.get("selector", "dp"), f"{where}.selector", SELECTORS)
     choice(d.get("schedule_space", "paper"), f"{where}.schedule_space", SCHEDULE_SPACES)
@@ -134,14 +138,13 @@ class PdftspParams:
                 raise ValueError(f"{where}.kappa=lemma needs a positive lowest value per ksample "
                                  f"(tasks.value_per_ksample), got {list(tasks.value_per_ksample)}")
             kappa = 1.0 / floor
-        prices = d.get("prices", "on")
         selector = d.get("selector", "dp")
         if selector == "exact" and len(cluster.build(1).types) != 1:
             raise ValueError(f"{where}.selector=exact needs one node type, got cluster.node_type="
                              f"{cluster.node_type} with {cluster.nodes} nodes")
         return cls(values["alpha"] * scale, values["beta"] * scale, d.get("payment", "critical"),
                    d.get("schedule_space", "paper"), float(kappa), work_unit,
-                   SWITCHES[prices if isinstance(prices, (bool, str)) else bool(prices)], selector)
+                   _switch(d.get("prices", "on"), f"{where}.prices"), selector)
 
 
 def parse_variant(name: str) -> dict | None:
@@ -179,10 +182,7 @@ def titan_variant(name: str) -> dict | None:
     where = f"mechanisms: {name}"
     reject_unknown_keys(("start", "solve"), params, where)
     start = choice(params.get("start", "earliest"), f"{where}: start", TITAN_STARTS)
-    solve = params.get("solve", "on")
-    if solve not in ("on", "off"):
-        raise ValueError(f"{where}: solve must be on or off, got {solve!r}")
-    return {"start": start, "solve": solve == "on"}
+    return {"start": start, "solve": _switch(params.get("solve", "on"), f"{where}: solve")}
 
 
 def _merged(section: dict, variant: dict) -> dict:
