@@ -65,16 +65,30 @@ def test_kappa_is_chosen_on_tuning_days_and_judged_on_held_out_ones(tmp_path):
     (runs / "kappa").mkdir(parents=True)
     names = ["pdFTSP(kappa=1,schedule_space=fitting)", "pdFTSP(kappa=10,schedule_space=fitting)", "ZeroPrice",
              "EFT(admit=positive)"]
-    welfare = {1: [110.0, 105.0, 100.0, 80.0], 2: [99.0, 120.0, 100.0, 90.0]}  # kappa 1 wins the tuning days only
-    rows = [{"seed": seed, "tasks.load": "high", "replicate": 0, "mechanism": name, "welfare": w}
-            for seed, values in welfare.items() for name, w in zip(names, values)]
+    # kappa 1 wins light's tuning days only; kappa 10 wins high's by far, so across loads too
+    welfare = {("light", 1): [110.0, 105.0, 100.0, 80.0], ("light", 2): [99.0, 120.0, 100.0, 90.0],
+               ("high", 1): [101.0, 130.0, 100.0, 80.0], ("high", 2): [100.0, 110.0, 100.0, 100.0]}
+    rows = [{"seed": seed, "tasks.load": load, "replicate": 0, "mechanism": name, "welfare": w}
+            for (load, seed), values in welfare.items() for name, w in zip(names, values)]
     pd.DataFrame(rows).to_parquet(runs / "kappa" / "results.parquet")
     out = tmp_path / "out"
     out.mkdir()
-    chosen = kappa_report(Context(runs, out))
-    row = chosen.iloc[0]
-    assert row["kappa"] == 1.0  # chosen on seed 1, not on the held-out seed 2 where 10 is better
-    assert row["held_out_lead_over_ZeroPrice"] == pytest.approx(-1.0)
-    assert row["held_out_lead_over_EFT(admit=positive)"] == pytest.approx(100 * (99 / 90 - 1))
-    assert row["held_out_welfare_over_best_kappa"] == pytest.approx(99 / 120)
+    chosen = kappa_report(Context(runs, out)).set_index(["choice", "tasks.load"])
+    light = chosen.loc[("per load", "light")]
+    assert light["kappa"] == 1.0  # chosen on seed 1, not on the held-out seed 2 where 10 is better
+    assert light["held_out_lead_over_ZeroPrice"] == pytest.approx(-1.0)
+    assert light["held_out_lead_over_EFT(admit=positive)"] == pytest.approx(100 * (99 / 90 - 1))
+    assert light["held_out_welfare_over_best_kappa"] == pytest.approx(99 / 120)
+    assert chosen.loc[("per load", "high"), "kappa"] == 10.0
+    # across loads: mean tuning lead 5.5% for kappa 1 against 17.5% for kappa 10
+    assert chosen.loc[("across loads", "light"), "kappa"] == chosen.loc[("across loads", "high"), "kappa"] == 10.0
+    assert chosen.loc[("across loads", "light"), "held_out_lead_over_ZeroPrice"] == pytest.approx(20.0)
     assert (out / "kappa.png").exists() and (out / "kappa.csv").exists()
+
+
+def test_the_figures_calibrated_kappa_is_the_committed_across_loads_choice():
+    from pathlib import Path
+
+    chosen = pd.read_csv(Path(auction.__file__).resolve().parent.parent / "reports" / "auction" / "kappa_chosen.csv")
+    kappas = set(chosen.loc[chosen["choice"] == "across loads", "kappa"])
+    assert kappas == {auction._kappa_of(auction.CALIBRATED)}
