@@ -46,7 +46,7 @@ bench: $(BENCH_STAMP) ## Run the engine benchmarks (writes bench/results/engine.
 bench-fig9: $(BENCH_STAMP) ## Time the Fig. 9 sweep end to end and profile it (writes bench/results/fig9.json)
 	$(PY) -m bench.fig9 $(ARGS)
 
-bench-auction: $(BENCH_STAMP) ## Time the auction family at 200 nodes, high load, one day (writes bench/results/auction_scale.json)
+bench-auction: $(BENCH_STAMP) ## Time the auction family at 200 nodes, high load, one day (writes bench/results/auction_scale_paper_like.json)
 	$(PY) -m bench.auction_scale $(ARGS)
 
 bench-sow: $(BENCH_STAMP) ## Time paper 004's reduction on 1,000 SoWs at N = 100 and its growth with R, N, support (writes bench/results/sow_speed.json)

@@ -1,7 +1,7 @@
 """The auction family at the paper's largest setting: 200 nodes, high load, one 144-slot day.
 
     python -m bench.auction_scale [--repeats 3] [--titan-slots 12] [--calibration paper_like]
-                                  [--out bench/results/auction_scale.json]
+                                  [--out bench/results/auction_scale_<calibration>.json]
 
 The calibration is the reproduction's (conf/calibration/paper_like.yaml, docs/auction/model.md,
 "Calibrations"); `--calibration project` runs the same under the code's defaults.
@@ -97,8 +97,9 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--titan-slots", type=int, default=12)
     parser.add_argument("--calibration", default="paper_like", choices=tuple(CALIBRATED))
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "auction_scale.json")
+    parser.add_argument("--out", type=Path, default=None, help="default: bench/results/auction_scale_<calibration>.json")
     args = parser.parse_args(argv)
+    args.out = args.out or ROOT / "bench" / "results" / f"auction_scale_{args.calibration}.json"
     setting = [*SETTING, f"calibration={args.calibration}"]
     runs = []
     for k in range(args.repeats):

@@ -193,22 +193,31 @@ def payments_report(run_dir: Path, out: Path, sample: int = 10, seed: int = 0) -
 def truthfulness_report(out: Path, config: dict | None = None, tasks_to_probe: int = 6, seed: int = 0) -> pd.DataFrame:
     """Fig. 10: for a few admitted and rejected tasks of one world (others' bids fixed), the
     task's utility v - p (0 if rejected) against its reported bid, from 0 to 3 v, under the
-    default critical payment and under eq. 14 as printed."""
+    default critical payment and under eq. 14 as printed. The default world: 10 A100s, 6 tasks
+    a slot over 48 slots, under the figures' calibration (conf/calibration/paper_like.yaml)."""
+    from dataclasses import asdict
+
+    from omegaconf import OmegaConf
+
     from algorithms.auction import family
     from algorithms.auction.pdftsp import PdFTSP
+    from sweep.api import CONF_DIR
 
-    config = config or {"cluster": {"nodes": 10}, "tasks": {"load": 6, "slots": 48}, "mechanisms": ["pdFTSP"]}
+    if config is None:
+        calibration = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "calibration" / "paper_like.yaml"))
+        config = OmegaConf.to_container(OmegaConf.merge(
+            calibration, {"cluster": {"nodes": 10}, "tasks": {"load": 6, "slots": 48}, "mechanisms": ["pdFTSP"]}))
     prepared = family.prepare(config)
     instance = family.draw_world(prepared, np.random.default_rng(seed))
-    params = prepared.pdftsp["pdFTSP"]
-    base = PdFTSP(params.alpha, params.beta).run(instance)
+    settings = asdict(prepared.pdftsp["pdFTSP"])
+    base = PdFTSP(**settings).run(instance)
     rng = np.random.default_rng(seed)
     admitted = np.flatnonzero(base.admitted)
     rejected = np.flatnonzero(~base.admitted)
     probe = list(rng.choice(admitted, size=min(tasks_to_probe // 2, len(admitted)), replace=False))
     # Rejected tasks that eq. 14 as printed would admit at a price below their value when they
     # overbid (reading 3), found among a dozen candidates; then any rejected ones.
-    printed = PdFTSP(params.alpha, params.beta, payment="eq14")
+    printed = PdFTSP(**{**settings, "payment": "eq14"})
     candidates = rng.choice(rejected, size=min(12, len(rejected)), replace=False)
     gainers = [t for t in candidates if (r := printed.run(instance.with_bid(int(t), 100 * instance.tasks.bid[t])))
                .admitted[t] and r.payment[t] < instance.tasks.bid[t]]
@@ -216,7 +225,7 @@ def truthfulness_report(out: Path, config: dict | None = None, tasks_to_probe: i
     probe += (gainers + others)[:tasks_to_probe - len(probe)]
     rows = []
     for payment in ("critical", "eq14"):
-        mechanism = PdFTSP(params.alpha, params.beta, payment=payment)
+        mechanism = PdFTSP(**{**settings, "payment": payment})
         for task in sorted(int(t) for t in probe):
             value = float(instance.tasks.bid[task])
             for factor in np.linspace(0.0, 3.0, 16):
@@ -284,19 +293,20 @@ def _kappa_of(mechanism: str) -> float:
     return float(found.group(1)) if found else np.nan
 
 
-def kappa_report(context: Context) -> pd.DataFrame:
+def kappa_report(context: Context, name: str = "kappa") -> pd.DataFrame:
     """pdFTSP's lead over the zero-price ablation and the welfare-aware EFT against kappa, on
     tuning days (seed 1) and held-out days (seed 2) per load. `kappa_chosen.csv`: per load, the
     kappa with the best mean welfare on that load's tuning days (choice "per load") and the one
     with the best lead over ZeroPrice averaged over the loads' tuning days (choice "across
-    loads", the figures' CALIBRATED), each with its lead on the held-out days."""
-    frame = pd.read_parquet(context.run_dir("kappa") / "results.parquet")
+    loads", the figures' CALIBRATED), each with its lead on the held-out days. `name`: the
+    experiment (kappa on 100 A100s, kappa_a40 on 100 A40s), which names the files."""
+    frame = pd.read_parquet(context.run_dir(name) / "results.parquet")
     table = (frame.groupby(["seed", "tasks.load", "mechanism"], sort=False)["welfare"].mean().reset_index())
     table["kappa"] = table["mechanism"].map(_kappa_of)
     for base in KAPPA_BASES:
         ref = table[table["mechanism"] == base].set_index(["seed", "tasks.load"])["welfare"]
         table[f"lead_over_{base}"] = 100 * (table["welfare"] / ref.loc[list(zip(table["seed"], table["tasks.load"]))].to_numpy() - 1)
-    table.to_csv(context.out / "kappa.csv", index=False, float_format="%.4f")
+    table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
     swept = table[table["kappa"].notna()]
     tuning = swept[swept["seed"] == TUNING_SEED]
     across = float(tuning.groupby("kappa")["lead_over_ZeroPrice"].mean().idxmax())
@@ -311,7 +321,7 @@ def kappa_report(context: Context) -> pd.DataFrame:
                            **{f"held_out_lead_over_{b}": held[f"lead_over_{b}"] for b in KAPPA_BASES},
                            "held_out_welfare_over_best_kappa": held["welfare"] / oracle})
     chosen = pd.DataFrame(chosen).sort_values("choice", kind="stable", ascending=False, ignore_index=True)
-    chosen.to_csv(context.out / "kappa_chosen.csv", index=False, float_format="%.4f")
+    chosen.to_csv(context.out / f"{name}_chosen.csv", index=False, float_format="%.4f")
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     for (seed, load), part in swept.groupby(["seed", "tasks.load"], sort=False):
@@ -322,13 +332,15 @@ def kappa_report(context: Context) -> pd.DataFrame:
     ax.set_xlabel("kappa (the unit of money in bbar; paper_like calibration, fitting schedules)")
     ax.set_ylabel("welfare over the zero-price ablation (%)")
     ax.legend(fontsize=7)
-    save(fig, context.out / "kappa.png", bbox_inches="tight")
+    ax.set_title(f"experiment auction/{name}")
+    save(fig, context.out / f"{name}.png", bbox_inches="tight")
     return chosen
 
 
 EXPERIMENTS = (
     *(Experiment(name, figure.config, _comparison(name)) for name, figure in FIGURES.items()),
     Experiment("kappa", "auction/kappa", kappa_report),
+    Experiment("kappa_a40", "auction/kappa_a40", lambda context: kappa_report(context, "kappa_a40")),
     Experiment("fig10", None, lambda context: truthfulness_report(context.out)),  # one world, in process
     Experiment("fig11", None, _payments),       # from the Fig. 8 run's tasks.parquet
     Experiment("fig13", None, _decision_times),  # from the Fig. 4 and Fig. 8 runs
@@ -377,10 +389,12 @@ def checks(context: Context) -> list[Check]:
                 gain = improvement(table, "cluster.tasks_per_node", value, CALIBRATED, base)
                 out.append(Check("overload", f"overload: C_kp / s_ik {value}: {SHORT[CALIBRATED]} over {base} "
                                              "(%; information)", gain, None))
-    if reports.get("kappa") is not None:
-        for _, row in reports["kappa"].iterrows():
+    for name in ("kappa", "kappa_a40"):
+        if reports.get(name) is None:
+            continue
+        for _, row in reports[name].iterrows():
             for base in KAPPA_BASES:
-                out.append(Check("kappa", f"kappa: load {row['tasks.load']}, kappa {row['kappa']:g} chosen {row['choice']} "
+                out.append(Check(name, f"{name}: load {row['tasks.load']}, kappa {row['kappa']:g} chosen {row['choice']} "
                                           f"on tuning days: held-out lead over {base} (%; information)",
                                  float(row[f"held_out_lead_over_{base}"]), None))
     if reports.get("fig11") is not None:
