@@ -42,19 +42,13 @@ class _Audited(PdFTSP):
         return f, schedule, terms
 
 
-def _mechanism(prepared, name: str, cls=PdFTSP, selector: str = "dp") -> PdFTSP:
-    p = prepared.pdftsp[name]
-    return cls(p.alpha, p.beta, payment=p.payment, schedule_space=p.schedule_space, kappa=p.kappa,
-               work_unit=p.work_unit, prices=p.prices, selector=selector)
-
-
 def measure(nodes: int, load: float, days: int) -> dict:
     prepared = family.prepare({"cluster": {"nodes": nodes}, "tasks": {"load": load}, "mechanisms": list(VARIANTS)})
     rows = []
     for day in range(days):
         instance = family.draw_world(prepared, np.random.default_rng([day, 2026]))
         for name in VARIANTS:
-            audited = _mechanism(prepared, name, _Audited)
+            audited = prepared.pdftsp[name].build(_Audited)
             audited.audit = []
             dp = audited.run(instance)
             f = np.array([a for a, _ in audited.audit])
@@ -64,10 +58,10 @@ def measure(nodes: int, load: float, days: int) -> dict:
             above = found & (f > best + TOLERANCE)
             flips = found & ((f > 0) != (best > 0))
             started = time.perf_counter()
-            exact = _mechanism(prepared, name, selector="exact").run(instance)
+            exact = prepared.pdftsp[name].build(selector="exact").run(instance)
             exact_seconds = time.perf_counter() - started
             started = time.perf_counter()
-            plain = _mechanism(prepared, name).run(instance)
+            plain = prepared.pdftsp[name].build().run(instance)
             dp_seconds = time.perf_counter() - started
             assert plain.metrics()["welfare"] == dp.metrics()["welfare"]  # the audit changed nothing
             rows.append({

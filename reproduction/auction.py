@@ -195,12 +195,9 @@ def truthfulness_report(out: Path, config: dict | None = None, tasks_to_probe: i
     task's utility v - p (0 if rejected) against its reported bid, from 0 to 3 v, under the
     default critical payment and under eq. 14 as printed. The default world: 10 A100s, 6 tasks
     a slot over 48 slots, under the figures' calibration (conf/calibration/paper_like.yaml)."""
-    from dataclasses import asdict
-
     from omegaconf import OmegaConf
 
     from algorithms.auction import family
-    from algorithms.auction.pdftsp import PdFTSP
     from sweep.api import CONF_DIR
 
     if config is None:
@@ -209,15 +206,15 @@ def truthfulness_report(out: Path, config: dict | None = None, tasks_to_probe: i
             calibration, {"cluster": {"nodes": 10}, "tasks": {"load": 6, "slots": 48}, "mechanisms": ["pdFTSP"]}))
     prepared = family.prepare(config)
     instance = family.draw_world(prepared, np.random.default_rng(seed))
-    settings = asdict(prepared.pdftsp["pdFTSP"])
-    base = PdFTSP(**settings).run(instance)
+    params = prepared.pdftsp["pdFTSP"]
+    base = params.build().run(instance)
     rng = np.random.default_rng(seed)
     admitted = np.flatnonzero(base.admitted)
     rejected = np.flatnonzero(~base.admitted)
     probe = list(rng.choice(admitted, size=min(tasks_to_probe // 2, len(admitted)), replace=False))
     # Rejected tasks that eq. 14 as printed would admit at a price below their value when they
     # overbid (reading 3), found among a dozen candidates; then any rejected ones.
-    printed = PdFTSP(**{**settings, "payment": "eq14"})
+    printed = params.build(payment="eq14")
     candidates = rng.choice(rejected, size=min(12, len(rejected)), replace=False)
     gainers = [t for t in candidates if (r := printed.run(instance.with_bid(int(t), 100 * instance.tasks.bid[t])))
                .admitted[t] and r.payment[t] < instance.tasks.bid[t]]
@@ -225,7 +222,7 @@ def truthfulness_report(out: Path, config: dict | None = None, tasks_to_probe: i
     probe += (gainers + others)[:tasks_to_probe - len(probe)]
     rows = []
     for payment in ("critical", "eq14"):
-        mechanism = PdFTSP(**{**settings, "payment": payment})
+        mechanism = params.build(payment=payment)
         for task in sorted(int(t) for t in probe):
             value = float(instance.tasks.bid[task])
             for factor in np.linspace(0.0, 3.0, 16):
@@ -285,7 +282,6 @@ def _decision_times(context: Context):
 
 
 TUNING_SEED, HELD_OUT_SEED = 1, 2  # conf/experiment/auction/kappa.yaml
-KAPPA_BASES = ("ZeroPrice", "EFT(admit=positive)")
 
 
 def _kappa_of(mechanism: str) -> float:
@@ -303,7 +299,7 @@ def kappa_report(context: Context, name: str = "kappa") -> pd.DataFrame:
     frame = pd.read_parquet(context.run_dir(name) / "results.parquet")
     table = (frame.groupby(["seed", "tasks.load", "mechanism"], sort=False)["welfare"].mean().reset_index())
     table["kappa"] = table["mechanism"].map(_kappa_of)
-    for base in KAPPA_BASES:
+    for base in ABLATIONS:
         ref = table[table["mechanism"] == base].set_index(["seed", "tasks.load"])["welfare"]
         table[f"lead_over_{base}"] = 100 * (table["welfare"] / ref.loc[list(zip(table["seed"], table["tasks.load"]))].to_numpy() - 1)
     table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
@@ -318,7 +314,7 @@ def kappa_report(context: Context, name: str = "kappa") -> pd.DataFrame:
             held = part[(part["seed"] == HELD_OUT_SEED) & (part["kappa"] == best)].iloc[0]
             oracle = part[part["seed"] == HELD_OUT_SEED]["welfare"].max()
             chosen.append({"choice": choice, "tasks.load": load, "kappa": best,
-                           **{f"held_out_lead_over_{b}": held[f"lead_over_{b}"] for b in KAPPA_BASES},
+                           **{f"held_out_lead_over_{b}": held[f"lead_over_{b}"] for b in ABLATIONS},
                            "held_out_welfare_over_best_kappa": held["welfare"] / oracle})
     chosen = pd.DataFrame(chosen).sort_values("choice", kind="stable", ascending=False, ignore_index=True)
     chosen.to_csv(context.out / f"{name}_chosen.csv", index=False, float_format="%.4f")
@@ -393,7 +389,7 @@ def checks(context: Context) -> list[Check]:
         if reports.get(name) is None:
             continue
         for _, row in reports[name].iterrows():
-            for base in KAPPA_BASES:
+            for base in ABLATIONS:
                 out.append(Check(name, f"{name}: load {row['tasks.load']}, kappa {row['kappa']:g} chosen {row['choice']} "
                                           f"on tuning days: held-out lead over {base} (%; information)",
                                  float(row[f"held_out_lead_over_{base}"]), None))

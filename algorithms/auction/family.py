@@ -31,7 +31,7 @@ task for tasks.parquet.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -68,6 +68,8 @@ PDFTSP_KEYS = ("alpha", "beta", "kappa", "work_unit", "price_scale", "payment", 
                "selector")
 BOUNDS = ("lemma2", "lemma2_tight")
 WORK_UNITS = {"ksamples": 1.0, "samples": 1000.0}   # the world's computation is in ksamples
+
+
 def _switch(raw, key: str) -> bool:
     """An on / off setting (a YAML boolean, or `on` / `off` in a mechanism's name)."""
     if isinstance(raw, bool):
@@ -117,6 +119,10 @@ class PdftspParams:
     work_unit: float = 1.0
     prices: bool = True
     selector: str = "dp"
+
+    def build(self, cls: type[PdFTSP] = PdFTSP, **overrides) -> PdFTSP:
+        """The mechanism with these settings (`overrides` replace some, e.g. payment="eq14")."""
+        return cls(**{**asdict(self), **overrides})
 
     @classmethod
     def from_dict(cls, d: Mapping | None, tasks: TaskParams, cluster: ClusterParams,
@@ -246,9 +252,7 @@ def mechanism_names(config: dict) -> list[str]:
 
 def make_mechanism(name: str, prepared: PreparedAuction):
     if name in prepared.pdftsp:
-        p = prepared.pdftsp[name]
-        return PdFTSP(p.alpha, p.beta, payment=p.payment, schedule_space=p.schedule_space, kappa=p.kappa,
-                      work_unit=p.work_unit, prices=p.prices, selector=p.selector)
+        return prepared.pdftsp[name].build()
     if name == "EFT":
         return EFT()
     if name == "EFT(admit=positive)":
@@ -272,6 +276,7 @@ def simulate_replicate(prepared: PreparedAuction, replicate: int, rng: np.random
     rows = []
     optimum = {}
     for name in prepared.mechanisms:
+        is_titan = titan_variant(name) is not None
         if name == "OPT":
             from algorithms.auction.offline_optimum import offline_optimum
 
@@ -283,10 +288,10 @@ def simulate_replicate(prepared: PreparedAuction, replicate: int, rng: np.random
         else:
             mechanism = make_mechanism(name, prepared)
             # Titan's variants draw Titan's vendors, so that they differ from it by their setting only
-            stream = mechanism_stream(rng, "Titan" if titan_variant(name) is not None else name)
+            stream = mechanism_stream(rng, "Titan" if is_titan else name)
             outcome = mechanism.run(instance, stream)
         metrics = outcome.metrics()
-        if titan_variant(name) is not None:
+        if is_titan:
             metrics["titan_limited_slots"] = mechanism.last_stats.limited_slots
             metrics["titan_slots"] = mechanism.last_stats.slots
             metrics["titan_greedy_slots"] = mechanism.last_stats.greedy_slots

@@ -59,9 +59,8 @@ class TitanStats:
 STARTS = ("earliest", "cheapest")
 
 
-def _cheapest(instance: LoraInstance, ledger: Ledger, task: int, vendor: int) -> Schedule | None:
-    """The schedule of least operating cost that fits next to `ledger` (zero duals in Alg. 2's DP)."""
-    zero = np.zeros((instance.cluster.nodes, instance.cluster.horizon))
+def _cheapest(instance: LoraInstance, ledger: Ledger, task: int, vendor: int, zero: np.ndarray) -> Schedule | None:
+    """The schedule of least operating cost that fits next to `ledger` (`zero` duals in Alg. 2's DP)."""
     return find_schedule(instance, task, vendor, zero, zero, ledger.free_mask(task))[1]
 
 
@@ -76,10 +75,11 @@ def greedy(instance: LoraInstance, ledger: Ledger, batch: np.ndarray,
     tasks = instance.tasks
     vendor = {i: (vendors[i][0] if tasks.preprocess[i] else -1) for i in map(int, batch)}
     price = {i: (instance.vendor_price[i, n] if n >= 0 else 0.0) for i, n in vendor.items()}
+    zero = np.zeros((instance.cluster.nodes, instance.cluster.horizon)) if start == "cheapest" else None
     placed = []
     for i in sorted(vendor, key=lambda i: (-(tasks.bid[i] - price[i]), i)):
         s = (earliest_finish(instance, trial, i, vendor[i]) if start == "earliest"
-             else _cheapest(instance, trial, i, vendor[i]))
+             else _cheapest(instance, trial, i, vendor[i], zero))
         if s is not None and tasks.bid[i] - price[i] - s.operating_cost(instance) > 0:
             trial.commit(s)
             placed.append(s)
