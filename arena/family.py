@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
 from arena.iaas_policies import run_iaas_policy
 from arena.mechanisms import LEARNER, META, PAPER_000, Settings, Spec, mechanism_specs, spec_of
@@ -37,6 +38,9 @@ NAME = "arena"
 SECTIONS = ("jobs", "market", "pool", "policies", "adapt", "learning")
 SUMMARY_COLUMNS = ("unit_cost", "spot_share", "missed", "fallback_share")
 INPUT_FILES = {"market.trace.path": spot_trace_values}
+# Documented keys listed at null in conf/family/arena.yaml, so that the command line sets them without `+`;
+# null is the code's default (algorithms/common/optional_keys.py).
+OPTIONAL_KEYS = ("jobs.pareto_shape", "jobs.pareto_scale", "jobs.size_hours", "pool.sigma_reading")
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,7 @@ def prepare(config: dict) -> PreparedArena:
     """Validate a config (errors name the key, or the trace's file and line)."""
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
+    config = without_null_keys(config, OPTIONAL_KEYS)
     jobs = JobParams.from_config(config.get("jobs"))
     market = MarketConfig.from_config(config.get("market"))
     settings = Settings.from_config(config)

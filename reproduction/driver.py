@@ -51,7 +51,11 @@ def run_sweep(experiment: str, run_dir: Path, extra: list[str], multirun: bool =
     key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
     command += [f"{key}={run_dir}"] + extra
     print("$", " ".join(command[1:]), flush=True)
-    subprocess.run(command, check=True, cwd=ROOT)
+    code = subprocess.run(command, cwd=ROOT).returncode
+    if code != 0:  # the sweep said why (a refused dir, a signal, a bad override): no traceback here
+        sys.stderr.write(f"Error: the sweep of experiment {experiment} into {run_dir} ended with status {code}; "
+                         f"the reports were not rebuilt\n")
+        raise SystemExit(code)
 
 
 def main(argv: list[str] | None = None) -> int:

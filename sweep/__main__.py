@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> str:
+    from . import stop_signals
     from .cells import make_cell
     from .cli import exit_with_error, mark_engine_reached, remove_if_no_results, run_cells_or_exit
     from .errors import ConfigError
@@ -21,6 +22,7 @@ def main(cfg: DictConfig) -> str:
     from .tracking import parent_params
 
     mark_engine_reached()
+    stop_signals.check()
     hydra_cfg = HydraConfig.get()
     out_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = list(hydra_cfg.overrides.task)
@@ -38,16 +40,27 @@ def main(cfg: DictConfig) -> str:
 if __name__ == "__main__":
     import sys
 
-    from .cli import check_output_dirs, engine_reached
+    from . import stop_signals
+    from .cli import check_output_dirs, engine_reached, take_command_line
+    from .config_errors import install as one_line_config_errors
+    from .sweep_dir import HydraFiles
 
-    check_output_dirs(sys.argv[1:])
+    stop_signals.install()  # SIGINT, SIGTERM, SIGHUP: recorded, acted on at the engine's next safe point
+    sys.argv = take_command_line(sys.argv)
+    one_line_config_errors()  # Hydra's composition errors: one `Error:` line, exit 2 (sweep/config_errors.py)
+    existing = [HydraFiles(folder) for folder in check_output_dirs(sys.argv[1:])]
     try:
         main()
-    except KeyboardInterrupt:  # before the engine took over (Hydra's start-up)
+    except KeyboardInterrupt as err:  # before the engine took over (Hydra's start-up)
         from .cli import interrupted
 
-        interrupted("before any cell was composed: nothing was run")
+        for files in existing:
+            files.restore()
+        interrupted("before any cell was composed: nothing was run", err)
     except SystemExit as stop:
+        if stop.code not in (0, None):  # refused or stopped: an existing dir's Hydra files as they were
+            for files in existing:
+                files.restore()
         # Hydra exits 1 when it rejects the command line or composes no config (a key or group
         # typo): bad input, status 2 like every other config error. Later failures keep theirs.
         if stop.code == 1 and not engine_reached():

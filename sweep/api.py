@@ -40,6 +40,7 @@ def batch_run(
     out_dir: str | Path | None = None,
     tracking: str = "off",
     progress: bool = False,
+    extend: bool = False,
 ) -> pd.DataFrame:
     """Run one cell per combination of ``grid`` and return every simulation as a DataFrame.
 
@@ -47,8 +48,9 @@ def batch_run(
     apply to every cell (``["replicates=100", "market=trace", "market.path=..."]``);
     ``number_processes`` caps the Ray workers (``runner.num_workers``); ``tracking`` is a
     tracking group (``off``, ``sqlite``, ``server``). With ``out_dir`` the results are also
-    written there, so a rerun into it resumes; without it they live in a temporary folder that
-    is removed before this function returns.
+    written there, so a rerun into it resumes (another grid is refused: ConfigError, unless
+    ``extend`` adds its cells to the ones there); without it they live in a temporary folder
+    that is removed before this function returns.
     """
     common = list(overrides) + [f"tracking={tracking}", f"runner.progress={progress}"]
     if number_processes is not None:
@@ -68,6 +70,7 @@ def batch_run(
     runner, tracking_cfg = runner_config(configs[0]), tracking_config(configs[0])
     if out_dir is not None:
         target = Path(out_dir)
-        return run_cells(cells, target, runner, tracking_cfg, run_name=f"batch_run {target.name}", announce=False)
+        return run_cells(cells, target, runner, tracking_cfg, run_name=f"batch_run {target.name}", announce=False,
+                         extend=extend)
     with tempfile.TemporaryDirectory(prefix="batch_run-") as folder:
         return run_cells(cells, Path(folder), runner, tracking_cfg, run_name="batch_run", announce=False)

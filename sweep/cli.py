@@ -9,6 +9,23 @@ from pathlib import Path
 # Files Hydra writes before any work starts; a folder holding only these holds no results.
 _HYDRA_ONLY = {".hydra", "multirun.yaml", "main.log"}
 _ENGINE_REACHED = False
+_COMMAND: list[str] | None = None  # the command line as typed (with --extend), for the resume command
+_EXTEND = False
+
+
+def take_command_line(argv: list[str]) -> list[str]:
+    """Remember the command line as typed and return it without the project's own flags
+    (``--extend``), which Hydra's parser does not know."""
+    global _COMMAND, _EXTEND
+    from .sweep_dir import strip_extend_flag
+
+    _COMMAND = list(argv)
+    kept, _EXTEND = strip_extend_flag(argv[1:])
+    return [argv[0], *kept]
+
+
+def extend_requested() -> bool:
+    return _EXTEND
 
 
 def mark_engine_reached() -> None:
@@ -22,12 +39,16 @@ def engine_reached() -> bool:
     return _ENGINE_REACHED
 
 
-def check_output_dirs(argv: list[str]) -> None:
-    """`hydra.run.dir` / `hydra.sweep.dir` given on the command line must not name a file."""
+def check_output_dirs(argv: list[str]) -> list[Path]:
+    """`hydra.run.dir` / `hydra.sweep.dir` given on the command line must not name a file;
+    returns the folders named."""
+    folders = []
     for arg in argv:
         key, sep, value = arg.partition("=")
         if sep and key.lstrip("+") in ("hydra.run.dir", "hydra.sweep.dir"):
             exit_if_not_a_folder(key.lstrip("+"), Path(value))
+            folders.append(Path(value))
+    return folders
 
 
 def exit_if_not_a_folder(key: str, path: Path) -> None:
@@ -42,17 +63,17 @@ def run_cells_or_exit(cells, out_dir: Path, runner, tracking, **kwargs) -> None:
     line saying how many cells are complete and how to resume."""
     from .engine import run_cells
     from .errors import ConfigError
-    from .results import CELL_META
+    from .sweep_dir import completion
 
     try:
-        run_cells(cells, out_dir, runner, tracking, **kwargs)
+        run_cells(cells, out_dir, runner, tracking, extend=_EXTEND, **kwargs)
     except ConfigError as err:
         remove_if_no_results(out_dir)
         exit_with_error(str(err))
-    except KeyboardInterrupt:
-        complete = sum((Path(out_dir) / cell.subdir / CELL_META).exists() for cell in cells)
-        interrupted(f"{complete:,} of {len(cells):,} cells are complete in {out_dir}; resume with: "
-                    f"{resume_command(sys.argv, Path(out_dir))}")
+    except KeyboardInterrupt as err:
+        complete, total = completion(Path(out_dir)) or (0, len(cells))
+        interrupted(f"{complete:,} of {counted(total, 'cell')} complete in {out_dir}; "
+                    f"resume with: {resume_command(_COMMAND or sys.argv, Path(out_dir))}", err)
 
 
 def resume_command(argv: list[str], out_dir: Path) -> str:
@@ -63,11 +84,58 @@ def resume_command(argv: list[str], out_dir: Path) -> str:
     return shlex.join([Path(sys.executable).name, "-m", "sweep", *args])
 
 
-def interrupted(message: str) -> None:
-    """End a Ctrl-C with one line instead of a traceback (status 130, as a shell reports SIGINT)."""
-    sys.stderr.write(f"\nInterrupted {message}\n" if message.startswith("while") else f"\nInterrupted: {message}\n")
+def counted(number: int, noun: str) -> str:
+    """``1 cell``, ``2 cells``, ``1,200 cells``."""
+    return f"{number:,} {noun}" + ("" if number == 1 else "s")
+
+
+def interrupted(message: str, err: KeyboardInterrupt | None = None) -> None:
+    """End a stop signal with one line instead of a traceback, and the status a shell reports for
+    it (130 SIGINT, 143 SIGTERM, 129 SIGHUP; sweep/stop_signals.py)."""
+    from .stop_signals import as_interrupted
+
+    stop = as_interrupted(err if err is not None else KeyboardInterrupt())
+    sep = " " if message.startswith("while") else ": "
+    sys.stderr.write(f"\nInterrupted ({stop.name}){sep}{message}\n")
     sys.stderr.flush()
-    raise SystemExit(130)
+    if not _ray_shut_down(RAY_SHUTDOWN_SECONDS):
+        # Ray's own processes got the signal too (`timeout` and a terminal's Ctrl-C reach the
+        # process group) and its shutdown waits on them: end now; the local Ray's processes share
+        # the driver's fate.
+        import logging
+        import os
+
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(stop.exit_code)
+    raise SystemExit(stop.exit_code)
+
+
+RAY_SHUTDOWN_SECONDS = 3.0
+
+
+def _ray_shut_down(timeout: float) -> bool:
+    """Shut Ray down (if this process started or joined it) within ``timeout`` seconds."""
+    import threading
+
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return True
+    done = threading.Event()
+
+    def shut_down() -> None:
+        try:
+            from .task_queue import close_pool
+
+            close_pool()
+            ray.shutdown()
+        except Exception:
+            pass
+        finally:
+            done.set()
+
+    threading.Thread(target=shut_down, name="ray-shutdown", daemon=True).start()
+    return done.wait(timeout)
 
 
 def remove_if_no_results(folder: Path) -> None:

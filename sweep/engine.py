@@ -14,8 +14,9 @@ from typing import Sequence
 import pandas as pd
 from tqdm import tqdm
 
-from . import cell_outputs
+from . import cell_outputs, stop_signals
 from .cells import Cell
+from .cli import counted
 from .results import (
     cell_frame,
     cell_tables,
@@ -28,6 +29,7 @@ from .results import (
     write_sweep,
 )
 from .schema import RunnerConfig, TrackingConfig
+from .sweep_dir import reconcile, write_record
 from .timeline import Timeline
 from .tracking import make_tracker, metric_key
 from .worker import CELL_KEY, TABLES_KEY
@@ -75,15 +77,27 @@ def run_cells(
     run_params: dict | None = None,
     announce: bool = True,
     timeline: Timeline | None = None,
+    extend: bool = False,
 ) -> pd.DataFrame:
     """Simulate every cell not already complete in ``out_dir``; return all rows (results.parquet).
 
     ``timeline`` carries the moments before this call (the command's start, the cells composed);
-    without one the clock starts here.
+    without one the clock starts here. A dir that holds another sweep is refused (ConfigError)
+    unless ``extend`` adds these cells to it (sweep/sweep_dir.py). SIGINT, SIGTERM and SIGHUP
+    stop the run at its next safe point with :class:`stop_signals.Interrupted`.
     """
+    with stop_signals.handling():
+        return _run_cells(cells, out_dir, runner, tracking, run_name=run_name, run_params=run_params,
+                          announce=announce, timeline=timeline, extend=extend)
+
+
+def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announce, timeline, extend) -> pd.DataFrame:
+    stop_signals.check()
     timeline = timeline or Timeline(started=time.time())
     out_dir = Path(out_dir)
     cells = list(cells)
+    _check_unique(cells)
+    cells = reconcile(out_dir, cells, extend)
     _check_unique(cells)
     cell_dirs = {cell.index: out_dir / cell.subdir for cell in cells}
     frames: dict[int, pd.DataFrame] = {}
@@ -112,8 +126,10 @@ def run_cells(
     # Ray first: a cluster that refuses this driver (ConfigError) is bad input, found before any
     # file or tracking run exists.
     cpus = _connect(runner) if chunks else 0
+    stop_signals.check()
     timeline.mark("ray_ready", once=True)  # the launcher may have started Ray already
     out_dir.mkdir(parents=True, exist_ok=True)
+    write_record(out_dir, cells)
     tracker = make_tracker(tracking)
     tracker.set_cells(cells)
     families = list(dict.fromkeys(cell.family for cell in cells))
@@ -130,6 +146,7 @@ def run_cells(
             workers, sim_seconds = _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims,
                                              reused, timeline)
         timeline.mark("simulations_done")
+        stop_signals.check()
         results = write_sweep(out_dir, cells, frames, cell_dirs)
         timeline.mark("files_written")
         tables = side_table_names(cell_dirs[cell.index] for cell in cells if cell.index in frames)
@@ -165,7 +182,8 @@ def utility_means(results: pd.DataFrame, cells: Sequence[Cell], family: str) -> 
 def _connect(runner: RunnerConfig) -> int:
     from .task_queue import connect
 
-    return connect(runner)
+    with stop_signals.around_ray_init():
+        return connect(runner)
 
 
 def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused, timeline) -> tuple[int, float]:
@@ -261,7 +279,8 @@ def _announce(out_dir, cells, simulated_cells, results, total_sims, timeline, si
               tables=()) -> None:
     skipped = len(cells) - simulated_cells
     rate = (
-        f"; simulating {sim_seconds:.1f} s ({_rate(total_sims / sim_seconds)} simulations/s on {workers} workers)"
+        f"; simulating {sim_seconds:.1f} s ({_rate(total_sims / sim_seconds)} simulations/s on "
+        f"{counted(workers, 'worker')})"
         if total_sims and sim_seconds > 0 else ""
     )
     phases = [(label, timeline.between(first, last)) for label, first, last in (
@@ -275,8 +294,9 @@ def _announce(out_dir, cells, simulated_cells, results, total_sims, timeline, si
     shown = means if len(means) <= 8 else means.sort_values(ascending=False).head(5)
     more = f" (the best 5 of {len(means)} mechanisms)" if len(means) > 8 else ""
     lines = [
-        f"Done: {len(cells):,} cell(s), {total_sims:,} simulations in {timeline.elapsed():.1f} s{rate}{shown_phases}"
-        + (f"; {skipped:,} cell(s) were already complete" if skipped else ""),
+        f"Done: {counted(len(cells), 'cell')}, {counted(total_sims, 'simulation')} in {timeline.elapsed():.1f} s"
+        f"{rate}{shown_phases}"
+        + (f"; {counted(skipped, 'cell')} {'was' if skipped == 1 else 'were'} already complete" if skipped else ""),
         f"  mean utility over all cells{more}: " + ", ".join(f"{name} {value:.2f}" for name, value in shown.items()),
         f"  results (one row per simulation): {out_dir / 'results.parquet'}",
         f"  summary (per cell and mechanism): {out_dir / 'summary.csv'}",

@@ -77,6 +77,10 @@ class FamilySpec:
     the world is built from). The seed and the config hash see this content, not the bytes."""
     max_replicates_per_chunk: Optional[int] = None
     """At most this many replicates per Ray call (a family whose replicate takes seconds)."""
+    optional_keys: tuple[str, ...] = ()
+    """Dotted keys the family's YAML lists at null only so that the command line can set them
+    without `+`: null is the code's default. The engine takes a null one out of the cell's config
+    before `prepare` and the hashes, so listing a key changes no cell's seeds."""
 
 
 REQUIRED_NAMES = ("NAME", "SECTIONS", "prepare", "mechanism_names", "simulate_replicate")
@@ -87,6 +91,7 @@ _OPTIONAL = {
     "timing_columns": ("TIMING_COLUMNS", ()),
     "input_files": ("INPUT_FILES", {}),
     "max_replicates_per_chunk": ("MAX_REPLICATES_PER_CHUNK", None),
+    "optional_keys": ("OPTIONAL_KEYS", ()),
 }
 
 
@@ -109,8 +114,11 @@ def spec_of(module: ModuleType) -> FamilySpec:
         if not callable(getattr(module, name)):
             raise TypeError(f"{where}: {name} must be a function")
     values = {key: getattr(module, attr, default) for key, (attr, default) in _OPTIONAL.items()}
-    for key in ("summary_columns", "rate_columns", "timing_columns"):
+    for key in ("summary_columns", "rate_columns", "timing_columns", "optional_keys"):
         values[key] = _names(values[key], f"{where}: {_OPTIONAL[key][0]}")
+    for key in values["optional_keys"]:
+        if key.split(".")[0] not in sections or "." not in key:
+            raise TypeError(f"{where}: OPTIONAL_KEYS key '{key}' is not a key inside one of its SECTIONS")
     if values["cell_outputs"] is not None and not callable(values["cell_outputs"]):
         raise TypeError(f"{where}: cell_outputs must be a function")
     files = values["input_files"]

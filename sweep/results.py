@@ -176,6 +176,7 @@ def write_cell(
         "params": cell.params,
         "config_hash": cell.config_hash,
         "world_hash": cell.world_hash,
+        "replicates": cell.replicates,
         "rows": len(frame),
         **({"tables": {name: len(table) for name, table in tables.items()}} if tables else {}),
         **(extra_meta or {}),

@@ -15,6 +15,8 @@ from typing import Any, Optional
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from algorithms.common.optional_keys import without_null_keys
+
 from .errors import ConfigError
 from .family import ENGINE_KEYS, EXECUTION_KEYS, FamilySpec, family_of
 from .seeding import get_dotted, set_dotted
@@ -33,6 +35,7 @@ class RunnerConfig:
     max_retries: int = 3
     ship_code: bool = False
     progress: bool = True
+    connect_timeout: float = 20.0  # seconds for runner.address to answer (sweep/ray_address.py)
 
     def check(self) -> None:
         if self.kind not in RUNNER_KINDS:
@@ -47,6 +50,9 @@ class RunnerConfig:
             raise ConfigError(f"runner.in_flight_per_worker must be at least 1, got {self.in_flight_per_worker}")
         if self.max_retries < 0:
             raise ConfigError(f"runner.max_retries must be at least 0, got {self.max_retries}")
+        timeout = self.connect_timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+            raise ConfigError(f"runner.connect_timeout must be a positive number of seconds, got {timeout!r}")
 
 
 @dataclass
@@ -186,6 +192,8 @@ def validate_world(world: dict) -> tuple[dict, FamilySpec, tuple[str, ...]]:
         raise ConfigError(f"replicates must be a positive integer, got {replicates!r}")
     spec = family_of(world)
     _check_top_level(world, spec)
+    if spec.optional_keys:  # a null optional key is as if the YAML did not list it (hashes, seeds)
+        world.update(without_null_keys(world, spec.optional_keys))
     _absolute_input_paths(world, spec)
     try:
         spec.prepare(world)

@@ -23,6 +23,7 @@ from ray.exceptions import (
     WorkerCrashedError,
 )
 
+from . import stop_signals
 from .errors import ConfigError
 from .schema import RunnerConfig
 from .worker import SimulationWorker
@@ -144,11 +145,31 @@ def worker_packages(root: Path = _PROJECT_ROOT) -> list[Path]:
     return core + [room for room in rooms if room not in core]
 
 
+def _probe_cluster(runner: RunnerConfig):
+    """Where the driver joins ``runner.address`` (resolved as ray.init would: sweep/ray_address.py), or
+    a ConfigError within ``runner.connect_timeout`` seconds when no Ray cluster answers there (ray.init
+    itself would wait for many minutes)."""
+    from .ray_address import reachable_or_error
+
+    return reachable_or_error(runner.address, runner.connect_timeout, os.environ)
+
+
+def _token_auth_for_local_ray() -> None:
+    """A new local Ray turns token authentication on by default (Ray >= 2.52: it sets
+    RAY_AUTH_MODE=token for this process) and warns how to turn it off. Doing the same first keeps
+    authentication on and every run's output free of that advice; an explicit RAY_AUTH_MODE is
+    the user's and left as it is."""
+    if AUTH_MODE not in os.environ:
+        _present_token({AUTH_MODE: "token"})
+
+
 def connect(runner: RunnerConfig) -> int:
     """Start or join Ray as the runner says; return the number of CPUs the cluster offers.
 
-    Joining a cluster, the driver presents Ray's auth token when one is available (``driver_auth``);
-    a cluster that refuses it is a ConfigError saying what to set.
+    Joining a cluster, the driver first checks that a Ray cluster answers at the address
+    (``_probe_cluster``), and presents Ray's auth token when one is available (``driver_auth``);
+    an address where none answers, or a cluster that refuses the token, is a ConfigError saying
+    what to do.
     """
     target = None if runner.kind == "local" else runner.address
     if ray.is_initialized():
@@ -160,16 +181,18 @@ def connect(runner: RunnerConfig) -> int:
     global _POOL
     _POOL = None  # actors of an earlier Ray session are gone
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
-    source = None
+    source, endpoint = None, None
     if runner.kind == "local":
         kwargs["address"] = "local"  # a new instance even where RAY_ADDRESS points elsewhere
         kwargs["num_cpus"] = max(os.cpu_count() or 1, runner.num_workers or 0)
+        _token_auth_for_local_ray()
     else:
         kwargs["address"] = runner.address
         kwargs.pop("include_dashboard")
         if runner.ship_code:
             kwargs["runtime_env"] = {"py_modules": [str(path) for path in worker_packages()]}
         env, source = driver_auth(os.environ, os.environ.get("HOME"))
+        endpoint = _probe_cluster(runner)
         if env:
             log.info("presenting the Ray auth token from %s to %s (%s=token for this driver)", source,
                      runner.address, AUTH_MODE)
@@ -179,6 +202,12 @@ def connect(runner: RunnerConfig) -> int:
     except Exception as err:
         if runner.kind == "cluster" and _is_auth_failure(err):
             raise ConfigError(auth_failure_message(str(runner.address), os.environ, source)) from None
+        if runner.kind == "cluster":
+            from .ray_address import join_failure
+
+            failure = join_failure(endpoint, runner.address, err)
+            if failure is not None:
+                raise failure from err
         raise
     connect._target = target  # type: ignore[attr-defined]
     return int(ray.cluster_resources().get("CPU", 1))
@@ -272,6 +301,7 @@ def run_chunks(
     limit = runner.in_flight_per_worker
     try:
         while pending or in_flight:
+            stop_signals.check()
             for actor in list(pool.actors):
                 while pending and load.get(id(actor), 0) < limit:
                     call, attempts = pending.popleft()
@@ -283,7 +313,7 @@ def run_chunks(
                         ref = actor.run_cells.remote([(payload_refs[c.cell], c.rep_start, c.rep_stop) for c in call])
                     in_flight[ref] = (call, actor, attempts)
                     load[id(actor)] = load.get(id(actor), 0) + 1
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=stop_signals.POLL_SECONDS)
             for ref in ready:
                 call, actor, attempts = in_flight.pop(ref)
                 if id(actor) in load:

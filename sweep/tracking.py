@@ -26,6 +26,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from .cells import Cell
+from .cli import counted
 from .cell_outputs import read_series
 from .results import CELL_META, RESULTS, SUMMARY, atomic_write_text, read_meta, update_meta
 from .schema import TrackingConfig
@@ -226,7 +227,7 @@ class MlflowTracker(NullTracker):
 
     def _description(self, out_dir: Path, params: dict[str, Any]) -> str:
         """The parent run's description (the UI's "Description"): the grid and where it lives."""
-        lines = [f"Sweep of {self._cells:,} cell(s) in `{Path(out_dir).resolve()}`.", ""]
+        lines = [f"Sweep of {counted(self._cells, 'cell')} in `{Path(out_dir).resolve()}`.", ""]
         for key, values in self._grid.items():
             shown = ", ".join(values[:12]) + (f", ... ({len(values)} values)" if len(values) > 12 else "")
             lines.append(f"- `{key}`: {shown}" + ("" if key in self.varying else " (every cell)"))

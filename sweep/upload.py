@@ -12,6 +12,7 @@ import pandas as pd
 import yaml
 
 from .cells import Cell
+from .cli import counted
 from .errors import ConfigError
 from .engine import utility_means
 from .results import CELL_META, CELL_TABLE, RESULTS, read_meta, summarize
@@ -69,7 +70,7 @@ def upload(sweep_dir: Path, uri: str, child_runs: int = TrackingConfig.child_run
                                            for family in families})
     if tracker.failed:
         return 1
-    print(f"uploaded {len(cells)} cell(s) from {sweep_dir}; {tracker.describe()}")
+    print(f"uploaded {counted(len(cells), 'cell')} from {sweep_dir}; {tracker.describe()}")
     return 0
 
 

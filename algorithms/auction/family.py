@@ -40,6 +40,7 @@ from algorithms.auction.ntm import NTM
 from algorithms.auction.pdftsp import PAYMENTS, SCHEDULE_SPACES, SELECTORS, PdFTSP
 from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from algorithms.common.optimum_columns import add_optimum_columns
+from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
 from market.auction.arrival_trace import load_arrival_trace
 from market.common.fields import as_section, choice, is_real, real, reject_unknown_keys
@@ -62,6 +63,10 @@ TIMING_COLUMNS = ("decision_ms_per_task", "decision_seconds")
 SUMMARY_COLUMNS = ("cost", "completion_time", "welfare", "provider_utility", "users_utility", "payments", "admitted",
                    "admission_rate", "utilisation", "decision_ms_per_task", "opt_ratio")
 INPUT_FILES = {"tasks.trace_path": load_arrival_trace}
+# Documented keys listed at null in conf/family/auction.yaml, so that the command line sets them
+# without `+`; null is the code's default or the calibration group's (algorithms/common/optional_keys.py).
+OPTIONAL_KEYS = ("cluster.tasks_per_node", "cluster.cost_scale", "pdftsp.kappa", "pdftsp.work_unit", "pdftsp.prices",
+                 "pdftsp.selector")
 
 
 PDFTSP_KEYS = ("alpha", "beta", "kappa", "work_unit", "price_scale", "payment", "schedule_space", "prices",
@@ -223,6 +228,7 @@ def prepare(config: dict) -> PreparedAuction:
     what its days share (the trace is read once)."""
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
+    config = without_null_keys(config, OPTIONAL_KEYS)
     cluster = ClusterParams.from_dict(config.get("cluster"))
     tasks = TaskParams.from_dict(config.get("tasks"))
     vendors = VendorParams.from_dict(config.get("vendors"))
@@ -247,7 +253,7 @@ def prepare(config: dict) -> PreparedAuction:
 
 
 def mechanism_names(config: dict) -> list[str]:
-    return list(_mechanisms(config))
+    return list(_mechanisms(without_null_keys(config, OPTIONAL_KEYS)))
 
 
 def make_mechanism(name: str, prepared: PreparedAuction):

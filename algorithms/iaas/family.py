@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
 from algorithms.iaas.opti_learning import opti_learning
 from algorithms.iaas.policies import Policy, stream_cost
@@ -34,6 +35,11 @@ SECTIONS = ("jobs", "prices", "self_owned", "policies", "learning")
 SUMMARY_COLUMNS = ("unit_cost", "spot_share", "self_owned_utilisation")
 INPUT_FILES = {"prices.path": load_price_trace}
 WEIGHT_CHECKPOINTS = 20
+# Documented keys listed at null in conf/family/iaas.yaml, so that the command line sets them without `+`;
+# null is the code's default (algorithms/common/optional_keys.py).
+OPTIONAL_KEYS = ("jobs.pareto_shape", "jobs.pareto_scale", "jobs.size_hours", "prices.path",
+                 "prices.trace_slot_minutes", "prices.start", "policies.betas", "policies.bids",
+                 "policies.thetas", "policies.beta0s", "policies.beta_per_bid")
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ def prepare(config: dict) -> PreparedIaas:
     """Validate a config (errors name the key, or the trace's file and line)."""
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
+    config = without_null_keys(config, OPTIONAL_KEYS)
     settings = PolicySettings.from_config(config)
     return PreparedIaas(JobParams.from_config(config.get("jobs")), PriceParams.from_config(config.get("prices")),
                         settings, mechanism_specs(config, settings))

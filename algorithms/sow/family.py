@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.streams import mechanism_stream
 from market.sow.birth_sequences import BirthParams, bounds_from_config, draw_births
@@ -45,6 +46,13 @@ SUMMARY_COLUMNS = ("welfare", "payments", "agent_utility", "completions", "evict
                    "eviction_rate", "relaxed_value", "opt_ratio", "max_gain", "max_gain_same_c", "max_mu",
                    "over_bound_mu", "over_bound_plans", "changed", "node_rounds")
 INPUT_FILES = {"births.path": load_sow_trace}
+# Documented keys listed at null in conf/family/sow.yaml and conf/births/,
+# so that the command line sets them without `+`; null is the code's default
+# (algorithms/common/optional_keys.py).
+OPTIONAL_KEYS = ("births.period", "births.concurrency", "births.duration", "births.value", "births.lead",
+                 "births.arrival_jitter", "births.duration_jitter", "births.deadline", "births.shape_mix",
+                 "births.half_life", "births.window", "births.slack", "births.low_duration",
+                 "births.high_duration", "oracle.max_outcomes")
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,7 @@ def prepare(config: dict) -> PreparedSow:
     """Validate a config (errors name the key, or the SoW file and line)."""
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
+    config = without_null_keys(config, OPTIONAL_KEYS)
     bounds = bounds_from_config(config.get("bounds"))
     settings = SowSettings.from_config(config)
     if bounds.max_concurrency > settings.nodes:

@@ -30,6 +30,7 @@ import numpy as np
 
 from algorithms.common.mechanism_names import listed_names
 from algorithms.common.optimum_columns import add_optimum_columns
+from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.selection_outputs import selection_outputs
 from algorithms.spot import pool as pool_names
 from algorithms.spot.ahanp import AHANP
@@ -55,6 +56,11 @@ SECTIONS = ("job", "market", "pool", "forecast", "noise", "job_sampling", "selec
 SUMMARY_COLUMNS = ("cost", "completion_time")
 RATE_COLUMNS = ("met_deadline",)
 INPUT_FILES = {"market.path": spot_trace_values}
+# Documented keys listed at null in conf/family/spot.yaml and conf/market/synthetic.yaml,
+# so that the command line sets them without `+`; null is the code's default
+# (algorithms/common/optional_keys.py).
+OPTIONAL_KEYS = ("market.outage_fraction", "market.outage_slots", "pool.sigma_reading", "noise.growth",
+                 "selection.normalisation")
 
 BASELINES: dict[str, type[SpotPolicy]] = {
     OnDemandOnly.name: OnDemandOnly,
@@ -152,6 +158,7 @@ def prepare(config: dict) -> PreparedSpot:
     once)."""
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
+    config = without_null_keys(config, OPTIONAL_KEYS)
     job = _job(config)
     mechanisms, selection, widest, normalisation, sigma_reading = _named_mechanisms(
         _section_key(config, "pool", "mechanisms", "selection"))
@@ -168,6 +175,7 @@ def prepare(config: dict) -> PreparedSpot:
 
 
 def mechanism_names(config: dict) -> list[str]:
+    config = without_null_keys(config, OPTIONAL_KEYS)
     return list(_named_mechanisms(_section_key(config, "pool", "mechanisms"))[0])
 
 

@@ -29,6 +29,7 @@ ConfigStore.instance().store(group="hydra/sweeper", name="checked", node=Checked
 
 class CheckedSweeper(BasicSweeper):
     def sweep(self, arguments: List[str]) -> Any:
+        from sweep import stop_signals
         from sweep.cli import exit_if_not_a_folder, exit_with_error, interrupted, mark_engine_reached, remove_if_no_results
 
         mark_engine_reached()
@@ -36,13 +37,16 @@ class CheckedSweeper(BasicSweeper):
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         exit_if_not_a_folder("hydra.sweep.dir", sweep_dir)
         try:
+            stop_signals.check()
             return super().sweep(arguments)
         except (HydraException, OmegaConfBaseException) as err:
+            from sweep.config_errors import config_error_message
+
             remove_if_no_results(sweep_dir)
-            exit_with_error(" ".join(str(err).split()))
-        except KeyboardInterrupt:  # before the launcher took over (it ends its own Ctrl-C)
+            exit_with_error(config_error_message(err, arguments, multirun=True, sweep=arguments))
+        except KeyboardInterrupt as err:  # before the launcher took over (it ends its own Ctrl-C)
             remove_if_no_results(sweep_dir)
-            interrupted("before any cell was composed: nothing was run")
+            interrupted("before any cell was composed: nothing was run", err)
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
         """Nothing: the launcher composes and validates every cell of the batch before any work."""

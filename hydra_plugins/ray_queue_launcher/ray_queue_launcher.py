@@ -47,7 +47,7 @@ class RayQueueLauncher(Launcher):
         self.task_function = task_function
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
-        from sweep.cli import interrupted, mark_engine_reached, remove_if_no_results, run_cells_or_exit
+        from sweep.cli import counted, interrupted, mark_engine_reached, remove_if_no_results, run_cells_or_exit
         from sweep.timeline import Timeline
         from sweep.tracking import parent_params
 
@@ -59,17 +59,18 @@ class RayQueueLauncher(Launcher):
         timeline.mark("launcher_started")
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         progress = bool(OmegaConf.select(self.config, "runner.progress", default=True))
-        print(f"Sweep of {len(job_overrides):,} cells into {sweep_dir}", flush=True)
+        print(f"Sweep of {counted(len(job_overrides), 'cell')} into {sweep_dir}", flush=True)
         try:
             cells, runner, tracking = self._compose(job_overrides, initial_job_idx, sweep_dir, progress, timeline)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as err:
             remove_if_no_results(sweep_dir)
-            interrupted("while composing the cells: nothing was run")
+            interrupted("while composing the cells: nothing was run", err)
         timeline.mark("cells_composed")
         simulations = sum(cell.replicates * len(cell.mechanisms) for cell in cells)
-        print(f"{len(cells):,} cells, {simulations:,} simulations: composed and checked, and Ray started, "
-              f"{timeline.between('command_started', 'cells_composed'):.1f} s after the command", flush=True)
-        log.info("Launching %d cells on a Ray actor pool", len(cells))
+        print(f"{counted(len(cells), 'cell')}, {counted(simulations, 'simulation')}: composed and checked, "
+              f"and Ray started, {timeline.between('command_started', 'cells_composed'):.1f} s after the command",
+              flush=True)
+        log.info("Launching %s on a Ray actor pool", counted(len(cells), "cell"))
         sweep_overrides = list(self.config.hydra.overrides.task)
         run_cells_or_exit(
             cells,
@@ -104,6 +105,7 @@ class RayQueueLauncher(Launcher):
 
         from tqdm import tqdm
 
+        from sweep import stop_signals
         from sweep.cli import exit_with_error, remove_if_no_results
         from sweep.compose import GridComposer
         from sweep.errors import ConfigError
@@ -125,7 +127,10 @@ class RayQueueLauncher(Launcher):
             try:
                 composed = composer.compose(list(overrides), idx)
             except (HydraException, OmegaConfBaseException) as err:  # a key or group typo, a bad value
-                raise ConfigError(f"{' '.join(str(err).split())} [cell #{idx}: {listed}]") from None
+                from sweep.config_errors import config_error_message
+
+                message = config_error_message(err, list(overrides), sweep=list(self.config.hydra.overrides.task))
+                raise ConfigError(f"{message} [cell #{idx}: {listed}]") from None
             except ConfigError as err:
                 raise ConfigError(f"{err} [cell #{idx}: {listed}]") from None
             bar.update()
@@ -139,6 +144,7 @@ class RayQueueLauncher(Launcher):
             for offset, overrides in enumerate(job_overrides[1:], start=1):
                 if stop.is_set():
                     raise KeyboardInterrupt
+                stop_signals.check()
                 composed = compose(offset, overrides)
                 if composed.runner != first.runner or composed.tracking != first.tracking:
                     raise ConfigError(
@@ -169,10 +175,11 @@ class RayQueueLauncher(Launcher):
                 try:
                     runner = early or first.runner
                     ray_error = _start_ray(runner, timeline)
-                    first, cells = composing.result()
+                    first, cells = _result_unless_stopped(composing)
                     if _ray_settings(runner) != _ray_settings(first.runner):
                         _stop_ray()
                         ray_error = _start_ray(first.runner, timeline)
+                    stop_signals.check()
                 finally:
                     stop.set()
         except ConfigError as err:
@@ -195,6 +202,20 @@ class RayQueueLauncher(Launcher):
         return cells, first.runner, first.tracking
 
 
+def _result_unless_stopped(future):
+    """The composing thread's result; a stop signal ends the wait within a poll interval."""
+    from concurrent.futures import TimeoutError as Pending
+
+    from sweep import stop_signals
+
+    while True:
+        stop_signals.check()
+        try:
+            return future.result(timeout=stop_signals.POLL_SECONDS)
+        except Pending:
+            continue
+
+
 def _valid_master_runner(config: DictConfig):
     """The sweep's runner.* when its own config (the swept keys at their defaults) is a valid
     cell, else None. Every cell must agree with it, or Ray is restarted as the cells say."""
@@ -215,10 +236,12 @@ def _ray_settings(runner) -> tuple:
 def _start_ray(runner, timeline) -> BaseException | None:
     """Start or join Ray as ``runner`` says, and start the actors while the cells are still being
     composed; the error, if any, is returned for after the cells."""
+    from sweep import stop_signals
     from sweep.task_queue import connect, prestart_pool
 
     try:
-        cpus = connect(runner)
+        with stop_signals.around_ray_init():
+            cpus = connect(runner)
         timeline.mark("ray_connected")
         prestart_pool(runner, cpus)
     except KeyboardInterrupt:

@@ -161,7 +161,7 @@ def test_the_paper_like_calibration_composes():
         project = compose("config", overrides=["family=auction", "tracking=off"])
     assert (paper.cluster.tasks_per_node, paper.cluster.cost_scale) == (2, 0.7)
     assert (paper.pdftsp.work_unit, paper.pdftsp.kappa) == ("samples", 0.1)
-    assert "tasks_per_node" not in project.cluster and "kappa" not in project.pdftsp  # the code's defaults
+    assert project.cluster.tasks_per_node is None and project.pdftsp.kappa is None  # the code's defaults
     from omegaconf import OmegaConf
 
     sections = OmegaConf.to_container(paper, resolve=True)

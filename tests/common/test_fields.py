@@ -348,3 +348,14 @@ def test_fields_needs_no_framework():
             "sys.exit(sorted(bad) or 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_null_optional_keys_are_dropped_without_changing_the_shared_sections():
+    from algorithms.common.optional_keys import without_null_keys
+
+    shared = {"path": None, "kind": "trace", "deep": {"x": None, "y": 1}}
+    config = {"prices": shared, "jobs": {"size_hours": 3.0}, "seed": 0}
+    out = without_null_keys(config, ["prices.path", "prices.deep.x", "jobs.size_hours", "jobs.absent", "nope.key"])
+    assert out == {"prices": {"kind": "trace", "deep": {"y": 1}}, "jobs": {"size_hours": 3.0}, "seed": 0}
+    assert shared == {"path": None, "kind": "trace", "deep": {"x": None, "y": 1}}  # copied, never changed
+    assert out["jobs"] is config["jobs"]  # untouched sections are shared

@@ -155,3 +155,19 @@ def test_input_files_and_timing_columns_are_declared_where_the_family_has_them(c
         assert key.split(".")[0] in cell.spec.sections
     for column in cell.spec.timing_columns:
         assert isinstance(column, str) and column not in REQUIRED_COLUMNS
+
+
+def test_optional_keys_must_lie_inside_the_familys_sections():
+    import types
+
+    from sweep.family import spec_of
+
+    module = types.ModuleType("fake_family_with_optional_keys")
+    module.NAME, module.SECTIONS = "fake", ("jobs",)
+    module.prepare = module.mechanism_names = module.simulate_replicate = lambda *args: None
+    module.OPTIONAL_KEYS = ("jobs.size_hours",)
+    assert spec_of(module).optional_keys == ("jobs.size_hours",)
+    for bad in (("prices.path",), ("jobs",), "jobs.size_hours"):
+        module.OPTIONAL_KEYS = bad
+        with pytest.raises(TypeError, match="OPTIONAL_KEYS"):
+            spec_of(module)

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,12 +16,12 @@ from mlflow.tracking import MlflowClient
 from sweep import batch_run
 
 from .conftest import ROOT, run_cli
+from .test_interrupt import interrupt
 
 KEYS = ["cell", "replicate", "mechanism"]
 GRID_ARGS = ["job.deadline=8,10,12,14", "job.workload=60,90", "replicates=300", "runner.chunk_size=60"]
-# The interrupted sweep's cells are larger (about 2 s each on one worker), so that Ctrl-C lands
-# before the last one completes even when a press is dropped and repeated 10 s later (at 300
-# replicates all eight cells once completed first, in a clean clone's run).
+# The interrupted sweep's cells are larger (about 2 s each on one worker), so that the signal lands
+# before the last one completes.
 INTERRUPTED_ARGS = [arg if not arg.startswith("replicates=") else "replicates=1200" for arg in GRID_ARGS]
 GRID = {"job.deadline": [8, 10, 12, 14], "job.workload": [60, 90]}
 
@@ -36,10 +38,16 @@ def same_numbers(got: pd.DataFrame, expected: pd.DataFrame) -> None:
 
 
 @pytest.mark.slow
-def test_interrupted_sweep_resumes_to_the_same_results(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupted_sweep_resumes_to_the_same_results(tmp_path, signum):
+    """One signal, once: Ctrl-C as a terminal sends it (to the process group), SIGTERM as
+    `timeout` sends it (to the process and at once to its group). Exit 128 + the signal within 10 s, one line
+    with the resume command, the parent run marked killed; the resumed sweep has the numbers of
+    an uninterrupted one (sweep/stop_signals.py)."""
     sweep_dir = tmp_path / "sweep"
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    args = ["-m", *INTERRUPTED_ARGS, "runner.num_workers=1", f"tracking.uri={uri}", f"hydra.sweep.dir={sweep_dir}"]
+    args = ["-m", *INTERRUPTED_ARGS, "runner.num_workers=1", "runner.progress=false", f"tracking.uri={uri}",
+            f"hydra.sweep.dir={sweep_dir}"]
     proc = subprocess.Popen([sys.executable, "-m", "sweep", *args], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.time() + 180
@@ -47,27 +55,31 @@ def test_interrupted_sweep_resumes_to_the_same_results(tmp_path):
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         assert time.time() < deadline, "no cell finished in time"
         time.sleep(0.05)
-    # Ctrl-C reaches the whole process group. CPython drops a SIGINT that lands while a weakref
-    # callback runs (it prints "Exception ignored in ... cb" and goes on; seen once in a clean
-    # clone's run), so, like a user, press it again if the sweep has not stopped.
-    for _ in range(12):
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.communicate(timeout=10)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    assert proc.poll() is not None, "the sweep did not stop on Ctrl-C"
+    sent = time.monotonic()
+    _, err = interrupt(proc, signum, timeout=10)
+    stopped = time.monotonic() - sent
+    name = signal.Signals(signum).name
+    assert proc.returncode == 128 + signum, err[-3000:]
+    assert stopped < 10
+    assert "Traceback" not in err and "SIGTERM received" not in err, err[-3000:]
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"Interrupted ({name}): ") and " of 8 cells complete in " in last, err[-3000:]
     done = len(list(sweep_dir.glob("*/cell.json")))
     assert 1 <= done < 8, f"{done} cells were complete at the interruption"
+    assert last.startswith(f"Interrupted ({name}): {done} of 8 cells complete in {sweep_dir}; resume with: ")
     assert not (sweep_dir / "results.parquet").exists()
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("spot").experiment_id
+    parents = [r for r in client.search_runs([experiment]) if "mlflow.parentRunId" not in r.data.tags]
+    assert [parent.info.status for parent in parents] == ["KILLED"]
 
-    resumed = run_cli(*args)
+    command = shlex.split(last.split("resume with: ", 1)[1])
+    assert command[:3] == [Path(sys.executable).name, "-m", "sweep"] and command[3:] == args
+    resumed = run_cli(*command[3:])
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "already complete" in resumed.stdout
     same_numbers(pd.read_parquet(sweep_dir / "results.parquet"), reference(tmp_path, replicates=1200))
-    client = MlflowClient(tracking_uri=uri)
-    runs = client.search_runs([client.get_experiment_by_name("spot").experiment_id])
+    runs = client.search_runs([experiment])
     parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags and "mechanism" not in r.data.tags]
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"
@@ -82,7 +94,7 @@ def test_rerun_of_a_complete_sweep_simulates_nothing(tmp_path):
     assert run_cli(*args).returncode == 0
     again = run_cli(*args)
     assert again.returncode == 0
-    assert "0 simulations" in again.stdout and "2 cell(s) were already complete" in again.stdout
+    assert "0 simulations" in again.stdout and "2 cells were already complete" in again.stdout
 
 
 @pytest.mark.slow

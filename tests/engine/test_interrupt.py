@@ -1,5 +1,6 @@
-"""Ctrl-C, as a terminal sends it (SIGINT to the whole process group): one line instead of a
-traceback, status 130, no sweep dir left when nothing ran, and a resume command that works."""
+"""Ctrl-C, as a terminal sends it (SIGINT to the whole process group), and SIGTERM / SIGHUP as
+`kill`, `timeout` or a closed terminal send them: one line instead of a traceback, status 128 +
+the signal, no sweep dir left when nothing ran, and a resume command that works."""
 from __future__ import annotations
 
 import os
@@ -23,10 +24,14 @@ def start(*args: str) -> subprocess.Popen:
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
-def interrupt(proc: subprocess.Popen) -> tuple[str, str]:
-    os.killpg(proc.pid, signal.SIGINT)
+def interrupt(proc: subprocess.Popen, signum: int = signal.SIGINT, timeout: float = 120) -> tuple[str, str]:
+    """Ctrl-C as a terminal sends it (to the process group); another signal as `timeout` sends it
+    (to the process, then at once to its group: the driver receives it twice)."""
+    if signum != signal.SIGINT:
+        os.kill(proc.pid, signum)
+    os.killpg(proc.pid, signum)
     try:
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=timeout)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -42,14 +47,16 @@ def wait_for(predicate, timeout: float = 120.0) -> None:
 
 
 @pytest.mark.slow
-def test_ctrl_c_while_composing_leaves_nothing_and_says_so(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_while_composing_leaves_nothing_and_says_so(tmp_path, signum):
     sweep_dir = tmp_path / "sweep"
     proc = start(*GRID, "market.capacity=8,12,16,20,24", "replicates=2", f"hydra.sweep.dir={sweep_dir}")
     wait_for(lambda: (sweep_dir / "multirun.yaml").exists())  # the sweeper wrote it: cells are being composed
-    out, err = interrupt(proc)
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err
-    assert err.strip().splitlines()[-1].startswith("Interrupted"), err
+    out, err = interrupt(proc, signum)
+    assert proc.returncode == 128 + signum, err
+    assert "Traceback" not in err and "SIGTERM received" not in err, err
+    assert err.strip().splitlines()[-1].startswith(f"Interrupted ({signum.name})"), err
+    assert "nothing was run" in err.strip().splitlines()[-1]
     assert not sweep_dir.exists()
 
 
@@ -63,10 +70,10 @@ def test_ctrl_c_while_simulating_prints_a_resume_command_that_finishes_the_sweep
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     last = err.strip().splitlines()[-1]
-    assert last.startswith("Interrupted: ") and "cells are complete" in last, err
+    assert last.startswith("Interrupted (SIGINT): ") and " cells complete in " in last, err
     command = shlex.split(last.split("resume with: ", 1)[1])
     assert command[:3] == [Path(sys.executable).name, "-m", "sweep"] and f"hydra.sweep.dir={sweep_dir}" in command
     done = len(list(sweep_dir.glob("*/cell.json")))
     resumed = run_cli(*command[3:], timeout=600)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"{done:,} cell(s) were already complete" in resumed.stdout or done == 0
+    assert f"{done:,} {'cell was' if done == 1 else 'cells were'} already complete" in resumed.stdout or done == 0

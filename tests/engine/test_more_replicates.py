@@ -4,6 +4,9 @@ draws from the world hash and ``r`` only, so the files equal those of a fresh ru
 from __future__ import annotations
 
 import pandas as pd
+import pytest
+
+from sweep.errors import ConfigError
 
 from .test_side_tables import OFF, in_process_queue, make_cell, runner
 
@@ -36,17 +39,19 @@ def test_more_replicates_simulates_only_the_new_ones(monkeypatch, tmp_path):
     assert_same_files(tmp_path / "grown", tmp_path / "fresh")
 
 
-def test_fewer_replicates_simulates_nothing(monkeypatch, tmp_path):
+def test_fewer_replicates_are_refused_and_change_nothing(monkeypatch, tmp_path):
+    """Fewer replicates would rewrite complete cells with fewer rows (sweep/sweep_dir.py)."""
     run(monkeypatch, grid((7, 5)), tmp_path / "shrunk")
-    assert run(monkeypatch, grid((3, 2)), tmp_path / "shrunk") == set()
-    run(monkeypatch, grid((3, 2)), tmp_path / "fresh")
-    assert_same_files(tmp_path / "shrunk", tmp_path / "fresh")
+    before = {name: (tmp_path / "shrunk" / name).read_bytes() for name in FILES}
+    with pytest.raises(ConfigError, match=r"more replicates than this run asks for.*folder 0: 7 > 3"):
+        run(monkeypatch, grid((3, 2)), tmp_path / "shrunk")
+    assert {name: (tmp_path / "shrunk" / name).read_bytes() for name in FILES} == before
 
 
-def test_another_world_in_the_same_folder_is_simulated_again(monkeypatch, tmp_path):
+def test_another_world_in_the_same_folder_is_refused(monkeypatch, tmp_path):
     run(monkeypatch, grid((2, 2)), tmp_path)
-    simulated = run(monkeypatch, grid((3, 3), tasks=(3, 6)), tmp_path)
-    assert simulated == {(0, 2)} | {(1, r) for r in range(3)}
+    with pytest.raises(ConfigError, match="holds another sweep"):
+        run(monkeypatch, grid((3, 3), tasks=(3, 6)), tmp_path)
 
 
 def test_a_damaged_earlier_cell_is_not_reused(monkeypatch, tmp_path):

@@ -107,6 +107,7 @@ def fake_ray(monkeypatch):
     monkeypatch.setattr(task_queue.ray, "is_initialized", lambda: False)
     monkeypatch.setattr(task_queue, "_POOL", task_queue._POOL)  # restored afterwards
     monkeypatch.setattr(task_queue, "_present_token", lambda env: seen.setdefault("env", env))
+    monkeypatch.setattr(task_queue, "_probe_cluster", lambda runner: None)  # no cluster answers at the fake address
     for name in TOKEN_VARS:
         monkeypatch.delenv(name, raising=False)
     return seen
@@ -144,9 +145,24 @@ def test_connect_leaves_local_runs_and_other_errors_alone(tmp_path, monkeypatch,
     with pytest.raises(ConnectionError):  # not an authentication problem: Ray's own error
         task_queue.connect(RunnerConfig(kind="cluster", address="10.0.0.5:6379", ship_code=False))
     fake_ray.clear()
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
     with pytest.raises(ConnectionError):
         task_queue.connect(RunnerConfig(kind="local"))
     assert "env" not in fake_ray and fake_ray["kwargs"]["address"] == "local"
+
+
+def test_a_local_ray_keeps_token_authentication_without_the_opt_out_advice(tmp_path, monkeypatch, fake_ray):
+    """Ray >= 2.52 turns token authentication on for a new local instance and warns how to turn
+    it off; the driver does what Ray does (RAY_AUTH_MODE=token) first, so Ray says nothing. A
+    mode the user set is left alone."""
+    monkeypatch.setattr(task_queue.ray, "init", lambda **kwargs: fake_ray.setdefault("kwargs", kwargs))
+    monkeypatch.setattr(task_queue.ray, "cluster_resources", lambda: {"CPU": 2})
+    assert task_queue.connect(RunnerConfig(kind="local")) == 2
+    assert fake_ray["env"] == {"RAY_AUTH_MODE": "token"} and fake_ray["kwargs"]["address"] == "local"
+    fake_ray.clear()
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    task_queue.connect(RunnerConfig(kind="local"))
+    assert "env" not in fake_ray
 
 
 @pytest.mark.parametrize("multirun", [True, False])
@@ -192,7 +208,7 @@ def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, monkeypatch)
                        f"hydra.sweep.dir={sweep_dir}")
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert f"presenting the Ray auth token from {home / '.ray' / 'auth_token'} to {address}" in proc.stdout
-        assert "Done: 4 cell(s), 240 simulations" in proc.stdout
+        assert "Done: 4 cells, 240 simulations" in proc.stdout
         df = pd.read_parquet(sweep_dir / "results.parquet")
         assert len(df) == 240 and df["cell"].nunique() == 4
         assert len(pd.read_csv(sweep_dir / "summary.csv")) == 12  # 4 cells x 3 mechanisms

@@ -120,7 +120,7 @@ def test_a_sweep_on_two_nodes_runs_on_both_and_equals_a_local_run(local_run, two
     proc = run_cli(*SWEEP, "runner=cluster", f"runner.address={address}", "runner.num_workers=2",
                    "runner.chunk_size=15", "runner.progress=false", f"hydra.sweep.dir={cluster_dir}", timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "Done: 4 cell(s), 240 simulations" in proc.stdout
+    assert "Done: 4 cells, 240 simulations" in proc.stdout
     assert "on 2 workers" in proc.stdout
 
     cluster = pd.read_parquet(cluster_dir / "results.parquet")

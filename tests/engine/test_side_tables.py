@@ -183,7 +183,7 @@ def test_resume_reads_the_tables_back_from_the_cells(monkeypatch, tmp_path):
 def test_a_sweep_without_tables_writes_nothing_new(monkeypatch, tmp_path, capsys):
     in_process_queue(monkeypatch)
     run_cells([make_cell(0, 3, emit="none")], tmp_path, runner(chunk_size=6), OFF)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["0", "results.parquet", "summary.csv", "timing.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0", "grid.json", "results.parquet", "summary.csv", "timing.json"]
     assert sorted(p.name for p in (tmp_path / "0").iterdir()) == ["cell.json", "cell.parquet", "config.yaml"]
     assert "tables" not in read_meta(tmp_path / "0")
     assert "side table" not in capsys.readouterr().out

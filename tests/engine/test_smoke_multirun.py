@@ -74,6 +74,7 @@ def test_smoke_multirun_sqlite(tmp_path):
     proc = run_cli("-m", "experiment=smoke", "runner.num_workers=2", f"tracking.uri={uri}", f"hydra.sweep.dir={sweep_dir}")
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "results (one row per simulation)" in proc.stdout
+    assert "RAY_AUTH_MODE=disabled" not in proc.stderr  # no advice to turn authentication off
     _, summary = check_sweep_dir(sweep_dir)
     check_mlflow(uri, summary)
 
