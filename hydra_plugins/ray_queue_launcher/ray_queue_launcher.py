@@ -47,7 +47,9 @@ class RayQueueLauncher(Launcher):
         self.task_function = task_function
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
-        from sweep.cli import counted, interrupted, mark_engine_reached, remove_if_no_results, run_cells_or_exit
+        from sweep.cli import (counted, exit_with_error, interrupted, mark_engine_reached, remove_if_no_results,
+                               run_cells_or_exit)
+        from sweep.errors import ConfigError
         from sweep.timeline import Timeline
         from sweep.tracking import parent_params
 
@@ -61,10 +63,16 @@ class RayQueueLauncher(Launcher):
         progress = bool(OmegaConf.select(self.config, "runner.progress", default=True))
         print(f"Sweep of {counted(len(job_overrides), 'cell')} into {sweep_dir}", flush=True)
         try:
-            cells, runner, tracking = self._compose(job_overrides, initial_job_idx, sweep_dir, progress, timeline)
+            cells, runner, tracking, ray_error = self._compose(job_overrides, initial_job_idx, sweep_dir, progress,
+                                                               timeline)
         except KeyboardInterrupt as err:
             remove_if_no_results(sweep_dir)
             interrupted("while composing the cells: nothing was run", err)
+        if ray_error is not None:
+            remove_if_no_results(sweep_dir)
+            if isinstance(ray_error, ConfigError):
+                exit_with_error(str(ray_error))
+            raise ray_error
         timeline.mark("cells_composed")
         simulations = sum(cell.replicates * len(cell.mechanisms) for cell in cells)
         print(f"{counted(len(cells), 'cell')}, {counted(simulations, 'simulation')}: composed and checked, "
@@ -100,15 +108,19 @@ class RayQueueLauncher(Launcher):
         Ray starts while the cells are composed: a thread composes them, and the main thread
         starts or joins Ray as the sweep's own config says (runner.*, mostly waiting for Ray's
         processes), again if the cells say otherwise. Ray is shut down again if a cell is bad.
+        Into a dir that already holds a sweep, the cells are composed and checked against it
+        (``sweep_dir.reconcile``) before Ray starts, so that another grid is refused at once.
+        Returns the cells, their runner and tracking settings, and Ray's start-up error if any.
         """
         from concurrent.futures import ThreadPoolExecutor
 
         from tqdm import tqdm
 
         from sweep import stop_signals
-        from sweep.cli import exit_with_error, remove_if_no_results
+        from sweep.cli import exit_with_error, extend_requested, remove_if_no_results
         from sweep.compose import GridComposer
         from sweep.errors import ConfigError
+        from sweep.sweep_dir import read_record, reconcile
 
         assert self.config is not None and self.hydra_context is not None
         loader = self.hydra_context.config_loader
@@ -162,6 +174,16 @@ class RayQueueLauncher(Launcher):
         try:
             importlib.import_module("sweep.task_queue")  # Ray, before the composing thread holds the GIL
             timeline.mark("ray_imported")
+            if read_record(sweep_dir) is not None:
+                # The dir holds a sweep: every cell is composed and checked against it before Ray
+                # starts, so that another grid is refused at once (sweep/sweep_dir.py).
+                first, cells = compose_all()
+                reconcile(sweep_dir, cells, extend_requested())
+                ray_error = _start_ray(first.runner, timeline)
+                stop_signals.check()
+                log.debug("composed %d cells, %d of them by Hydra's full composition", len(cells),
+                          composer.full_compositions)
+                return cells, first.runner, first.tracking, ray_error
             # Ray starts at once when the sweep's own config is valid: a mistake outside the
             # swept keys is then reported by the first cell before Ray starts.
             early = _valid_master_runner(self.config)
@@ -193,13 +215,8 @@ class RayQueueLauncher(Launcher):
         finally:
             sys.setswitchinterval(switch_interval)
             bar.close()
-        if ray_error is not None:
-            remove_if_no_results(sweep_dir)
-            if isinstance(ray_error, ConfigError):
-                exit_with_error(str(ray_error))
-            raise ray_error
         log.debug("composed %d cells, %d of them by Hydra's full composition", len(cells), composer.full_compositions)
-        return cells, first.runner, first.tracking
+        return cells, first.runner, first.tracking, ray_error
 
 
 def _result_unless_stopped(future):

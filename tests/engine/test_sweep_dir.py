@@ -144,7 +144,7 @@ def test_another_grid_into_a_finished_sweeps_dir_exits_2_and_extend_adds_it(tmp_
     before = snapshot(sweep_dir)
     started = time.monotonic()
     other = run_cli("-m", "job.deadline=8,9", "job.workload=60", *common)
-    assert time.monotonic() - started < 10 + 10  # Python and Ray start-up on a loaded machine: the 10 s
+    assert time.monotonic() - started < 10  # checked before Ray starts: 1.8 s measured
     assert other.returncode == 2
     last = other.stderr.strip().splitlines()[-1]
     assert last.startswith(f"Error: {sweep_dir} holds another sweep (4 cells over job.deadline, job.workload)"), last
