@@ -50,13 +50,12 @@ if __name__ == "__main__":
     one_line_config_errors()  # Hydra's composition errors: one `Error:` line, exit 2 (sweep/config_errors.py)
     existing = [HydraFiles(folder) for folder in check_output_dirs(sys.argv[1:])]
     try:
-        main()
-    except KeyboardInterrupt as err:  # before the engine took over (Hydra's start-up)
-        from .cli import interrupted
+        try:
+            main()
+        except KeyboardInterrupt as err:  # before the engine took over (Hydra's start-up)
+            from .cli import interrupted
 
-        for files in existing:
-            files.restore()
-        interrupted("before any cell was composed: nothing was run", err)
+            interrupted("before any cell was composed: nothing was run", err)
     except SystemExit as stop:
         if stop.code not in (0, None):  # refused or stopped: an existing dir's Hydra files as they were
             for files in existing:
@@ -65,4 +64,6 @@ if __name__ == "__main__":
         # typo): bad input, status 2 like every other config error. Later failures keep theirs.
         if stop.code == 1 and not engine_reached():
             raise SystemExit(2) from None
+        if stop_signals.ends(stop.code):
+            stop_signals.exit_now(stop.code)  # not after the threads of a busy MLflow or Ray
         raise

@@ -98,20 +98,14 @@ def interrupted(message: str, err: KeyboardInterrupt | None = None) -> None:
     sep = " " if message.startswith("while") else ": "
     sys.stderr.write(f"\nInterrupted ({stop.name}){sep}{message}\n")
     sys.stderr.flush()
-    if not _ray_shut_down(RAY_SHUTDOWN_SECONDS):
-        # Ray's own processes got the signal too (`timeout` and a terminal's Ctrl-C reach the
-        # process group) and its shutdown waits on them: end now; the local Ray's processes share
-        # the driver's fate.
-        import logging
-        import os
-
-        logging.shutdown()
-        sys.stdout.flush()
-        os._exit(stop.exit_code)
+    # Ray's own processes may have got the signal too (`timeout` and a terminal's Ctrl-C reach the
+    # process group), and then its shutdown waits on them: the entry point ends the process after
+    # this try (stop_signals.exit_now).
+    _ray_shut_down(RAY_SHUTDOWN_SECONDS)
     raise SystemExit(stop.exit_code)
 
 
-RAY_SHUTDOWN_SECONDS = 3.0
+RAY_SHUTDOWN_SECONDS = 2.0
 
 
 def _ray_shut_down(timeout: float) -> bool:

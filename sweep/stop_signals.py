@@ -125,6 +125,27 @@ def check() -> None:
         raise Interrupted(_requested)
 
 
+def ends(code: object) -> bool:
+    """Whether exit status ``code`` is the one of the stop signal this process received."""
+    return _requested is not None and code == 128 + _requested
+
+
+def exit_now(code: int) -> None:
+    """End the process with ``code`` once its output is flushed, without waiting for other
+    threads (an MLflow store still opening, Ray's shutdown): every file the sweep writes is
+    complete or absent, and a local Ray's processes share the driver's fate."""
+    import logging
+    import sys
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def reset() -> None:
     """Forget a recorded signal (tests)."""
     global _requested

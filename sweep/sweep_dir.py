@@ -27,6 +27,7 @@ from typing import Iterable, NamedTuple, Sequence
 import yaml
 
 from .cells import Cell, cell_of_world
+from .cli import counted
 from .errors import ConfigError
 from .family import family_of
 from .results import CELL_CONFIG, CELL_META, atomic_write, atomic_write_text, read_meta
@@ -239,11 +240,10 @@ def _keys(names: Iterable[str]) -> tuple[list[str], list[str]]:
 
 def _refusal(out_dir: Path, recorded, cells, only_there, only_here, from_record: bool) -> str:
     (there, varying_there), (here, varying_here) = _keys(r.name for r in recorded), _keys(c.name for c in cells)
-    count = f"{len(recorded):,} {'cell' if len(recorded) == 1 else 'cells'}" + ("" if from_record else " complete")
+    count = counted(len(recorded), "cell") + ("" if from_record else " complete")
     parts = [f"{out_dir} holds another sweep ({count}"
-             + (f" over {', '.join(varying_there)}" if varying_there else "") + f"); this run asks for "
-             + f"{len(cells):,} " + ("cell" if len(cells) == 1 else "cells")
-             + (f" over {', '.join(varying_here)}" if varying_here else "")]
+             + (f" over {', '.join(varying_there)}" if varying_there else "") + "); this run asks for "
+             + counted(len(cells), "cell") + (f" over {', '.join(varying_here)}" if varying_here else "")]
     if set(there) != set(here):
         parts.append(f"the keys differ ({', '.join(there) or 'none'} there, {', '.join(here) or 'none'} here)")
     if only_there:

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import sys
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -34,6 +34,7 @@ from .seeding import get_dotted
 
 log = logging.getLogger(__name__)
 TRACKING_STATE = "tracking.json"
+STOPPING_WAIT_SECONDS = 4.0  # a stopped sweep waits this long for the logging call in progress
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _ALLOWED = re.compile(r"[^A-Za-z0-9_\-. /:]")
 
@@ -317,9 +318,23 @@ class MlflowTracker(NullTracker):
             self.client.set_terminated(run.info.run_id)
 
     def finish(self, out_dir: Path, status: str, metrics: dict[str, dict[str, float]] | None = None) -> None:
-        """Close every parent run with its family's ``metrics[family]`` and the sweep's files."""
+        """Close every parent run with its family's ``metrics[family]`` and the sweep's files.
+        A stopped sweep (``status`` KILLED) drops the cells still queued for logging (its resume
+        logs every complete cell not yet logged) and logs no files or figures: it stops within
+        seconds."""
+        stopping = status != "FINISHED"
+        if stopping:
+            for future in self._futures:
+                future.cancel()
+            running = [future for future in self._futures if not future.cancelled()]
+            if wait(running, timeout=STOPPING_WAIT_SECONDS).not_done:  # e.g. a new SQLite store still opening
+                self._executor.shutdown(wait=False)
+                sys.stderr.write(f"Warning: MLflow at {self.uri} was still busy when the sweep stopped: its parent "
+                                 f"run may stay RUNNING (the resume continues or replaces it)\n")
+                return
         for future in self._futures:
-            future.result()
+            if not future.cancelled():
+                future.result()
         self._executor.shutdown(wait=True)
         if self.failed or not self.parents:
             return
@@ -331,11 +346,12 @@ class MlflowTracker(NullTracker):
                 values = (metrics or {}).get(family, {})
                 if values:
                     self.client.log_batch(parent, metrics=[Metric(k, v, now, 0) for k, v in values.items()])
-                for name in (SUMMARY, RESULTS, "multirun.yaml"):
-                    if (Path(out_dir) / name).exists():
-                        self.client.log_artifact(parent, str(Path(out_dir) / name))
-                self._log_grid_views(parent, Path(out_dir), family)
-                self._log_inputs(parent, family)
+                if not stopping:
+                    for name in (SUMMARY, RESULTS, "multirun.yaml"):
+                        if (Path(out_dir) / name).exists():
+                            self.client.log_artifact(parent, str(Path(out_dir) / name))
+                    self._log_grid_views(parent, Path(out_dir), family)
+                    self._log_inputs(parent, family)
                 self.client.set_terminated(parent, status=status)
         except Exception as err:
             self._fail(err)
