@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from algorithms.common.optimum_columns import add_optimum_columns
+from algorithms.common.optional_keys import without_null_keys
 from algorithms.core.allocator_config import OPTIMUM, AllocatorSpec, allocator_specs, make_allocator
 from algorithms.core.offline_optimum import solve_offline_optimum, true_needs
 from algorithms.core.simulation import Outcome, simulate
@@ -34,6 +35,21 @@ SECTIONS = ("bundle", "lara", "baselines", "outputs")
 SUMMARY_COLUMNS = ("success_rate", "of_opt", "exploration_end")
 TIMING_COLUMNS = ("decision_ms",)
 INPUT_FILES = {"bundle.path": curve_values}
+# Documented keys listed at null in conf/bundle/<kind>.yaml (each file: the keys its kind uses), so that
+# the command line sets them without `+`; null is the code's default (algorithms/common/optional_keys.py).
+OPTIONAL_KEYS = (
+    # parametric kinds (docs/core/calibration.md)
+    "bundle.difficulty", "bundle.exponent", "bundle.jitter", "bundle.noise", "bundle.noise_cell",
+    "bundle.shape", "bundle.floor", "bundle.bend_at", "bundle.bend_ratio", "bundle.begin",
+    "bundle.deadline", "bundle.budget", "bundle.threshold", "bundle.labels", "bundle.threshold_scale",
+    "bundle.harder_fraction", "bundle.harder_factor", "bundle.begin_spread", "bundle.deadline_slack",
+    # real (docs/core/real_curves.md)
+    "bundle.slack", "bundle.units_per_sample", "bundle.threshold_at", "bundle.hard_share",
+    "bundle.hard_factor", "bundle.deadlines", "bundle.head", "bundle.curve_ids",
+    # live (docs/core/live_learners.md)
+    "bundle.batch_size", "bundle.learners", "bundle.datasets", "bundle.target_batches",
+    "bundle.hard_fraction", "bundle.hard_scale", "bundle.window", "bundle.chunk",
+)
 
 
 @dataclass(frozen=True)
@@ -63,6 +79,7 @@ def prepare(config: dict) -> PreparedCore:
     its replicates share (a loaded curve table)."""
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
+    config = without_null_keys(config, OPTIONAL_KEYS)
     return PreparedCore(BundleConfig.from_config(config.get("bundle")), allocator_specs(config),
                         OutputSettings.from_config(config.get("outputs")))
 

@@ -79,6 +79,17 @@ def test_the_iaas_trace_path_is_set_without_plus(tmp_path):
     assert (out / "results.parquet").exists()
 
 
+@pytest.mark.slow
+def test_a_core_bundle_key_is_set_without_plus(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("family=core", "bundle.shape=floor", "debug=tiny", "tracking=off", "replicates=1",
+                   f"hydra.run.dir={out}", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "results.parquet").exists()
+    cell = OmegaConf.load(out / "cell" / "config.yaml")
+    assert cell.bundle.shape == "floor" and "floor" not in cell.bundle  # the other null keys left out
+
+
 # -- the messages, composed in-process ---------------------------------------------------------
 @pytest.fixture
 def hydra():
@@ -125,7 +136,9 @@ def test_a_multirun_with_a_sweep_beside_the_bad_key(hydra):
 
 # -- null defaults: set without `+`, and every existing cell as it was -------------------------
 FAMILIES = {"spot": [[]], "iaas": [[]], "arena": [[]], "auction": [[]],
-            "sow": [["births=recurring"], ["births=adversarial"], ["births=blocking"]]}
+            "sow": [["births=recurring"], ["births=adversarial"], ["births=blocking"]],
+            "core": [["bundle=table1"], ["bundle=table2"], ["bundle=scalability"], ["bundle=random"],
+                     ["bundle=real"], ["bundle=live"]]}
 
 
 @pytest.mark.parametrize("family, groups", [(f, g) for f, options in FAMILIES.items() for g in options])
