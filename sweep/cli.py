@@ -95,13 +95,13 @@ def interrupted(message: str, err: KeyboardInterrupt | None = None) -> None:
     from .stop_signals import as_interrupted
 
     stop = as_interrupted(err if err is not None else KeyboardInterrupt())
+    # Ray's own processes may have got the signal too (`timeout` and a terminal's Ctrl-C reach the
+    # process group), and then its shutdown waits on them: the entry point ends the process after
+    # this try (stop_signals.exit_now). The line comes after it, the last thing on the screen.
+    _ray_shut_down(RAY_SHUTDOWN_SECONDS)
     sep = " " if message.startswith("while") else ": "
     sys.stderr.write(f"\nInterrupted ({stop.name}){sep}{message}\n")
     sys.stderr.flush()
-    # Ray's own processes may have got the signal too (`timeout` and a terminal's Ctrl-C reach the
-    # process group), and then its shutdown waits on them: the entry point ends the process after
-    # this try (stop_signals.exit_now).
-    _ray_shut_down(RAY_SHUTDOWN_SECONDS)
     raise SystemExit(stop.exit_code)
 
 

@@ -154,6 +154,13 @@ def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announ
     except KeyboardInterrupt:
         status = "KILLED"
         raise
+    except Exception:
+        if stop_signals.requested() is None:
+            raise
+        # the signal reached Ray's processes too (a process group's Ctrl-C or `timeout`): Ray's
+        # errors on the way to the next safe point are the stop, not a failure
+        status = "KILLED"
+        raise stop_signals.Interrupted(stop_signals.requested()) from None
     finally:
         metrics = {"simulations": float(total_sims), "wall_seconds": timeline.elapsed()}
         if status == "FINISHED":

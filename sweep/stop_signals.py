@@ -1,4 +1,5 @@
-"""One interruption path for SIGINT, SIGTERM and SIGHUP (docs/usage.md, "Exit codes").
+"""One interruption path for SIGINT, SIGTERM and SIGHUP (docs/usage.md, "Stopping, resuming and
+extending a sweep").
 
 The handler only records the signal. The engine looks at the record at safe points (between
 Ray waits of at most ``POLL_SECONDS``, between cells being composed, before the sweep's files

@@ -1,4 +1,4 @@
-"""A sweep dir holds one sweep (docs/usage.md, "One sweep per dir").
+"""A sweep dir holds one sweep (docs/usage.md, "Stopping, resuming and extending a sweep").
 
 ``grid.json`` in a results dir records the cells of the sweep written there: for each cell its
 folder, index, name, world hash and config hash. A run into a dir that holds one is checked

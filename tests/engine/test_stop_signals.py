@@ -79,3 +79,26 @@ def test_the_engine_stops_at_a_safe_point_keeps_complete_cells_and_restores_the_
 def test_a_plain_keyboard_interrupt_reads_as_sigint():
     assert stop_signals.as_interrupted(KeyboardInterrupt()).exit_code == 130
     assert stop_signals.as_interrupted(Interrupted(signal.SIGHUP)).name == "SIGHUP"
+
+
+def test_rays_errors_after_a_signal_are_the_stop_not_a_failure(monkeypatch, tmp_path):
+    """A process group's signal also reaches Ray's processes: what Ray then raises on the way to
+    the next safe point (a lost object, a dead worker) ends the run as Interrupted."""
+    from sweep import task_queue
+
+    signals = [signal.SIGTERM, None]
+
+    def run_chunks(chunks, payload_refs, runner, workers, on_done):
+        signum = signals.pop(0)
+        if signum is not None:
+            os.kill(os.getpid(), signum)
+        raise RuntimeError("Attempting to recover 2 lost objects")  # as Ray, its raylet gone
+
+    monkeypatch.setattr(task_queue, "connect", lambda runner: 2)
+    monkeypatch.setattr(task_queue, "run_chunks", run_chunks)
+    monkeypatch.setattr("ray.put", lambda value: value)
+    with pytest.raises(Interrupted) as stopped:
+        run_cells(cells(), tmp_path / "signalled", runner(chunk_size=1000), OFF, announce=False)
+    assert stopped.value.name == "SIGTERM"
+    with pytest.raises(RuntimeError, match="lost objects"):  # without a signal it is a failure
+        run_cells(cells(), tmp_path / "failed", runner(chunk_size=1000), OFF, announce=False)
