@@ -59,7 +59,7 @@ def test_an_unknown_experiment_lists_every_experiment(tmp_path):
 
 
 @pytest.mark.parametrize("group, options", [("family", "arena, auction, core, iaas, sow, spot"),
-                                            ("market", "paper_like, synthetic, trace"),
+                                            ("market", "paper_like, synthetic, trace, vast_like"),
                                             ("runner", "cluster, local")])
 def test_an_unknown_option_lists_the_options(tmp_path, group, options):
     assert rejected(tmp_path, f"{group}=nope") == (

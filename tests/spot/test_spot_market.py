@@ -205,6 +205,30 @@ def test_too_many_outages_for_their_length_is_an_error():
         SyntheticMarketParams(outage_fraction=0.9, outage_slots=1.0).check()
 
 
+def test_vast_like_preset_statistics():
+    """conf/market/vast_like.yaml, the market paper 000's text describes (issue 30): spot below
+    on-demand in at least 90% of slots ("significantly more cost-effective", Sec. II-B), median
+    0.60 +- 0.03 of P90 (Sec. II-B), availability higher by day (Sec. II-C), within [0, 16] and
+    zero on at most 2% of slots, and no daily price cycle."""
+    import yaml
+
+    from sweep.api import CONF_DIR
+
+    preset = yaml.safe_load((CONF_DIR / "market" / "vast_like.yaml").read_text())
+    assert preset.pop("kind") == "synthetic" and preset["price_amplitude"] == 0.0
+    params = SyntheticMarketParams.from_dict({key: value for key, value in preset.items() if value is not None})
+    market = params.sample(np.random.default_rng(2024), LONG, start=0)
+    price, avail = market.price, market.availability
+    assert np.mean(price < params.on_demand_price) >= 0.90
+    assert np.median(price) / np.quantile(price, 0.9) == pytest.approx(0.60, abs=0.03)
+    assert avail.min() >= 0 and avail.max() <= 16 and np.mean(avail == 0) <= 0.02
+    hour = np.arange(LONG) % params.slots_per_day
+    day = (hour >= 12) & (hour < 36)
+    assert avail[day].mean() > 1.5 * avail[~day].mean()
+    assert price[day].mean() == pytest.approx(price[~day].mean(), rel=0.05)
+    assert np.std(avail) > 2  # it fluctuates
+
+
 def test_paper_like_preset_statistics():
     """conf/market/paper_like.yaml: the level around on-demand (median about 60% of P90 and P90
     above on-demand, Sec. II-B), zero-availability spells on 10-30% of the slots, several slots
