@@ -57,7 +57,7 @@ def make_policy(kind: str, params: dict) -> SpotPolicy:
         return AHAP(**params)
     if kind == "AHANP":
         return AHANP(**params)
-    return BASELINES[kind]()
+    return BASELINES[kind](**params)
 
 
 def persistence_forecast(price: np.ndarray, avail: np.ndarray, window: int) -> SpotForecast:

@@ -264,7 +264,7 @@ def make_policy(name: str, solver: WindowSolver | None = None, sigma_reading: st
         return AHAP(solver=solver, sigma_reading=sigma_reading, **params)
     if kind == "AHANP":
         return AHANP(**params)
-    return BASELINES[kind]()
+    return BASELINES[kind](**params)
 
 
 @functools.lru_cache(maxsize=32)

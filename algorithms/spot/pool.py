@@ -24,6 +24,7 @@ BASELINES = ("OD-Only", "MSU", "UP", "UP-track")
 SIGMA_READINGS = ("ahead", "line")  # pool.sigma_reading (ahap.py)
 OPTIMUM = "OPT"
 GROUPS = ("AHAP", "AHANP")
+MSU_SWITCHES = ("safety_net", "time")  # MSU's readings of "near the deadline" (algorithms/spot/msu.py)
 _KEYS = {"AHAP": ("w", "v", "sigma"), "AHANP": ("sigma",)}
 
 
@@ -74,6 +75,10 @@ def parse(name: str) -> tuple[str, dict]:
     parsed = parse_name(name)
     if parsed.kind in BASELINES + (OPTIMUM,) and not parsed.params:
         return parsed.kind, {}
+    if parsed.kind == "MSU" and list(parsed.params) == ["switch"]:  # algorithms/spot/msu.py
+        if parsed.params["switch"] not in MSU_SWITCHES:
+            raise ValueError(f"mechanisms: {name}: switch must be one of {', '.join(MSU_SWITCHES)}")
+        return "MSU", {"switch": parsed.params["switch"]}
     if parsed.kind in _KEYS and parsed.params:
         keys = _KEYS[parsed.kind]
         if sorted(parsed.params) != sorted(keys):
@@ -89,7 +94,7 @@ def parse(name: str) -> tuple[str, dict]:
         if not commitment <= window:
             raise ValueError(f"mechanisms: {name}: the commitment v must be in 1..w (Sec. VI-A)")
         return "AHAP", {"window": window, "commitment": commitment, "threshold": float(sigma)}
-    known = ", ".join([*BASELINES, OPTIMUM, *GROUPS, "AHAP(w=W,v=V,sigma=S)", "AHANP(sigma=S)"])
+    known = ", ".join([*BASELINES, OPTIMUM, *GROUPS, "AHAP(w=W,v=V,sigma=S)", "AHANP(sigma=S)", "MSU(switch=time)"])
     raise ValueError(f"mechanisms: unknown mechanism '{name}' (known: {known})")
 
 

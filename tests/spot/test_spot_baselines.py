@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from algorithms.spot.msu import MaximalSpotUtilization
+from algorithms.spot.msu import MaximalSpotUtilization, switch_slot
 from algorithms.spot.od_only import OnDemandOnly
 from algorithms.spot.simulation import can_finish, simulate
 from algorithms.spot.uniform_progress import UniformProgress
@@ -317,3 +317,39 @@ def test_up_track_top_up_can_use_spot_msu_cannot():
     # UP-track is behind its line (0.5) in t1: 1 spot + 1 on-demand, done in t1.
     assert msu.n_spot.tolist() == [0, 0] and msu.n_on_demand.tolist() == [0, 2]
     assert up.n_spot.tolist() == [1, 0] and up.n_on_demand.tolist() == [1, 0]
+
+
+def test_msu_with_a_fixed_switch_time_by_hand():
+    """MSU(switch=time): all usable spot before d - T_min + 1, then N_max on-demand alone.
+    L = 10, N_max = 4 (H(n) = n, no overhead): T_min = 3 slots, so the switch is at slot 6 of 8."""
+    job = FineTuneJob(workload=10, deadline=8, n_min=1, n_max=4, alpha=1.0, beta=0.0, mu1=1.0, mu2=1.0, value=20)
+    assert switch_slot(job) == 6
+    market = SpotMarket([0.3] * 8, [1, 1, 0, 1, 1, 3, 3, 3])
+    timed = simulate(job, market, MaximalSpotUtilization(switch="time"))
+    # slots 1-5: 1, 1, idle, 1, 1 spot -> Z = 4; slot 6: 4 on-demand (spot ignored) -> 8; slot 7 -> 12, T = 7
+    assert timed.n_spot.tolist() == [1, 1, 0, 1, 1, 0, 0, 0]
+    assert timed.n_on_demand.tolist() == [0, 0, 0, 0, 0, 4, 4, 0]
+    assert timed.met_deadline and timed.completion_time == 7
+    assert timed.cost == pytest.approx(4 * 0.3 + 8 * 1.0)
+    # The safety net waits as long as it can: after slot 5 (Z = 4), 6 left fits 3 slots of 4; slot 6
+    # takes the 3 spot (Z = 7, 3 left fits 2 slots), slot 7 the 3 spot (Z = 10): done on spot alone.
+    net = simulate(job, market, MaximalSpotUtilization())
+    assert net.n_on_demand.sum() == 0 and net.met_deadline and net.completion_time == 7
+
+
+def test_msu_switch_time_when_n_max_cannot_finish_is_the_first_slot():
+    job = FineTuneJob(workload=100, deadline=4, n_min=1, n_max=4, alpha=1.0, beta=0.0, mu1=1.0, mu2=1.0, value=20)
+    assert switch_slot(job) == 1
+    with pytest.raises(ValueError, match="switch must be one of safety_net, time"):
+        MaximalSpotUtilization(switch="soon")
+
+
+@PROPS
+@given(worlds())
+def test_msu_with_a_fixed_switch_time_meets_every_feasible_deadline(world):
+    job, market = world
+    out = simulate(job, market, MaximalSpotUtilization(switch="time"))
+    first = switch_slot(job)
+    assert np.all(out.n_spot[first - 1:] == 0) and np.all(out.n_on_demand[: first - 1] == 0)
+    if can_finish(job.workload, job.deadline, 0, job):
+        assert out.met_deadline

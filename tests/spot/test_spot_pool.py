@@ -61,3 +61,12 @@ def test_bad_names_are_rejected(name, message):
 def test_bad_pool_keys_are_named(pool, key):
     with pytest.raises(ValueError, match=key):
         PoolConfig.from_dict(pool)
+
+
+def test_msu_takes_its_switch_reading():
+    assert parse("MSU(switch=time)") == ("MSU", {"switch": "time"})
+    assert parse("MSU") == ("MSU", {})
+    with pytest.raises(ValueError, match="switch must be one of safety_net, time"):
+        parse("MSU(switch=soon)")
+    with pytest.raises(ValueError, match="unknown mechanism"):
+        parse("MSU(when=time)")
