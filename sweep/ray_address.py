@@ -11,6 +11,7 @@ answers. With TLS (RAY_USE_TLS) only the TCP connection is checked.
 """
 from __future__ import annotations
 
+import importlib.util
 import socket
 import threading
 import time
@@ -242,8 +243,6 @@ def _running_cluster(label: str, temp_dir: str | None) -> tuple[str, str] | None
 
 
 def _require_ray_client(label: str) -> None:
-    try:
-        import grpc  # noqa: F401  (what Ray Client needs: ray/_private/utils.py get_ray_client_dependency_error)
-    except ImportError:
+    if importlib.util.find_spec("grpc") is None:  # what Ray Client needs (ray/_private/utils.py)
         raise ConfigError(f"{label}: Ray Client (ray://) needs the package ray[client], not installed here "
                           f"(pip install 'ray[client]'); or give the head node's HOST:PORT, {_GCS_PORT}") from None
