@@ -95,41 +95,13 @@ def interrupted(message: str, err: KeyboardInterrupt | None = None) -> None:
     from .stop_signals import as_interrupted
 
     stop = as_interrupted(err if err is not None else KeyboardInterrupt())
-    # Ray's own processes may have got the signal too (`timeout` and a terminal's Ctrl-C reach the
-    # process group), and then its shutdown waits on them: the entry point ends the process after
-    # this try (stop_signals.exit_now). The line comes after it, the last thing on the screen.
-    _ray_shut_down(RAY_SHUTDOWN_SECONDS)
     sep = " " if message.startswith("while") else ": "
     sys.stderr.write(f"\nInterrupted ({stop.name}){sep}{message}\n")
     sys.stderr.flush()
+    # No ray.shutdown(): Ray's own processes may have got the signal too (`timeout` and a terminal's
+    # Ctrl-C reach the process group) and its shutdown would wait on them. The entry point ends the
+    # process (stop_signals.exit_now), and a local Ray's processes share the driver's fate.
     raise SystemExit(stop.exit_code)
-
-
-RAY_SHUTDOWN_SECONDS = 2.0
-
-
-def _ray_shut_down(timeout: float) -> bool:
-    """Shut Ray down (if this process started or joined it) within ``timeout`` seconds."""
-    import threading
-
-    ray = sys.modules.get("ray")
-    if ray is None or not ray.is_initialized():
-        return True
-    done = threading.Event()
-
-    def shut_down() -> None:
-        try:
-            from .task_queue import close_pool
-
-            close_pool()
-            ray.shutdown()
-        except Exception:
-            pass
-        finally:
-            done.set()
-
-    threading.Thread(target=shut_down, name="ray-shutdown", daemon=True).start()
-    return done.wait(timeout)
 
 
 def remove_if_no_results(folder: Path) -> None:

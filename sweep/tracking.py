@@ -34,7 +34,7 @@ from .seeding import get_dotted
 
 log = logging.getLogger(__name__)
 TRACKING_STATE = "tracking.json"
-STOPPING_WAIT_SECONDS = 4.0  # a stopped sweep waits this long for the logging call in progress
+STOPPING_WAIT_SECONDS = 6.0  # a stopped sweep waits this long for the logging call in progress
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _ALLOWED = re.compile(r"[^A-Za-z0-9_\-. /:]")
 
