@@ -40,7 +40,8 @@ SUMMARY_COLUMNS = ("unit_cost", "spot_share", "missed", "fallback_share")
 INPUT_FILES = {"market.trace.path": spot_trace_values}
 # Documented keys listed at null in conf/family/arena.yaml, so that the command line sets them without `+`;
 # null is the code's default (algorithms/common/optional_keys.py).
-OPTIONAL_KEYS = ("jobs.pareto_shape", "jobs.pareto_scale", "jobs.size_hours", "pool.sigma_reading")
+OPTIONAL_KEYS = ("jobs.pareto_shape", "jobs.pareto_scale", "jobs.size_hours", "pool.sigma_reading",
+                 "pool.ahanp_start")
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,12 @@
 thresholds sigma on one world, compiled: the fast path of `family.simulate_replicate`.
 
 The reference is `algorithms/spot/ahanp.py` (`AHANP.indicators` / `total` /
-`decide`, the seven cases of Alg. 3 lines 3-8) run by `simulation.simulate` (the
-accounting of Sec. III and the termination configuration of Sec. III-E2), one policy
-at a time. `AHANPPool.run` runs every threshold of the pool in one Numba call
-(`_run_pool`) with the same operations in the same order (no fast-math), so the
-outcomes are the same bit for bit (tests/spot/test_spot_ahanp_batch.py). The accounting
+`decide`, the seven cases of Alg. 3 lines 3-8, and the readings of the start `literal`,
+`fresh` and `cold`) run by `simulation.simulate` (the accounting of Sec. III and the
+termination configuration of Sec. III-E2), one policy at a time. `AHANPPool.run` runs every
+(threshold, start) of the pool in one Numba call (`_run_pool`, the start as an int code per
+policy) with the same operations in the same order (no fast-math), so the outcomes are the
+same bit for bit (tests/spot/test_spot_ahanp_batch.py). The accounting
 of each slot and the end of the job are `pool_accounting`'s (shared with the AHAP pool),
 and so is the result, `PoolResult`.
 """
@@ -18,18 +19,24 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
+from algorithms.spot.ahanp import COLD_RISE
+from algorithms.spot.pool import AHANP_STARTS
 from algorithms.spot.pool_accounting import SLOT_ERRORS, PoolResult, account_slot, finish, open_accounts
 from algorithms.spot.simulation import PolicyError
 from market.spot.finetune_job import FineTuneJob
 from market.spot.spot_market import SpotMarket
 
+# The readings of the start as _run_pool's codes: the position in pool.AHANP_STARTS.
+LITERAL, FRESH, COLD = 0, 1, 2
+
 
 @njit(cache=True)
-def _run_pool(thresholds, price, avail, p_o, workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value,
+def _run_pool(thresholds, starts, price, avail, p_o, workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value,
               gamma):
-    """Every threshold of the pool on one world. Returns what `ahap_batch._run_pool`
-    returns (error[q] pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR if a decision broke
-    (5b) / (5c-5d): never, kept as simulate's checks)."""
+    """Every threshold of the pool on one world, policy q read with the start code starts[q]
+    (LITERAL, FRESH, COLD). Returns what `ahap_batch._run_pool` returns (error[q]
+    pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR if a decision broke (5b) / (5c-5d):
+    never, kept as simulate's checks)."""
     n_pol = thresholds.size
     d = deadline
     tol = 1e-9 * max(1.0, workload)
@@ -51,7 +58,12 @@ def _run_pool(thresholds, price, avail, p_o, workload, deadline, n_min, n_max, a
             expected = workload / d * (t - 1)
             on_schedule = z_prev >= expected - tol
             prev = prev_avail[q]
-            n_hat = np.inf if prev == 0 else a_t / prev
+            if prev != 0:
+                n_hat = a_t / prev
+            elif starts[q] == COLD and t >= 2:
+                n_hat = 0.0 if a_t == 0 else COLD_RISE
+            else:
+                n_hat = np.inf
             p_hat = p_t / (thresholds[q] * p_o)
             # AHANP.total (lines 4-6): the seven cases
             if on_schedule and n_hat == 0:
@@ -68,7 +80,7 @@ def _run_pool(thresholds, price, avail, p_o, workload, deadline, n_min, n_max, a
                 n = n_min
             else:
                 n = max(2 * last, n_min)
-            if n > 0:
+            if n > 0 or (t == 1 and starts[q] == FRESH):
                 n = min(max(n, n_min), n_max)
             # AHANP.decide (lines 7-8)
             prev_avail[q] = a_t
@@ -84,21 +96,27 @@ def _run_pool(thresholds, price, avail, p_o, workload, deadline, n_min, n_max, a
 
 
 class AHANPPool:
-    """AHANP(sigma) for each threshold of `thresholds` (validated as `AHANP` does), run
-    together on one world by `run`."""
+    """AHANP(sigma, start) for each threshold of `thresholds` and the start beside it in
+    `starts` (None: every one `literal`), validated as `AHANP` does, run together on one world
+    by `run`."""
 
-    def __init__(self, thresholds: Sequence[float]):
+    def __init__(self, thresholds: Sequence[float], starts: Sequence[str] | None = None):
         from algorithms.spot.ahanp import AHANP  # the reference's validation and names
 
-        policies = [AHANP(s) for s in thresholds]
+        thresholds = list(thresholds)
+        starts = ["literal"] * len(thresholds) if starts is None else list(starts)
+        if len(starts) != len(thresholds):
+            raise ValueError(f"AHANPPool: {len(thresholds)} thresholds but {len(starts)} starts")
+        policies = [AHANP(s, start) for s, start in zip(thresholds, starts)]
         self.names = [p.name for p in policies]
         self.thresholds = np.array([p.threshold for p in policies], dtype=float)
+        self.starts = np.array([AHANP_STARTS.index(p.start) for p in policies], dtype=np.int64)
 
     def __len__(self) -> int:
         return self.thresholds.size
 
     def run(self, job: FineTuneJob, market: SpotMarket) -> PoolResult:
-        """What `simulate(job, market, AHANP(sigma))` returns for every threshold, bit for bit."""
+        """What `simulate(job, market, AHANP(sigma, start))` returns for every policy, bit for bit."""
         d = job.deadline
         if len(market) < d:
             raise ValueError(f"market has {len(market)} slots, the job's deadline needs {d}")
@@ -106,7 +124,7 @@ class AHANPPool:
             return PoolResult.empty(d)
         # writable copies: Numba's code for read-only arrays is slower (see ahap_batch)
         *accounts, error = _run_pool(
-            self.thresholds, np.array(market.price[:d], dtype=np.float64),
+            self.thresholds, self.starts, np.array(market.price[:d], dtype=np.float64),
             np.array(market.availability[:d], dtype=np.int64), float(market.on_demand_price),
             float(job.workload), int(d), int(job.n_min), int(job.n_max), float(job.alpha), float(job.beta),
             float(job.mu1), float(job.mu2), float(job.value), float(job.gamma))

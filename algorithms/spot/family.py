@@ -7,7 +7,7 @@ The engine passes a plain dict config with the keys
                 {kind: trace, path, capacity: 16, on_demand_price: 1.0, start: null};
   mechanisms:   names (algorithms/spot/pool.py): OD-Only, MSU, UP, OPT, AHAP(...),
                 AHANP(...), or the groups AHAP / AHANP expanded over `pool`;
-  pool:         algorithms/spot/pool.py (window, commitment, threshold, sigma_reading);
+  pool:         algorithms/spot/pool.py (window, commitment, threshold, sigma_reading, ahanp_start);
   forecast, noise, job_sampling, selection: algorithms/spot/world_config.py;
 (SECTIONS; the engine rejects any other top-level key but its own). One replicate is one
 job: it draws one world (forecast.history slots before the job, d slots of the job
@@ -59,8 +59,8 @@ INPUT_FILES = {"market.path": spot_trace_values}
 # Documented keys listed at null in conf/family/spot.yaml and conf/market/synthetic.yaml,
 # so that the command line sets them without `+`; null is the code's default
 # (algorithms/common/optional_keys.py).
-OPTIONAL_KEYS = ("market.outage_fraction", "market.outage_slots", "pool.sigma_reading", "noise.growth",
-                 "selection.normalisation")
+OPTIONAL_KEYS = ("market.outage_fraction", "market.outage_slots", "pool.sigma_reading", "pool.ahanp_start",
+                 "noise.growth", "selection.normalisation")
 
 BASELINES: dict[str, type[SpotPolicy]] = {
     OnDemandOnly.name: OnDemandOnly,
@@ -275,8 +275,10 @@ def _pools(mechanisms: tuple[str, ...], sigma_reading: str) -> tuple[AHAPPool, t
     ahap = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHAP")
     ahanp = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHANP")
     params = [_parsed(mechanisms[i])[1] for i in ahap]
+    ahanp_params = [_parsed(mechanisms[i])[1] for i in ahanp]  # no `start` key: literal (pool.parse)
     return (AHAPPool([(p["window"], p["commitment"], p["threshold"]) for p in params], sigma_reading), ahap,
-            AHANPPool([_parsed(mechanisms[i])[1]["threshold"] for i in ahanp]), ahanp)
+            AHANPPool([p["threshold"] for p in ahanp_params], [p.get("start", "literal") for p in ahanp_params]),
+            ahanp)
 
 
 def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Generator) -> list[dict]:

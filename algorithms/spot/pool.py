@@ -10,6 +10,12 @@ In a config, `mechanisms` lists names (the grammar of algorithms/common/mechanis
 (keys in any order; results write them in this order), or the group names `AHAP` and
 `AHANP`, which expand to every member of the configured pool. A policy listed twice, also
 through a group, is an error.
+
+AHANP takes an optional reading of its start, `AHANP(sigma=0.7,start=fresh)` or `start=cold`
+(algorithms/spot/ahanp.py, AHANP_STARTS); `start=literal` is the default and is written as the
+plain `AHANP(sigma=0.7)`, so the literal policy's name (and every result and hash that holds
+it) is the one it had before the readings. `pool.ahanp_start` lists the starts the group
+`AHANP` expands to: sigma x start, start-major in AHANP_STARTS order (literal first).
 """
 from __future__ import annotations
 
@@ -25,27 +31,45 @@ SIGMA_READINGS = ("ahead", "line")  # pool.sigma_reading (ahap.py)
 OPTIMUM = "OPT"
 GROUPS = ("AHAP", "AHANP")
 MSU_SWITCHES = ("safety_net", "time")  # MSU's readings of "near the deadline" (algorithms/spot/msu.py)
+AHANP_STARTS = ("literal", "fresh", "cold")  # AHANP's readings of its start (algorithms/spot/ahanp.py)
 _KEYS = {"AHAP": ("w", "v", "sigma"), "AHANP": ("sigma",)}
+_OPTIONAL_KEYS = {"AHAP": (), "AHANP": ("start",)}
 
 
 def ahap_name(window: int, commitment: int, threshold: float) -> str:
     return f"AHAP(w={window},v={commitment},sigma={threshold:g})"
 
 
-def ahanp_name(threshold: float) -> str:
-    return f"AHANP(sigma={threshold:g})"
+def ahanp_name(threshold: float, start: str = "literal") -> str:
+    """`AHANP(sigma=S)` for the literal start, `AHANP(sigma=S,start=fresh|cold)` otherwise."""
+    if start == "literal":
+        return f"AHANP(sigma={threshold:g})"
+    return f"AHANP(sigma={threshold:g},start={start})"
+
+
+def _starts(value) -> tuple[str, ...]:
+    """`pool.ahanp_start`: a non-empty list of AHANP_STARTS without repeats (a single word is a list
+    of one), in AHANP_STARTS order."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not items or not all(isinstance(x, str) and x in AHANP_STARTS for x in items) or len(set(items)) < len(items):
+        raise ValueError(f"pool.ahanp_start must be a non-empty list of distinct values among "
+                         f"{', '.join(AHANP_STARTS)}, got {items!r}")
+    return tuple(start for start in AHANP_STARTS if start in items)
 
 
 @dataclass(frozen=True)
 class PoolConfig:
     """`pool.window`, `pool.commitment` (null: every v in 1..omega) and `pool.threshold` (Sec. VI-A);
     `pool.sigma_reading`: where sigma acts in AHAP, "ahead" (Alg. 1 lines 6-11 only) or "line"
-    (also in problem (10): algorithms/spot/window_problem.py, "Reading of sigma")."""
+    (also in problem (10): algorithms/spot/window_problem.py, "Reading of sigma");
+    `pool.ahanp_start`: the readings of AHANP's start the group `AHANP` expands to (AHANP_STARTS,
+    algorithms/spot/ahanp.py; null: literal only)."""
 
     window: tuple[int, ...] = (1, 2, 3, 4, 5)
     commitment: tuple[int, ...] | None = None
     threshold: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
     sigma_reading: str = "ahead"
+    ahanp_start: tuple[str, ...] = ("literal",)
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> "PoolConfig":
@@ -56,6 +80,7 @@ class PoolConfig:
             commitment=None if d.get("commitment") is None else number_list(d["commitment"], "pool.commitment", int, 1),
             threshold=number_list(d.get("threshold", cls.threshold), "pool.threshold", float, 0, strict_min=True),
             sigma_reading=choice(d.get("sigma_reading", cls.sigma_reading), "pool.sigma_reading", SIGMA_READINGS),
+            ahanp_start=cls.ahanp_start if d.get("ahanp_start") is None else _starts(d["ahanp_start"]),
         )
 
     def ahap(self) -> list[str]:
@@ -67,7 +92,8 @@ class PoolConfig:
         return names
 
     def ahanp(self) -> list[str]:
-        return [ahanp_name(sigma) for sigma in self.threshold]
+        """sigma x start, start-major: the literal policies first, as without the readings."""
+        return [ahanp_name(sigma, start) for start in self.ahanp_start for sigma in self.threshold]
 
 
 def parse(name: str) -> tuple[str, dict]:
@@ -80,21 +106,28 @@ def parse(name: str) -> tuple[str, dict]:
             raise ValueError(f"mechanisms: {name}: switch must be one of {', '.join(MSU_SWITCHES)}")
         return "MSU", {"switch": parsed.params["switch"]}
     if parsed.kind in _KEYS and parsed.params:
-        keys = _KEYS[parsed.kind]
-        if sorted(parsed.params) != sorted(keys):
-            raise ValueError(f"mechanisms: {name}: {parsed.kind} takes the keys {', '.join(keys)}")
+        keys, optional = _KEYS[parsed.kind], _OPTIONAL_KEYS[parsed.kind]
+        if not set(keys) <= set(parsed.params) <= set(keys + optional):
+            also = f" (and optionally {', '.join(optional)})" if optional else ""
+            raise ValueError(f"mechanisms: {name}: {parsed.kind} takes the keys {', '.join(keys)}{also}")
         sigma = parsed.params["sigma"]
         if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not sigma > 0:
             raise ValueError(f"mechanisms: {name}: sigma must be a number > 0")
         if parsed.kind == "AHANP":
-            return "AHANP", {"threshold": float(sigma)}
+            start = parsed.params.get("start", "literal")
+            if start not in AHANP_STARTS:
+                raise ValueError(f"mechanisms: {name}: start must be one of {', '.join(AHANP_STARTS)}")
+            # the literal start is the default: no key, so its name and params are the plain ones
+            params = {"threshold": float(sigma)}
+            return "AHANP", params if start == "literal" else {**params, "start": start}
         window, commitment = parsed.params["w"], parsed.params["v"]
         if not all(isinstance(x, int) and x >= 1 for x in (window, commitment)):
             raise ValueError(f"mechanisms: {name}: w and v must be positive integers")
         if not commitment <= window:
             raise ValueError(f"mechanisms: {name}: the commitment v must be in 1..w (Sec. VI-A)")
         return "AHAP", {"window": window, "commitment": commitment, "threshold": float(sigma)}
-    known = ", ".join([*BASELINES, OPTIMUM, *GROUPS, "AHAP(w=W,v=V,sigma=S)", "AHANP(sigma=S)", "MSU(switch=time)"])
+    known = ", ".join([*BASELINES, OPTIMUM, *GROUPS, "AHAP(w=W,v=V,sigma=S)", "AHANP(sigma=S)",
+                      "AHANP(sigma=S,start=fresh|cold)", "MSU(switch=time)"])
     raise ValueError(f"mechanisms: unknown mechanism '{name}' (known: {known})")
 
 

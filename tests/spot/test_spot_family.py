@@ -191,3 +191,48 @@ def test_sigma_reading_reaches_every_ahap_path():
                for n in line.mechanisms]
         assert repr(ref) == repr(b)
     assert differ > 0  # sigma acts in the behind branch under the line reading
+
+
+def test_ahanp_starts_reach_the_fast_path_and_make_policy():
+    """`pool.ahanp_start` expands the group AHANP over sigma x start; the fast path
+    (AHANPPool) gives the rows `simulate` with `make_policy` gives, for every start."""
+    cfg = synthetic(mean_price=1.0, outage_fraction=0.2)
+    cfg["mechanisms"] = ["AHANP", "AHANP(sigma=0.5,start=literal)", "UP"]
+    cfg["pool"] = {"threshold": [0.4, 0.7], "ahanp_start": ["literal", "fresh", "cold"]}
+    names = ["AHANP(sigma=0.4)", "AHANP(sigma=0.7)", "AHANP(sigma=0.4,start=fresh)", "AHANP(sigma=0.7,start=fresh)",
+             "AHANP(sigma=0.4,start=cold)", "AHANP(sigma=0.7,start=cold)", "AHANP(sigma=0.5)", "UP"]
+    assert family.mechanism_names(cfg) == names
+    with pytest.raises(ValueError, match="pool.ahanp_start must be a non-empty list"):
+        family.prepare({**cfg, "pool": {"ahanp_start": ["lazy"]}})
+    prepared = family.prepare(cfg)
+    assert [family.make_policy(n).name for n in names[:-1]] == names[:-1]
+    differ = set()
+    for r in range(8):
+        rows = family.simulate_replicate(prepared, r, np.random.default_rng(r))
+        rng = np.random.default_rng(r)
+        world = family.draw_market(prepared, rng)
+        job = family.draw_job(prepared, rng)
+        market = world.window(prepared.forecast.history, job.deadline + prepared.forecast.horizon)
+        ref = [simulate(job, market, family.make_policy(n)).record(n) for n in names]
+        assert repr(ref) == repr(rows)
+        by_name = {row["mechanism"]: row for row in rows}
+        for start in ("fresh", "cold"):
+            if any(by_name[f"AHANP(sigma={s},start={start})"] != {**by_name[f"AHANP(sigma={s})"],
+                                                                  "mechanism": f"AHANP(sigma={s},start={start})"}
+                   for s in (0.4, 0.7)):
+                differ.add(start)
+    assert differ == {"fresh", "cold"}
+
+
+def test_ahanp_start_null_keeps_the_cell_as_it_was():
+    """A null `pool.ahanp_start` (conf/family/spot.yaml) stays out of the cell's config, hash
+    and seeds (OPTIONAL_KEYS), and the literal AHANP keeps its name."""
+    import yaml
+
+    assert "pool.ahanp_start" in family.OPTIONAL_KEYS
+    conf = yaml.safe_load((ROOT / "conf" / "family" / "spot.yaml").read_text())
+    assert "ahanp_start" in conf["pool"] and conf["pool"]["ahanp_start"] is None
+    cfg = {**synthetic(), "mechanisms": ["AHANP"]}
+    with_null = {**cfg, "pool": {"threshold": [0.7], "ahanp_start": None}}
+    assert family.prepare(with_null) == family.prepare({**cfg, "pool": {"threshold": [0.7]}})
+    assert family.mechanism_names(with_null) == ["AHANP(sigma=0.7)"]
