@@ -37,6 +37,17 @@ Derivation (market_slots, arrival_counts below):
   of its gmt_create; the bins run from the first request's bin to the last one's, empty bins
   included (3,317 bins, 2024-11-15T16:50 to 2024-12-08T17:30).
 
+Held-out traces (data/README.md, "Held-out market traces"): the same `market` command on the
+other two availability files of the same folder, us-east-2b_v100_1.json and
+us-west-2c_v100_1.json, with `-o data/market_aws_<zone>_v100.csv`. Their prices are the
+us-east-1f series as in the shipped file; the raw price file was not re-read for them, so
+`--prices-from data/market_aws_us-west-2a_v100.csv` rebuilds the price side from the shipped
+file's own slot means (each repeated over its 9 ticks, times 3.06), which gives the same
+spot_price column as the raw ticks slot by slot:
+
+    python data/derive_traces.py market --availability us-east-2b_v100_1.json \
+        --prices-from data/market_aws_us-west-2a_v100.csv -o data/market_aws_us-east-2b_v100.csv
+
 Output format, as the shipped files: header row, comma-separated, ISO timestamps, floats as
 Python's shortest repr (0.382, not 0.3820), CRLF line endings, a final CRLF, no BOM.
 Needs pandas and numpy only.
@@ -125,6 +136,13 @@ def read_prices(path, zone=PRICE_ZONE) -> list[float]:
         return json.load(f)[zone]
 
 
+def slot_mean_ticks(path, ticks_per_slot=TICKS_PER_SLOT, on_demand=ON_DEMAND_USD_H) -> np.ndarray:
+    """Price ticks (USD/h) that give back a market CSV's spot_price column under market_slots:
+    each slot's value times the on-demand price, repeated over its ticks_per_slot ticks."""
+    prices = pd.read_csv(path)["spot_price"].to_numpy(dtype=np.float64)
+    return np.repeat(prices * on_demand, ticks_per_slot)
+
+
 def read_request_times(path) -> pd.Series:
     times = pd.read_csv(path, usecols=["gmt_create"])["gmt_create"]
     parsed = pd.to_datetime(times, format="%Y-%m-%d %H:%M:%S", errors="coerce")
@@ -135,8 +153,11 @@ def read_request_times(path) -> pd.Series:
 
 
 def _market(args) -> bytes:
-    return csv_bytes(market_slots(read_availability(args.availability),
-                                  read_prices(args.prices, args.zone)))
+    if getattr(args, "prices_from", None):
+        prices = slot_mean_ticks(args.prices_from)
+    else:
+        prices = read_prices(args.prices, args.zone)
+    return csv_bytes(market_slots(read_availability(args.availability), prices))
 
 
 def _arrivals(args) -> bytes:
@@ -173,13 +194,19 @@ def main(argv=None) -> int:
     check = sub.add_parser("check", help="byte-compare what the raw files give with data/*.csv")
     for p in (market, check):
         p.add_argument("--availability", required=p is market, help="us-west-2a_v100_1.json")
-        p.add_argument("--prices", required=p is market, help="v100_spot_prices.json")
+        p.add_argument("--prices", help="v100_spot_prices.json" + (" (market: this or --prices-from)"
+                                                                  if p is market else ""))
         p.add_argument("--zone", default=PRICE_ZONE, help=f"price series (default {PRICE_ZONE})")
     for p in (arrivals, check):
         p.add_argument("--requests", required=p is arrivals, help="lora_request_trace.csv")
+    market.add_argument("--prices-from", type=Path, metavar="MARKET_CSV",
+                        help="instead of --prices: the price ticks a market CSV's spot_price "
+                             "column stands for (its slot means; the held-out traces)")
     market.add_argument("-o", "--output", type=Path, default=MARKET_CSV)
     arrivals.add_argument("-o", "--output", type=Path, default=ARRIVALS_CSV)
     args = parser.parse_args(argv)
+    if args.command == "market" and (args.prices is None) == (args.prices_from is None):
+        parser.error("market: give exactly one of --prices and --prices-from")
 
     if args.command == "check":
         ok = True
