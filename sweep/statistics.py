@@ -48,3 +48,26 @@ def student_t_interval(values, confidence: float = 0.95) -> Interval:
     std = float(np.std(values, ddof=1)) if n > 1 else 0.0
     half = t_half_width(std, n, confidence)
     return Interval(mean, std, mean - half, mean + half, half)
+
+
+class RatioInterval(NamedTuple):
+    ratio: float  # mean(numerator) / mean(denominator); NaN when undefined
+    half_width: float
+    undefined: str  # "" or why the ratio is not reported
+
+
+def paired_ratio_interval(numerator, denominator, confidence: float = 0.95) -> RatioInterval:
+    """The ratio of two paired means, mean(x) / mean(y) over the same worlds, with the two-sided
+    delta-method interval: the Student-t half-width of the mean of x - R y, divided by |mean(y)|.
+    Undefined (NaN, with the reason) where the denominator's own interval holds 0: the ratio
+    of a mean that could be 0 means nothing."""
+    x, y = np.asarray(numerator, dtype=float), np.asarray(denominator, dtype=float)
+    if x.shape != y.shape or x.ndim != 1 or len(x) == 0:
+        raise ValueError("paired_ratio_interval needs two 1-D arrays of one non-zero length")
+    below = student_t_interval(y, confidence)
+    if below.mean == 0 or abs(below.mean) <= below.half_width:
+        return RatioInterval(float("nan"), float("nan"),
+                             f"denominator mean {below.mean:.4g} within its own 95% half-width {below.half_width:.4g}")
+    ratio = float(np.mean(x) / below.mean)
+    residual = student_t_interval(x - ratio * y, confidence)
+    return RatioInterval(ratio, residual.half_width / abs(below.mean), "")
