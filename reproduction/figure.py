@@ -11,4 +11,8 @@ class Figure:
     x: str
     xlabel: str
     title: str
-    facet: str | None = None  # a second swept key drawn as separate panels (spot Fig. 5)
+    facet: str | tuple[str, ...] | None = None  # swept keys drawn as separate panels (spot Fig. 5)
+
+    @property
+    def facets(self) -> list[str]:
+        return [] if self.facet is None else [self.facet] if isinstance(self.facet, str) else list(self.facet)

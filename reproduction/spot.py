@@ -22,17 +22,41 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from algorithms.common.mechanism_names import parse_name
 from algorithms.common.policy_selection import exponentiated_gradient, job_bounds
 from algorithms.spot import family, pool
 from sweep.plots import pyplot, save
-from sweep.statistics import t_half_width
+from sweep.statistics import paired_ratio_interval, t_half_width
 
 from .experiment import Check, Context, Experiment
 from .figure import Figure
+from . import spot_theorems
 
-GROUPS = ("OD-Only", "MSU", "UP", "UP-track", "AHANP", "AHAP", "OPT")
-PAPER_HEADLINE = {"OD-Only": 49.0, "MSU": 54.8, "UP": 33.4, "AHANP": 23.2}  # Sec. VI-B, d = 10
-HEADLINE_FACTOR = 1.5  # issue 11: the best AHAP's margins within a factor of 1.5 of the paper's
+# A group is one reading of a mechanism: its best member in a cell is what the tables show.
+GROUPS = ("OD-Only", "MSU", "MSU(switch=time)", "UP-track", "UP", "AHANP", "AHANP(start=fresh)",
+          "AHANP(start=cold)", "AHAP", "OPT")
+# How tables, legends and checks name them (docs/spot/model.md, "Baselines", "AHANP's start").
+LABELS = {
+    "MSU": "MSU, safety net (ours)",
+    "MSU(switch=time)": "MSU, switch time",
+    "UP-track": "UP (paper's reading: UP-track)",
+    "UP": "UP-CBL (Can't Be Late's UP)",
+    "AHANP": "AHANP, literal start",
+    "AHANP(start=fresh)": "AHANP, fresh start",
+    "AHANP(start=cold)": "AHANP, cold start",
+}
+ONLINE = tuple(g for g in GROUPS if g != "OPT")
+# Sec. VI-B, d = 10: "AHAP improves utility by 49.0%, 54.8%, 33.4%, and 23.2% over OD-Only, MSU,
+# UP, and AHANP"; each reading of a baseline is held to its baseline's number.
+PAPER_HEADLINE = {"OD-Only": 49.0, "MSU": 54.8, "MSU(switch=time)": 54.8, "UP-track": 33.4, "UP": 33.4,
+                  "AHANP": 23.2, "AHANP(start=fresh)": 23.2, "AHANP(start=cold)": 23.2}
+HEADLINE_FACTOR = 1.5  # the best AHAP's margins within a factor of 1.5 of the paper's
+MARKETS = ("vast_like", "paper_like")  # Fig. 5's markets: the text's, and the stress preset
+HEADLINE_CELL = {"market": "vast_like", "job.deadline": 10, "forecast.kind": "oracle"}  # Sec. VI-B's d = 10
+
+
+def label(group: str) -> str:
+    return LABELS.get(group, group)
 
 
 def within_factor(ours: float, paper: float, factor: float) -> bool:
@@ -43,7 +67,7 @@ def within_factor(ours: float, paper: float, factor: float) -> bool:
 
 COMPARISONS = (
     Figure("fig5_deadline", "spot/fig5", "job.deadline", "deadline d (30-minute slots)",
-           "Fig. 5: utility against the deadline", facet="forecast.kind"),
+           "Fig. 5: utility against the deadline", facet=("market", "forecast.kind")),
     Figure("fig6_reconfiguration", "spot/fig6", "job.mu1",
            "effective fraction mu after a reconfiguration (0.2 = 100 Mbps, 0.9 = 800 Mbps)",
            "Fig. 6: utility against the reconfiguration overhead"),
@@ -54,25 +78,33 @@ COMPARISONS = (
     Figure("noise_robustness", "spot/noise", "noise.level", "prediction error level e (Fixed-Mag. + Uniform)",
            "AHAP under prediction noise (Sec. VI-A noise models)"),
     Figure("trace_v100", "spot/trace", "forecast.kind", "forecasts",
-           "Real trace (AWS V100, d = 10)"),
+           "Real traces (AWS V100, d = 10)", facet="market.path"),
     Figure("value_v", "spot/value", "job.value", "the job's value v (OD-Only costs 81)",
            "Utility against the job's value v", facet="market"),
 )
 
 
 def group_of(mechanism: str) -> str:
-    return mechanism.split("(", 1)[0]
+    """The reading a mechanism belongs to: AHAP's pool is one group, AHANP's pool one per start,
+    a baseline with parameters (MSU(switch=time)) its own."""
+    parsed = parse_name(mechanism)
+    if parsed.kind == "AHAP":
+        return "AHAP"
+    if parsed.kind == "AHANP":
+        start = parsed.params.get("start", "literal")
+        return "AHANP" if start == "literal" else f"AHANP(start={start})"
+    return mechanism
 
 
 def best_of_groups(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Per cell (`keys`) and group: the member with the highest mean utility and its statistics.
 
-    Columns: keys, group, policy, n, utility_mean, utility_ci95 (Student-t half-width),
-    cost_mean, met_deadline_rate, reconfigurations_mean, pct_of_opt (mean utility / OPT's
-    mean utility x 100, when OPT ran), cost_ratio_to_opt (mean cost / OPT's mean cost: v enters
-    it only through the decisions, not as the value added) and opt_unproven_worlds (on OPT's
-    row: worlds where the solver stopped at its limit, so OPT is only a lower bound there;
-    0 = every one proved)."""
+    Columns: keys, group, label, policy, n, cost_ratio_to_opt (mean cost / OPT's mean cost over
+    the same worlds: v enters it only through the decisions) with its delta-method 95%
+    half-width, cost_mean, utility_mean, utility_ci95 (Student-t half-width), met_deadline_rate,
+    reconfigurations_mean, pct_of_opt (mean utility / OPT's mean utility x 100, when OPT ran) and
+    opt_unproven_worlds (on OPT's row: worlds where the solver stopped at its limit, so OPT is
+    only a lower bound there; 0 = every one proved)."""
     by = keys + ["mechanism"]
     proven = "opt_proven" in frame
     agg = frame.groupby(by, sort=False).agg(
@@ -86,25 +118,48 @@ def best_of_groups(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     best = agg.loc[agg.groupby(keys + ["group"], sort=False)["utility_mean"].idxmax()].copy()
     best["utility_ci95"] = t_half_width(best["utility_std"].fillna(0).to_numpy(), best["n"].to_numpy())
     best = best.rename(columns={"mechanism": "policy"})
-    opt_rows = best[best["group"] == "OPT"].set_index(keys) if keys else None
-    if opt_rows is not None and len(opt_rows):
-        cells = best.set_index(keys).index
-        best["pct_of_opt"] = 100.0 * best["utility_mean"] / cells.map(opt_rows["utility_mean"]).to_numpy()
-        best["cost_ratio_to_opt"] = best["cost_mean"] / cells.map(opt_rows["cost_mean"]).to_numpy()
-    else:
-        best["pct_of_opt"] = np.nan
-        best["cost_ratio_to_opt"] = np.nan
+    best["pct_of_opt"] = np.nan
+    best["cost_ratio_to_opt"] = np.nan
+    best["cost_ratio_ci95"] = np.nan
+    if (best["group"] == "OPT").any():
+        costs = frame.pivot_table(index=keys + ["replicate"], columns="mechanism", values="cost")
+        utilities = best.set_index(keys + ["policy"])["utility_mean"]
+        for i, row in best.iterrows():
+            cell = tuple(row[k] for k in keys)
+            worlds = costs.xs(cell, level=keys, drop_level=True) if keys else costs
+            opt = worlds[pool.OPTIMUM]
+            ratio = paired_ratio_interval(worlds[row["policy"]].to_numpy(), opt.to_numpy())
+            best.loc[i, ["cost_ratio_to_opt", "cost_ratio_ci95"]] = ratio.ratio, ratio.half_width
+            best.loc[i, "pct_of_opt"] = 100.0 * row["utility_mean"] / utilities[cell + (pool.OPTIMUM,)]
     if proven:
         best.loc[best["group"] != "OPT", "opt_unproven_worlds"] = np.nan
     else:
         best["opt_unproven_worlds"] = np.nan
     best["group"] = pd.Categorical(best["group"], GROUPS, ordered=True)
-    columns = keys + ["group", "policy", "n", "utility_mean", "utility_ci95", "cost_mean",
-                      "met_deadline_rate", "reconfigurations_mean", "pct_of_opt", "cost_ratio_to_opt",
-                      "opt_unproven_worlds"]
-    best = best.sort_values(keys + ["group"])[columns].reset_index(drop=True)
+    best = best.sort_values(keys + ["group"]).reset_index(drop=True)
     best["group"] = best["group"].astype(str)
-    return best
+    best["label"] = best["group"].map(label)
+    columns = keys + ["group", "label", "policy", "n", "cost_ratio_to_opt", "cost_ratio_ci95", "cost_mean",
+                      "utility_mean", "utility_ci95", "met_deadline_rate", "reconfigurations_mean", "pct_of_opt",
+                      "opt_unproven_worlds"]
+    return best[columns]
+
+
+def cell_frame(frame: pd.DataFrame, **cell) -> pd.DataFrame:
+    """The rows of one cell, selected by swept keys (`cell_frame(t, **{"job.deadline": 10})`)."""
+    mask = np.ones(len(frame), dtype=bool)
+    for key, value in cell.items():
+        mask &= (frame[key] == value).to_numpy()
+    return frame[mask]
+
+
+def gain(frame: pd.DataFrame, over: str, of: str) -> tuple[float, float, str]:
+    """(U_of - U_over) / U_over x 100 of one cell's results (policies named, same worlds): the
+    ratio of the mean utilities minus 1, with its delta-method 95% half-width, or NaN and the
+    reason when the baseline's mean utility could be 0."""
+    wide = frame.pivot(index="replicate", columns="mechanism", values="utility")
+    ratio = paired_ratio_interval(wide[of].to_numpy(), wide[over].to_numpy())
+    return 100.0 * (ratio.ratio - 1.0), 100.0 * ratio.half_width, ratio.undefined
 
 
 def improvement(table: pd.DataFrame, over: str, of: str = "AHAP") -> float:
@@ -114,44 +169,48 @@ def improvement(table: pd.DataFrame, over: str, of: str = "AHAP") -> float:
 
 
 def plot_comparison(table: pd.DataFrame, figure: Figure, path: Path) -> None:
+    """Per panel (a combination of the facet keys): cost / OPT's cost on top (the paired figure v
+    does not move), mean utility with its 95% CI below, one line per reading."""
     plt = pyplot()
-    facets = sorted(table[figure.facet].unique()) if figure.facet else [None]
-    has_opt = table["pct_of_opt"].notna().any()
+    facets = figure.facets
+    panels = [()] if not facets else sorted(table[facets].drop_duplicates().itertuples(index=False, name=None))
+    has_opt = table["cost_ratio_to_opt"].notna().any()
     rows = 2 if has_opt else 1
-    fig, axes = plt.subplots(rows, len(facets), figsize=(5.5 * len(facets), 3.6 * rows), squeeze=False,
+    fig, axes = plt.subplots(rows, len(panels), figsize=(5.0 * len(panels), 3.6 * rows), squeeze=False,
                              sharey="row", sharex=True)
     categorical = table[figure.x].dtype == object
-    for column, facet in enumerate(facets):
-        part = table if facet is None else table[table[figure.facet] == facet]
+    for column, panel in enumerate(panels):
+        part = cell_frame(table, **dict(zip(facets, panel)))
         for group in GROUPS:
             rows_ = part[part["group"] == group].sort_values(figure.x)
             if rows_.empty:
                 continue
             x = np.arange(len(rows_)) if categorical else rows_[figure.x]
-            style = dict(marker="o", label=group, color=f"C{GROUPS.index(group)}",
-                         linestyle="--" if group == "OPT" else "-")
-            axes[0][column].errorbar(x, rows_["utility_mean"], yerr=rows_["utility_ci95"], capsize=3, **style)
+            style = dict(marker="o", markersize=3, label=label(group), color=plt.get_cmap("tab10")(GROUPS.index(group)),
+                         linestyle="--" if group == "OPT" else ":" if group in LABELS else "-")
             if has_opt:
-                axes[1][column].plot(x, rows_["cost_ratio_to_opt"], **style)
+                axes[0][column].errorbar(x, rows_["cost_ratio_to_opt"], yerr=rows_["cost_ratio_ci95"], capsize=2,
+                                         **style)
+            axes[-1][column].errorbar(x, rows_["utility_mean"], yerr=rows_["utility_ci95"], capsize=2, **style)
             if categorical:
-                axes[-1][column].set_xticks(np.arange(len(rows_)), rows_[figure.x])
-        axes[0][column].set_title(figure.title if facet is None else f"{figure.title} ({figure.facet}={facet})",
-                                  fontsize=9)
+                axes[-1][column].set_xticks(np.arange(len(rows_)), [Path(str(v)).stem for v in rows_[figure.x]])
+        where = ", ".join(f"{k}={Path(str(v)).stem}" for k, v in zip(facets, panel))
+        axes[0][column].set_title(figure.title + (f"\n({where})" if where else ""), fontsize=9)
         axes[-1][column].set_xlabel(figure.xlabel)
         for ax in axes[:, column]:
             ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("mean utility V(T) - cost (95% CI)")
     if has_opt:
-        axes[1][0].set_ylabel("mean cost / OPT's mean cost\n(paired, same worlds)")
-    axes[0][-1].legend(fontsize=8)
-    fig.tight_layout()
+        axes[0][0].set_ylabel("mean cost / OPT's mean cost\n(paired, 95% CI)")
+    axes[-1][0].set_ylabel("mean utility V(T) - cost (95% CI)")
+    handles, labels = axes[-1][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.09 if rows == 2 else 0.16, 1, 1))
     save(fig, path)
 
 
 def comparison_report(sweep_dir: Path, figure: Figure, out_dir: Path) -> pd.DataFrame:
     frame = pd.read_parquet(Path(sweep_dir) / "results.parquet")
-    keys = [figure.x] + ([figure.facet] if figure.facet else [])
-    table = best_of_groups(frame, keys)
+    table = best_of_groups(frame, [figure.x] + figure.facets)
     table.to_csv(out_dir / f"{figure.name}.csv", index=False, float_format="%.4f")
     plot_comparison(table, figure, out_dir / f"{figure.name}.png")
     return table
@@ -194,15 +253,15 @@ def selection_runs(frame: pd.DataFrame, config: dict, horizon: int | None = None
     if horizon is not None:
         table = table.iloc[:horizon]
     runs = {}
-    for label, member in SUBPOOLS.items():
+    for sub, member in SUBPOOLS.items():
         names = [name for name in table.columns if member(name)]
         utilities = table[names].to_numpy(float)
         low, high = job_bounds(utilities, normalisation, lower, upper)
-        runs[label] = (names, exponentiated_gradient(utilities, low, high))
+        runs[sub] = (names, exponentiated_gradient(utilities, low, high))
     return runs
 
 
-def fig9_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
+def fig9_report(sweep_dir: Path, out_dir: Path, name: str = "fig9") -> pd.DataFrame:
     """Per noise cell, sub-pool and normalisation: the selector's mean utility against the best
     fixed policy's, the average regret after 100 and 1000 jobs and where the final weight sits;
     the figure has a row pair (running mean, average regret) per normalisation."""
@@ -218,38 +277,39 @@ def fig9_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
         for scheme in NORMALISATIONS:
             short = selection_runs(cell, config, horizon=100, normalisation=scheme)
             runs = by_scheme[scheme] = selection_runs(cell, config, normalisation=scheme)
-            for label, (names, run) in runs.items():
+            for sub, (names, run) in runs.items():
                 means = run.expected_utility.mean()
                 best_mean = cell[cell["mechanism"] == names[run.best_fixed]]["utility"].mean()
                 table = cell.pivot(index="replicate", columns="mechanism", values="utility")[names]
                 policy_means = table.mean().to_numpy()
                 near = np.abs(policy_means - best_mean) <= 0.02 * abs(best_mean)
                 rows.append({
-                    "noise.kind": kind, "noise.level": level, "normalisation": scheme, "pool": label,
+                    "noise.kind": kind, "noise.level": level, "normalisation": scheme, "pool": sub,
                     "policies": len(names), "jobs": run.n_jobs, "best_fixed_policy": names[run.best_fixed],
                     "best_fixed_mean_utility": best_mean, "selector_mean_utility": means,
-                    "average_regret_K100": float(short[label][1].regret[-1] / short[label][1].n_jobs),
+                    "average_regret_K100": float(short[sub][1].regret[-1] / short[sub][1].n_jobs),
                     "average_regret_K1000": float(run.regret[-1] / run.n_jobs),
                     "final_weight_best_fixed": float(run.final_weights[run.best_fixed]),
                     "final_weight_within_2pct": float(run.final_weights[near].sum()),
                     "top_policy": names[int(np.argmax(run.final_weights))],
                 })
         panels.append((f"{kind} {level:g}", by_scheme))
+        reading = (config.get("pool") or {}).get("sigma_reading") or "ahead"
     table = pd.DataFrame(rows)
-    table.to_csv(out_dir / "fig9_convergence.csv", index=False, float_format="%.4f")
+    table.to_csv(out_dir / f"{name}_convergence.csv", index=False, float_format="%.4f")
 
     fig, axes = plt.subplots(2 * len(NORMALISATIONS), len(panels), figsize=(4.5 * len(panels), 12),
                              squeeze=False, sharex=True)
     for column, (title, by_scheme) in enumerate(panels):
         for r, scheme in enumerate(NORMALISATIONS):
             top, bottom = axes[2 * r][column], axes[2 * r + 1][column]
-            for label, (names, run) in by_scheme[scheme].items():
+            for sub, (names, run) in by_scheme[scheme].items():
                 jobs = np.arange(1, run.n_jobs + 1)
-                line, = top.plot(jobs, np.cumsum(run.expected_utility) / jobs, label=f"selector, {label}")
+                line, = top.plot(jobs, np.cumsum(run.expected_utility) / jobs, label=f"selector, {sub}")
                 leader = np.cumsum(run.expected_utility) + run.regret
                 top.plot(jobs, leader / jobs, linestyle=":", color=line.get_color())
-                bottom.plot(jobs, run.regret / jobs, color=line.get_color(), label=label)
-            top.set_title(f"Fig. 9: {title}, {scheme}", fontsize=9)
+                bottom.plot(jobs, run.regret / jobs, color=line.get_color(), label=sub)
+            top.set_title(f"Fig. 9: {title}, {scheme}, sigma {reading}", fontsize=9)
             for ax in (top, bottom):
                 ax.grid(alpha=0.3)
         axes[-1][column].set_xlabel("jobs K")
@@ -258,7 +318,7 @@ def fig9_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
         axes[2 * r + 1][0].set_ylabel(f"average regret per job ({scheme})")
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
-    save(fig, out_dir / "fig9_convergence.png")
+    save(fig, out_dir / f"{name}_convergence.png")
     return table
 
 
@@ -305,12 +365,12 @@ def fig10_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
 
 def sigma_report(fig5_dir: Path, out_dir: Path, worlds: int = 100) -> pd.DataFrame:
     """How many of the AHAP pool's policies behave differently, under each reading of sigma
-    (pool.sigma_reading, docs/spot/model.md): the Fig. 5 cell at d = 10 with oracle forecasts,
+    (pool.sigma_reading, docs/spot/model.md): the Fig. 5 cell at d = 10 with oracle forecasts on vast_like,
     its AHAP pool run on `worlds` worlds drawn here (seeds 0..worlds-1, the same worlds for both
     readings). Two policies are the same if their utilities agree on every world (to 1e-9)."""
     configs = _cell_configs(fig5_dir)
-    base = next(c for c in configs.values()
-                if c["job"]["deadline"] == 10 and c["forecast"]["kind"] == "oracle")
+    frame = pd.read_parquet(Path(fig5_dir) / "results.parquet", columns=["cell_index", *HEADLINE_CELL])
+    base = configs[str(int(cell_frame(frame, **HEADLINE_CELL)["cell_index"].iloc[0]))]
     rows = []
     for reading in pool.SIGMA_READINGS:
         config = {**base, "mechanisms": ["AHAP"], "pool": {**base["pool"], "sigma_reading": reading}}
@@ -335,17 +395,103 @@ def sigma_report(fig5_dir: Path, out_dir: Path, worlds: int = 100) -> pd.DataFra
 
 
 # ---- what `python -m reproduction spot` runs -------------------------------------------------
+def headline_report(fig5_dir: Path, out_dir: Path) -> pd.DataFrame:
+    """`fig5_headline.csv`: at d = 10, per market and forecast, per reading of each baseline: the
+    best AHAP's cost / OPT's cost beside the baseline's, then the paper's utility gain (Sec. VI-B)
+    beside ours, a ratio of paired means with its 95% interval (undefined, with the reason, where
+    the baseline's mean utility could be 0), and whether ours is within the factor."""
+    frame = pd.read_parquet(Path(fig5_dir) / "results.parquet")
+    frame = frame[frame["job.deadline"] == 10]
+    keys = ["market", "forecast.kind"]
+    best = best_of_groups(frame, keys).set_index(keys + ["group"])
+    rows = []
+    for (market, forecast), cell in frame.groupby(keys, sort=True):
+        ahap = best.loc[(market, forecast, "AHAP")]
+        for group, paper in PAPER_HEADLINE.items():
+            if (market, forecast, group) not in best.index:
+                continue
+            other = best.loc[(market, forecast, group)]
+            value, half, undefined = gain(cell, other["policy"], ahap["policy"])
+            rows.append({
+                "market": market, "forecast.kind": forecast, "baseline": group, "label": label(group),
+                "baseline_policy": other["policy"], "ahap_policy": ahap["policy"],
+                "ahap_cost_ratio": ahap["cost_ratio_to_opt"], "ahap_cost_ratio_ci95": ahap["cost_ratio_ci95"],
+                "baseline_cost_ratio": other["cost_ratio_to_opt"],
+                "baseline_cost_ratio_ci95": other["cost_ratio_ci95"],
+                "paper_gain_pct": paper, "gain_pct": value, "gain_ci95": half, "undefined": undefined,
+                "within_factor": None if undefined else within_factor(value, paper, HEADLINE_FACTOR),
+                "baseline_met_deadline_rate": other["met_deadline_rate"],
+            })
+    table = pd.DataFrame(rows)
+    table.to_csv(out_dir / "fig5_headline.csv", index=False, float_format="%.4f")
+    return table
+
+
+def value_for_gain(table: pd.DataFrame, target: float = PAPER_HEADLINE["OD-Only"], over: str = "OD-Only") -> dict:
+    """Per market of the `value` report: the v at which the best AHAP's gain over `over` equals
+    `target` %, by linear interpolation between the swept v (NaN outside their range: the
+    gain falls with v, so below the smallest v or above the largest)."""
+    out = {}
+    for market, part in table.groupby("market"):
+        means = part.pivot(index="job.value", columns="group", values="utility_mean").sort_index()
+        gains = 100.0 * (means["AHAP"] - means[over]) / means[over].abs()
+        v, g = gains.index.to_numpy(float), gains.to_numpy(float)
+        crossing = np.flatnonzero((g[:-1] - target) * (g[1:] - target) <= 0)
+        if crossing.size:
+            i = int(crossing[0])
+            out[market] = float(v[i] + (target - g[i]) * (v[i + 1] - v[i]) / (g[i + 1] - g[i]))
+        else:
+            out[market] = float("nan")
+    return out
+
+
 def _comparison(figure: Figure):
     return lambda context: comparison_report(context.run_dir(figure.name.split("_")[0]), figure, context.out)
 
 
 EXPERIMENTS = (
     *(Experiment(figure.name.split("_")[0], figure.config, _comparison(figure)) for figure in COMPARISONS),
+    Experiment("headline", None, lambda context: headline_report(context.run_dir("fig5"), context.out)),
     Experiment("fig9", "spot/fig9", lambda context: fig9_report(context.run_dir("fig9"), context.out)),
+    Experiment("fig9_line", "spot/fig9_line",
+               lambda context: fig9_report(context.run_dir("fig9_line"), context.out, name="fig9_line")),
     Experiment("fig10", "spot/fig10", lambda context: fig10_report(context.run_dir("fig10"), context.out),
                multirun=False),
     Experiment("sigma", None, lambda context: sigma_report(context.run_dir("fig5"), context.out)),
 )
+
+
+def _headline_checks(headline: pd.DataFrame) -> list[Check]:
+    out = []
+    for _, row in headline[headline["forecast.kind"] == "oracle"].iterrows():
+        market = row["market"]
+        name = f"{market} d=10 oracle: AHAP over {row['label']} (%)"
+        if row["undefined"]:
+            out.append(Check("fig5", name, np.nan, None, f"undefined: {row['undefined']}", row["paper_gain_pct"]))
+        else:
+            out.append(Check("fig5", name + f", 95% CI +-{row['gain_ci95']:.1f}", row["gain_pct"],
+                             bool(row["within_factor"]), f"within a factor of {HEADLINE_FACTOR:g} of the paper's",
+                             row["paper_gain_pct"]))
+    return out
+
+
+def _cost_ratio_checks(table: pd.DataFrame) -> list[Check]:
+    """Cost / OPT's cost of every reading at d = 10 with the oracle, per market (information),
+    and the claim that the best AHAP is the cheapest online policy on the text's market."""
+    out = []
+    for market in MARKETS:
+        cell = cell_frame(table, market=market, **{"job.deadline": 10, "forecast.kind": "oracle"})
+        ratios = cell.set_index("group")["cost_ratio_to_opt"]
+        for group, ratio in ratios.items():
+            if group != "OPT":
+                out.append(Check("fig5", f"{market} d=10 oracle: cost / OPT's cost of {label(group)}", ratio, None,
+                                 "information (paired, same worlds)"))
+        if market == HEADLINE_CELL["market"]:
+            others = ratios.drop(["AHAP", "OPT"])
+            margin = ratios["AHAP"] - others.min()
+            out.append(Check("fig5", f"{market} d=10 oracle: best AHAP's cost ratio minus the lowest other online "
+                             f"one ({label(others.idxmin())})", margin, bool(margin < 0), "< 0 (AHAP cheapest)"))
+    return out
 
 
 def checks(context: Context) -> list[Check]:
@@ -353,20 +499,16 @@ def checks(context: Context) -> list[Check]:
     out: list[Check] = []
     reports = context.reports
     if "fig5" in reports:
-        t = reports["fig5"]
-        d10 = t[(t["job.deadline"] == 10) & (t["forecast.kind"] == "oracle")]
-        for other in ("OD-Only", "MSU", "UP", "AHANP"):
-            value = improvement(d10, other)
-            paper = PAPER_HEADLINE[other]
-            out.append(Check("fig5", f"d=10 oracle: AHAP over {other} (%)", value,
-                             within_factor(value, paper, HEADLINE_FACTOR),
-                             f"within a factor of {HEADLINE_FACTOR:g} of the paper's", paper))
-        if "UP-track" in set(d10["group"]):
-            value = improvement(d10, "UP-track")
-            out.append(Check("fig5", "d=10 oracle: AHAP over UP-track (%), the other reading of the paper's UP",
-                             value, within_factor(value, PAPER_HEADLINE["UP"], HEADLINE_FACTOR),
-                             f"within a factor of {HEADLINE_FACTOR:g} of the paper's UP value",
-                             PAPER_HEADLINE["UP"]))
+        out += _cost_ratio_checks(reports["fig5"])
+        fresh = cell_frame(reports["fig5"], **HEADLINE_CELL).set_index("group")["met_deadline_rate"]
+        for group in ("AHANP", "AHANP(start=fresh)", "AHANP(start=cold)"):
+            if group in fresh:
+                claim = group == "AHANP(start=fresh)"
+                out.append(Check("fig5", f"vast_like d=10 oracle: deadline-met rate of the best {label(group)}",
+                                 fresh[group], bool(fresh[group] >= 0.95) if claim else None,
+                                 ">= 0.95" if claim else "information"))
+    if "headline" in reports:
+        out += _headline_checks(reports["headline"])
     for name in ("fig5", "fig6", "fig7", "fig8", "noise", "trace"):
         if name in reports:
             value = regret_vs_opt_min(context.run_dir(name))
@@ -374,17 +516,32 @@ def checks(context: Context) -> list[Check]:
                              value >= -1e-6, ">= -1e-6"))
     if "fig6" in reports:
         t = reports["fig6"].set_index(["job.mu1", "group"])["utility_mean"]
-        drop = {g: t[(0.9, g)] - t[(0.2, g)] for g in ("AHAP", "AHANP")}
+        drop = {g: t[(0.9, g)] - t[(0.2, g)] for g in ("AHAP", "AHANP", "AHANP(start=fresh)", "AHANP(start=cold)")
+                if (0.9, g) in t}
         out.append(Check("fig6", "fig6: AHAP utility drop from mu=0.9 to mu=0.2", drop["AHAP"], None,
-                         "information: the next row's reference"))
-        out.append(Check("fig6", "fig6: AHANP utility drop from mu=0.9 to mu=0.2 minus AHAP's (paper: AHANP drops less)",
-                         drop["AHANP"] - drop["AHAP"], drop["AHANP"] < drop["AHAP"], "< 0"))
+                         "information: the next rows' reference"))
+        for group in [g for g in drop if g != "AHAP"]:
+            out.append(Check("fig6", f"fig6: {label(group)} utility drop from mu=0.9 to mu=0.2 minus AHAP's "
+                             "(paper: AHANP drops less)", drop[group] - drop["AHAP"], drop[group] < drop["AHAP"], "< 0"))
     if "noise" in reports:
         # % of OPT: cells differ in their worlds (the seed hashes the whole config), OPT pairs them
         t = reports["noise"].set_index(["noise.level", "group"])["pct_of_opt"]
         gap = t[(0.0, "AHAP")] - t[(2.0, "AHAP")]
         out.append(Check("noise", "noise: best AHAP's % of OPT with oracle minus with 200% noise", gap, gap >= 0,
                          ">= 0"))
+    if "trace" in reports:
+        t = reports["trace"]
+        for (path, forecast), cell in t.groupby(["market.path", "forecast.kind"], sort=True):
+            means = cell.set_index("group")["utility_mean"]
+            for other in ("UP-track", "UP", "OD-Only"):
+                margin = means["AHAP"] - means[other]
+                out.append(Check("trace", f"trace {Path(path).stem} {forecast}: best AHAP minus {label(other)} "
+                                 "(mean utility)", margin, bool(margin >= 0), ">= 0"))
+    if "value" in reports:
+        for market, v in value_for_gain(reports["value"]).items():
+            out.append(Check("value", f"{market}: the v at which AHAP over OD-Only is the paper's "
+                             f"{PAPER_HEADLINE['OD-Only']:g}% (interpolated between the swept v)", v, None,
+                             "information"))
     sigma = reports.get("sigma")
     if sigma is not None:
         for _, row in sigma.iterrows():
@@ -395,15 +552,26 @@ def checks(context: Context) -> list[Check]:
         out.append(Check("sigma", "sigma reading 'line': (omega, v) pairs in which sigma changes the outcome",
                          line["window_commitment_pairs_where_sigma_acts"],
                          bool(line["window_commitment_pairs_where_sigma_acts"] == 15), "= 15 (all)"))
-    selection = reports.get("fig9")
-    if selection is not None:
+    for name in ("fig9", "fig9_line"):
+        selection = reports.get(name)
+        if selection is None:
+            continue
+        reading = "line" if name == "fig9_line" else "ahead"
         full = selection[selection["pool"].str.startswith("full")]
         for _, row in full.iterrows():
-            label = f"{row['noise.kind']} {row['noise.level']:g} ({row['normalisation']})"
+            where = f"{row['noise.kind']} {row['noise.level']:g} ({row['normalisation']}, sigma {reading})"
             fall = row["average_regret_K100"] - row["average_regret_K1000"]
-            out.append(Check("fig9", f"fig9 {label}: average regret K=100 minus K=1000 (falls with K)", fall,
+            out.append(Check(name, f"fig9 {where}: average regret K=100 minus K=1000 (falls with K)", fall,
                              fall > 0, "> 0"))
             share = row["final_weight_within_2pct"]
-            out.append(Check("fig9", f"fig9 {label}: final weight on policies within 2% of the best fixed", share,
+            out.append(Check(name, f"fig9 {where}: final weight on policies within 2% of the best fixed", share,
                              share >= 0.5, ">= 0.5"))
+    for name in ("fig9", "fig9_line"):  # Theorem 2: the selector's regret against sqrt(2 K ln M)
+        if name in reports:
+            out += [Check(**row) for row in spot_theorems.theorem2_from_dir(context.run_dir(name), name)]
+    if "fig5" in reports:  # Theorem 1 with oracle forecasts, per omega
+        out += [Check(**row) for row in spot_theorems.theorem1_oracle_from_dir(context.run_dir("fig5"),
+                                                                               cell=HEADLINE_CELL)]
+    if "noise" in reports:  # Theorem 1's gap against the noise level
+        out += [Check(**row) for row in spot_theorems.theorem1_noise_from_dir(context.run_dir("noise"))]
     return out

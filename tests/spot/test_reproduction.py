@@ -15,7 +15,10 @@ from reproduction import spot
 
 
 def _frame(rows):
-    return pd.DataFrame(rows, columns=["cell", "mechanism", "utility", "cost", "met_deadline", "reconfigurations"])
+    """Rows (cell, mechanism, utility, cost, met_deadline, reconfigurations), each mechanism's
+    k-th row in world k."""
+    frame = pd.DataFrame(rows, columns=["cell", "mechanism", "utility", "cost", "met_deadline", "reconfigurations"])
+    return frame.assign(replicate=frame.groupby(["cell", "mechanism"]).cumcount())
 
 
 def test_best_of_groups_picks_the_best_member_and_scales_by_opt():
@@ -42,15 +45,45 @@ def test_best_of_groups_picks_the_best_member_and_scales_by_opt():
 
 
 def test_best_of_groups_reports_cost_ratios_and_unproven_optima():
-    rows = [("c", "UP", 50, 60, True, 1), ("c", "OPT", 70, 40, True, 1),
-            ("c", "UP", 30, 80, True, 1), ("c", "OPT", 80, 50, True, 1)]
-    frame = _frame(rows).assign(opt_proven=[True, True, True, False])
+    costs = [(60, 40), (80, 50), (70, 45), (90, 60)]
+    rows = [r for up, opt in costs for r in (("c", "UP", 100 - up, up, True, 1), ("c", "OPT", 100 - opt, opt, True, 1))]
+    frame = _frame(rows).assign(opt_proven=[True, True, True, False, True, True, True, True])
     table = spot.best_of_groups(frame, ["cell"]).set_index("group")
-    # costs 70 (UP) and 45 (OPT): a ratio that does not depend on v
-    assert table.loc["UP", "cost_ratio_to_opt"] == pytest.approx(70 / 45)
+    # mean costs 75 (UP) and 48.75 (OPT): a ratio of means (not a mean of ratios), which v does not move
+    assert table.loc["UP", "cost_ratio_to_opt"] == pytest.approx(75 / 48.75)
+    residual = np.array([up - 75 / 48.75 * opt for up, opt in costs])
+    half = 3.18245 * residual.std(ddof=1) / 2 / 48.75  # t(0.975, 3) * s / sqrt(4) / mean(OPT)
+    assert table.loc["UP", "cost_ratio_ci95"] == pytest.approx(half, rel=1e-4)
     assert table.loc["OPT", "cost_ratio_to_opt"] == pytest.approx(1.0)
+    assert table.loc["UP", "label"] == spot.label("UP") == "UP-CBL (Can't Be Late's UP)"
     assert table.loc["OPT", "opt_unproven_worlds"] == 1 and np.isnan(table.loc["UP", "opt_unproven_worlds"])
     assert np.isnan(spot.best_of_groups(_frame(rows), ["cell"]).set_index("group").loc["OPT", "opt_unproven_worlds"])
+
+
+def test_readings_are_groups_of_their_own():
+    assert [spot.group_of(n) for n in ("AHAP(w=2,v=1,sigma=0.5)", "AHANP(sigma=0.5)", "AHANP(sigma=0.5,start=fresh)",
+                                       "MSU", "MSU(switch=time)", "UP-track")] == [
+        "AHAP", "AHANP", "AHANP(start=fresh)", "MSU", "MSU(switch=time)", "UP-track"]
+
+
+def test_gain_is_a_ratio_of_paired_means_and_undefined_near_zero():
+    rows = [("c", "A", a, 0, True, 0) for a in (10, 12, 14, 16)] + [("c", "B", b, 0, True, 0) for b in (5, 8, 7, 4)]
+    value, half, why = spot.gain(_frame(rows), over="B", of="A")
+    assert value == pytest.approx(100 * (13 / 6 - 1)) and half > 0 and why == ""
+    rows = [("c", "A", a, 0, True, 0) for a in (10, 12, 14, 16)] + [("c", "B", b, 0, True, 0) for b in (5, -6, 3, -1)]
+    value, half, why = spot.gain(_frame(rows), over="B", of="A")
+    assert np.isnan(value) and "half-width" in why
+
+
+def test_value_for_gain_interpolates_between_swept_values():
+    rows = []
+    for v, od, ahap in ((100.0, 19.0, 40.0), (130.0, 49.0, 70.0)):  # gains 110.5% and 42.9%
+        rows += [{"market": "m", "job.value": v, "group": "OD-Only", "utility_mean": od},
+                 {"market": "m", "job.value": v, "group": "AHAP", "utility_mean": ahap}]
+    got = spot.value_for_gain(pd.DataFrame(rows), target=49.0)["m"]
+    g1, g2 = 100 * 21 / 19, 100 * 21 / 49
+    assert got == pytest.approx(100 + (49 - g1) * 30 / (g2 - g1))
+    assert np.isnan(spot.value_for_gain(pd.DataFrame(rows), target=10.0)["m"])
 
 
 def test_improvement_uses_the_absolute_value_of_a_negative_baseline():
@@ -66,10 +99,10 @@ def _fig5_slice(replicates: int) -> pd.DataFrame:
     from sweep.cells import make_cell
     from sweep.seeding import replicate_rng
 
-    overrides = ["experiment=spot/fig5", "job.deadline=10", "forecast.kind=oracle", "tracking=off"]
+    overrides = ["experiment=spot/fig5", "market=vast_like", "job.deadline=10", "forecast.kind=oracle", "tracking=off"]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", overrides=overrides)
-    cell = make_cell(cfg, overrides[1:3], 0, "0")
+    cell = make_cell(cfg, overrides[1:4], 0, "0")
     prepared = family.prepare(cell.world)
     rows = []
     for r in range(replicates):
@@ -78,13 +111,14 @@ def _fig5_slice(replicates: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# Mean utility of the best member of each group over replicates 0..11 of the Fig. 5 cell
-# (d = 10, oracle), as computed on 2026-11-24 with the issue-11 defaults of the experiment
-# (market=paper_like, v = 110, pool.sigma_reading=line, UP as Can't Be Late's, UP-track);
-# see docs/spot/reproduction.md.
-PINNED = {"OD-Only": 29.0, "MSU": 31.5899, "UP": 30.2767, "UP-track": 32.2603, "AHANP": -1.6465,
-          "AHAP": 43.0064, "OPT": 43.4884}
-PINNED_POLICIES = {"AHANP": "AHANP(sigma=0.6)", "AHAP": "AHAP(w=5,v=1,sigma=0.6)"}
+# Mean utility of the best member of each group (reading) over replicates 0..11 of the Fig. 5
+# cell (market=vast_like, d = 10, oracle) under the experiment's defaults (v = 110, sigma read
+# as ahead, AHANP's three starts); docs/spot/reproduction.md.
+PINNED = {"OD-Only": 29.0, "MSU": 62.1662, "MSU(switch=time)": 33.2038, "UP-track": 65.7237, "UP": 42.3525,
+          "AHANP": 55.7273, "AHANP(start=fresh)": 56.8095, "AHANP(start=cold)": 55.7273, "AHAP": 65.3779,
+          "OPT": 67.0793}
+PINNED_POLICIES = {"AHANP": "AHANP(sigma=0.9)", "AHANP(start=fresh)": "AHANP(sigma=0.3,start=fresh)",
+                   "AHAP": "AHAP(w=5,v=1,sigma=0.3)"}
 
 
 def test_pinned_fig5_numbers_at_d10():
@@ -93,7 +127,7 @@ def test_pinned_fig5_numbers_at_d10():
     got = {group: round(float(table.loc[group, "utility_mean"]), 4) for group in PINNED}
     assert got == pytest.approx(PINNED, abs=1e-3)
     assert {g: table.loc[g, "policy"] for g in PINNED_POLICIES} == PINNED_POLICIES
-    # and the claims that must hold on them: AHAP above every baseline, OPT never beaten
+    # and the claims that must hold on them: AHAP above OD-Only, MSU and Can't Be Late's UP, OPT never beaten
     assert table.loc["AHAP", "utility_mean"] > max(table.loc[g, "utility_mean"] for g in ("OD-Only", "MSU", "UP"))
     assert frame.loc[frame["mechanism"] != "OPT", "regret_vs_opt"].min() >= -1e-6
 
@@ -141,6 +175,8 @@ def test_sigma_report_counts_distinct_policies_for_both_readings(tmp_path):
     config.pop("hydra", None)
     (tmp_path / "fig5" / "0").mkdir(parents=True)
     (tmp_path / "fig5" / "0" / "config.yaml").write_text(yaml.safe_dump(config))
+    pd.DataFrame([{"cell_index": 0, "market": "vast_like", "job.deadline": 10, "forecast.kind": "oracle"}]).to_parquet(
+        tmp_path / "fig5" / "results.parquet")
     table = spot.sigma_report(tmp_path / "fig5", tmp_path, worlds=6).set_index("sigma_reading")
     assert list(table.index) == ["ahead", "line"]
     assert (table["ahap_policies"] == 15).all() and (table["worlds"] == 6).all()
