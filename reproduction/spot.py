@@ -467,9 +467,9 @@ def _headline_checks(headline: pd.DataFrame) -> list[Check]:
         market = row["market"]
         name = f"{market} d=10 oracle: AHAP over {row['label']} (%)"
         if row["undefined"]:
-            out.append(Check("fig5", name, np.nan, None, f"undefined: {row['undefined']}", row["paper_gain_pct"]))
+            out.append(Check("headline", name, np.nan, None, f"undefined: {row['undefined']}", row["paper_gain_pct"]))
         else:
-            out.append(Check("fig5", name + f", 95% CI +-{row['gain_ci95']:.1f}", row["gain_pct"],
+            out.append(Check("headline", name + f", 95% CI +-{row['gain_ci95']:.1f}", row["gain_pct"],
                              bool(row["within_factor"]), f"within a factor of {HEADLINE_FACTOR:g} of the paper's",
                              row["paper_gain_pct"]))
     return out
