@@ -6,6 +6,8 @@ cores themselves, so they share one worker (the xdist group `sweeps`) and never 
 another; the unit tests run beside them on the other worker."""
 from __future__ import annotations
 
+import sweep.common_env  # noqa: F401  (first: the pinned arithmetic, before anything loads numpy)
+
 from pathlib import Path
 
 import pytest
