@@ -37,7 +37,7 @@ from reproduction.auction import CALIBRATED as FIGURES_CALIBRATED
 from reproduction.auction import PROJECT_CALIBRATED
 
 ROOT = Path(__file__).resolve().parent.parent
-DONE = re.compile(r"Done: (\d+) cell\(s\), ([\d,]+) simulations in ([\d.]+) s")
+DONE = re.compile(r"Done: ([\d,]+) cells?(?:\(s\))?, ([\d,]+) simulations? in ([\d.]+) s")  # "1 cell", "4 cells", older trees "4 cell(s)"
 SETTING = ["family=auction", "cluster.nodes=200", "tasks.load=high"]
 CALIBRATED = {"paper_like": FIGURES_CALIBRATED, "project": PROJECT_CALIBRATED}
 

@@ -51,8 +51,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 NOISE_KINDS = ("mag_dep_uniform", "fixed_uniform", "mag_dep_heavy", "fixed_heavy")
 PAPER_REPLICATES = 1000
-DONE = re.compile(r"Done: (\d+) cell\(s\), ([\d,]+) simulations in ([\d.]+) s")
-RAY_UP = re.compile(r"\(([\d,]+) simulations/s on (\d+) workers once Ray was up\)")
+DONE = re.compile(r"Done: ([\d,]+) cells?(?:\(s\))?, ([\d,]+) simulations? in ([\d.]+) s")  # "1 cell", "4 cells", older trees "4 cell(s)"
+RAY_UP = re.compile(r"\(([\d,.]+) simulations/s on (\d+) workers?(?: once Ray was up)?\)")
 
 
 def sweep_command(replicates: int, sweep_dir: str, tree: Path = ROOT) -> list[str]:
@@ -76,7 +76,7 @@ def end_to_end(replicates: int, tree: Path = ROOT) -> dict:
         if not match:
             raise SystemExit("no 'Done:' line in the sweep's output")
         outputs = sorted(str(p.relative_to(tmp)) for p in Path(tmp).rglob("*") if p.is_file())
-    cells, sims, engine = int(match[1]), int(match[2].replace(",", "")), float(match[3])
+    cells, sims, engine = int(match[1].replace(",", "")), int(match[2].replace(",", "")), float(match[3])
     up = RAY_UP.search(proc.stdout + proc.stderr)
     rate = float(up[1].replace(",", "")) if up else None
     return {"command": " ".join(command[1:]), "wall_seconds": wall, "engine_seconds": engine,

@@ -63,7 +63,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DONE = re.compile(r"Done: ([\d,]+) cell\(s\), ([\d,]+) simulations in ([\d.]+) s")
+DONE = re.compile(r"Done: ([\d,]+) cells?(?:\(s\))?, ([\d,]+) simulations? in ([\d.]+) s")  # "1 cell", "4 cells", older trees "4 cell(s)"
 REPLICATES = 20          # a grid cell's replicates
 REPLICATES_10K = 5       # a grid_10k cell's replicates
 MECHANISMS = 3           # conf/family/spot.yaml: OD-Only, MSU, UP
