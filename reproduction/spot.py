@@ -130,7 +130,8 @@ def best_of_groups(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
             opt = worlds[pool.OPTIMUM]
             ratio = paired_ratio_interval(worlds[row["policy"]].to_numpy(), opt.to_numpy())
             best.loc[i, ["cost_ratio_to_opt", "cost_ratio_ci95"]] = ratio.ratio, ratio.half_width
-            best.loc[i, "pct_of_opt"] = 100.0 * row["utility_mean"] / utilities[cell + (pool.OPTIMUM,)]
+            opt_utility = utilities.loc[cell + (pool.OPTIMUM,)] if keys else utilities.loc[pool.OPTIMUM]
+            best.loc[i, "pct_of_opt"] = 100.0 * row["utility_mean"] / opt_utility
     if proven:
         best.loc[best["group"] != "OPT", "opt_unproven_worlds"] = np.nan
     else:

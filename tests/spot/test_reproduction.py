@@ -58,6 +58,9 @@ def test_best_of_groups_reports_cost_ratios_and_unproven_optima():
     assert table.loc["UP", "label"] == spot.label("UP") == "UP-CBL (Can't Be Late's UP)"
     assert table.loc["OPT", "opt_unproven_worlds"] == 1 and np.isnan(table.loc["UP", "opt_unproven_worlds"])
     assert np.isnan(spot.best_of_groups(_frame(rows), ["cell"]).set_index("group").loc["OPT", "opt_unproven_worlds"])
+    # one cell, no keys: the same numbers
+    alone = spot.best_of_groups(frame.drop(columns="cell"), []).set_index("group")
+    assert alone.loc["UP", "cost_ratio_to_opt"] == table.loc["UP", "cost_ratio_to_opt"]
 
 
 def test_readings_are_groups_of_their_own():
