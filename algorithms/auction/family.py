@@ -11,8 +11,10 @@ Config keys (conf/family/auction.yaml, docs/auction/model.md):
               node type) (algorithms/auction/pdftsp.py, PdftspParams below);
   titan:      time_limit (CP-SAT deterministic time per slot: algorithms/auction/titan.py);
   mechanisms: names among pdFTSP, Titan, EFT, NTM, OPT (OPT: small worlds only), Titan variants
-              `Titan(start=earliest|cheapest,solve=on|off)` (the greedy start's placement, and
-              whether CP-SAT runs: algorithms/auction/titan.py), ZeroPrice (the
+              `Titan(start=earliest|cheapest,solve=on|off,objective=welfare|throughput)` (the
+              greedy start's placement, whether CP-SAT runs, and what the MILP maximises:
+              problem (4)'s welfare, the default and plain `Titan`, or bid-blind, the most
+              admitted tasks then the least cost: algorithms/auction/titan.py), ZeroPrice (the
               ablation pdFTSP(prices=off,schedule_space=fitting): admit when b_il > 0 on the
               cheapest fitting schedule), EFT(admit=positive) (EFT that admits only tasks with
               b_i above their vendor and operating cost), and pdFTSP variants
@@ -181,19 +183,23 @@ class PreparedAuction:
 
 
 TITAN_STARTS = ("earliest", "cheapest")
+TITAN_OBJECTIVES = ("welfare", "throughput")
 
 
 def titan_variant(name: str) -> dict | None:
-    """`Titan` -> {}, `Titan(start=earliest|cheapest,solve=on|off)` -> its settings; None for any
-    other name (errors name the entry)."""
+    """`Titan` and `Titan(start=earliest|cheapest,solve=on|off,objective=welfare|throughput)` ->
+    their settings (defaults: earliest, on, welfare); None for any other name (errors name the
+    entry)."""
     parsed = parse_name(name)
     if parsed.kind != "Titan":
         return None
     params = dict(parsed.params)
     where = f"mechanisms: {name}"
-    reject_unknown_keys(("start", "solve"), params, where)
+    reject_unknown_keys(("start", "solve", "objective"), params, where)
     start = choice(params.get("start", "earliest"), f"{where}: start", TITAN_STARTS)
-    return {"start": start, "solve": _switch(params.get("solve", "on"), f"{where}: solve")}
+    objective = choice(params.get("objective", "welfare"), f"{where}: objective", TITAN_OBJECTIVES)
+    return {"start": start, "solve": _switch(params.get("solve", "on"), f"{where}: solve"),
+            "objective": objective}
 
 
 def _merged(section: dict, variant: dict) -> dict:
@@ -213,7 +219,7 @@ def _mechanisms(config: Mapping) -> tuple[str, ...]:
         if name not in MECHANISMS and parse_variant(name) is None and titan_variant(name) is None:
             raise ValueError(f"mechanisms: unknown mechanism {name!r} for family auction "
                              f"(known: {', '.join(MECHANISMS)}, or pdFTSP(key=value,...), "
-                             f"Titan(start=earliest|cheapest,solve=on|off))")
+                             f"Titan(start=earliest|cheapest,solve=on|off,objective=welfare|throughput))")
     return tuple(check_unique(names))
 
 
