@@ -1,0 +1,136 @@
+"""The tables of docs/auction/reproduction.md, printed as Markdown from the reports in a folder
+(default reports/auction/), so the document's numbers are the reports' own:
+
+    python -m reproduction.auction_tables [--reports reports/auction] [--only headline,fig8,...]
+
+Comparison figures give the mean welfare a day per mechanism (cents), then the leads of the
+paper's pdFTSP (tuned kappa) and of the fitting variant (our extension) over each baseline
+(% of the baseline's mean welfare); the headline gives ratios of mean welfare with paired 95%
+intervals beside the ratio the paper's gains imply.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from reproduction.auction import (CALIBRATED, CALIBRATED_A40, COMPARISONS, PAPER_TUNED, PAPER_TUNED_A40, SHORT,
+                                  SHORT_PROJECT, labels)
+
+REPORTS = Path(__file__).resolve().parent.parent / "reports" / "auction"
+FIGURES = {figure.name.split("_")[0]: figure for figure in COMPARISONS}
+
+
+def _label(mechanism: str, figure: str) -> str:
+    return labels(figure).get(mechanism, SHORT_PROJECT.get(mechanism, mechanism))
+
+
+def welfare_table(table: pd.DataFrame, x: str, figure: str, column: str = "welfare_mean", digits: int = 0) -> str:
+    mechanisms = list(dict.fromkeys(table["mechanism"]))
+    lines = [f"| {x} | " + " | ".join(_label(m, figure) for m in mechanisms) + " |",
+             "|---|" + "---:|" * len(mechanisms)]
+    for value, part in table.groupby(x, sort=False):
+        rows = part.set_index("mechanism")
+        if column == "opt_ratio_mean":
+            cells = [f"{rows.loc[m, 'opt_ratio_mean']:.3f} ({rows.loc[m, 'opt_ratio_max']:.2f})" for m in mechanisms]
+        else:
+            cells = [f"{rows.loc[m, column]:,.{digits}f}" for m in mechanisms]
+        lines.append(f"| {value} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def leads_table(table: pd.DataFrame, x: str) -> str:
+    bases = [b for b in ("Titan", "EFT", "NTM", "ZeroPrice", "EFT(admit=positive)") if f"vs_{b}_pct" in table]
+    variants = [m for m in (PAPER_TUNED, PAPER_TUNED_A40, CALIBRATED, CALIBRATED_A40) if m in set(table["mechanism"])]
+    lines = [f"| {x} | " + " | ".join(f"{SHORT[m]} over {b}" for m in variants for b in bases) + " |",
+             "|---|" + "---:|" * (len(variants) * len(bases))]
+    for value, part in table.groupby(x, sort=False):
+        rows = part.set_index("mechanism")
+        lines.append(f"| {value} | " + " | ".join(f"{rows.loc[m, f'vs_{b}_pct']:+.1f}%" for m in variants for b in bases)
+                     + " |")
+    return "\n".join(lines)
+
+
+def headline_table(table: pd.DataFrame) -> str:
+    lines = ["| cell | ratio of mean welfare | paper | ours (95% CI) |", "|---|---|---:|---:|"]
+    for _, r in table.iterrows():
+        if " - " in r["numerator"]:
+            name = f"share of the lead of {SHORT[CALIBRATED]} over Titan from fitting"
+            paper = ""
+        else:
+            name = f"{SHORT.get(r['numerator'], r['numerator'])} / {r['denominator']}"
+            paper = f"{r['paper_ratio']:.3f}"
+        ours = f"{r['ratio']:.3f} ±{r['ci95']:.3f}" if np.isfinite(r["ratio"]) else f"undefined ({r['note']})"
+        lines.append(f"| {r['experiment']} {r['cell']} | {name} | {paper} | {ours} |")
+    return "\n".join(lines)
+
+
+def kappa_table(table: pd.DataFrame) -> str:
+    swept = table[table["kappa"].notna()]
+    loads = list(dict.fromkeys(swept["tasks.load"]))
+    lines = ["| schedule space | kappa | " + " | ".join(loads) + " |", "|---|---:|" + "---|" * len(loads)]
+    for (space, kappa), part in swept.groupby(["schedule_space", "kappa"], sort=False):
+        lead = part.set_index(["seed", "tasks.load"])["lead_over_ZeroPrice"]
+        cells = [f"{lead[(1, load)]:+.2f} / {lead[(2, load)]:+.2f}" for load in loads]
+        name = "paper" if space == "paper" else "fitting (ours)"
+        lines.append(f"| {name} | {kappa:g} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def bid_law_table(table: pd.DataFrame) -> str:
+    ratios = [f"{SHORT[PAPER_TUNED]} / {b}" for b in ("Titan", "EFT", "NTM")] + \
+             [f"{SHORT[CALIBRATED]} / {b}" for b in ("Titan", "EFT", "NTM")] + ["Titan / EFT", "EFT / NTM"]
+    lines = ["| value law (cents per ksample) | EFT's admitted tasks below cost | EFT admits | "
+             + " | ".join(ratios) + " |", "|---|---:|---:|" + "---:|" * len(ratios)]
+    for _, r in table.iterrows():
+        lines.append(f"| {r['tasks.value_per_ksample']} | {r['eft_admitted_below_cost']:.1%} | "
+                     f"{r['eft_admission_rate']:.1%} | "
+                     + " | ".join(f"{r[c]:.2f} ±{r[f'{c} ci95']:.2f}" for c in ratios) + " |")
+    return "\n".join(lines)
+
+
+def tables(reports: Path, only: set[str] | None = None) -> list[tuple[str, str]]:
+    out = []
+
+    def wanted(name: str) -> bool:
+        return only is None or name in only
+
+    if wanted("headline") and (reports / "headline.csv").exists():
+        out.append(("headline", headline_table(pd.read_csv(reports / "headline.csv"))))
+    for name, figure in FIGURES.items():
+        path = reports / f"{figure.name}.csv"
+        if not wanted(name) or not path.exists():
+            continue
+        table = pd.read_csv(path)
+        if name == "fig12":
+            out.append((name, welfare_table(table[table["mechanism"] != "OPT"], figure.x, figure.name, "opt_ratio_mean")))
+            continue
+        if name == "fig12c":
+            out.append((name, welfare_table(table[table["mechanism"] != "OPT"], figure.x, figure.name, "opt_ratio_mean")))
+            continue
+        out.append((name, welfare_table(table, figure.x, figure.name)))
+        if PAPER_TUNED in set(table["mechanism"]):
+            out.append((f"{name} leads", leads_table(table, figure.x)))
+    for name in ("kappa", "kappa_a40"):
+        if wanted(name) and (reports / f"{name}.csv").exists():
+            out.append((name, kappa_table(pd.read_csv(reports / f"{name}.csv"))))
+    for name in ("bid_law", "bid_law_50"):
+        if wanted(name) and (reports / f"{name}.csv").exists():
+            out.append((name, bid_law_table(pd.read_csv(reports / f"{name}.csv"))))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reports", type=Path, default=REPORTS)
+    parser.add_argument("--only", default=None, help="comma-separated: headline, fig4, ..., kappa, bid_law")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(",")) if args.only else None
+    for name, text in tables(args.reports, only):
+        print(f"### {name}\n\n{text}\n")
+
+
+if __name__ == "__main__":
+    main()
