@@ -431,7 +431,8 @@ def bid_law_report(context: Context, name: str) -> pd.DataFrame:
     rows = []
     for (cell_index, value), part in frame.groupby(["cell_index", x], sort=False):
         days = part.pivot_table(index="replicate", columns="mechanism", values="welfare", aggfunc="first")
-        row = {x: f"U[{value.replace('-', ', ')}]", "days": len(days), "eft_admitted_below_cost": float(below.get(cell_index, np.nan)),
+        bounds = re.findall(r"[0-9.]+(?:[eE][+-]?[0-9]+)?", str(value))
+        row = {x: "U[" + ", ".join(f"{float(b):g}" for b in bounds) + "]", "days": len(days), "eft_admitted_below_cost": float(below.get(cell_index, np.nan)),
                "eft_admission_rate": float(part[part["mechanism"] == "EFT"]["admission_rate"].mean())}
         for m in (PAPER_TUNED, CALIBRATED):
             for base in ("Titan", "EFT", "NTM"):

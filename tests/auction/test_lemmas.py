@@ -292,3 +292,29 @@ def measure(seeds: int = 8) -> None:
                   f"  Lemma 3: P~_1 / P_1 max {max(r.almost / r.welfare if r.welfare > 0 else math.inf for r in rows):.3f},"
                   f" rho min {min(r.rho for r in rows):.1f} (P_1 < P~_1 / rho in"
                   f" {sum(r.welfare < r.almost / r.rho - TOL for r in rows)} worlds)", flush=True)
+
+
+def measure_lemma2_spaces(days: int = 3, factors: tuple[float, ...] = (1.0, 2.0, 4.0)) -> None:
+    """Print, on the first `days` high-load days of Fig. 8 (the sweep's own draws), the welfare of
+    pdFTSP(kappa=lemma) in the paper's schedule space and among fitting schedules with kappa at
+    `factors` times lemma's (docs/auction/reproduction.md, "the premise row"). Lemma 2 makes the
+    two equal when every bbar >= 1; kappa=lemma secures that on gross values b_i only (reading 6)."""
+    from hydra import compose, initialize_config_dir
+
+    from sweep.api import CONF_DIR
+    from sweep.cells import make_cell
+    from sweep.seeding import replicate_rng
+
+    overrides = ["tasks.load=high"]
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=auction/fig8", "tracking=off", *overrides])
+    cell = make_cell(cfg, overrides, 2, "2")
+    prepared = family.prepare(cell.world)
+    lemma = prepared.pdftsp["pdFTSP(kappa=lemma)"]
+    for day in range(days):
+        instance = family.draw_world(prepared, replicate_rng(cell.world_hash, day))
+        for factor in factors:
+            welfare = {space: lemma.build(kappa=lemma.kappa * factor, schedule_space=space).run(instance).metrics()["welfare"]
+                       for space in ("paper", "fitting")}
+            print(f"day {day}, kappa {factor:g} x lemma's ({lemma.kappa * factor:g}): paper {welfare['paper']:,.0f},"
+                  f" fitting {welfare['fitting']:,.0f}, difference {welfare['paper'] - welfare['fitting']:,.0f}", flush=True)
