@@ -397,13 +397,22 @@ def headline_report(context: Context) -> pd.DataFrame | None:
             r = paired_ratio_interval(days[numerator], days[denominator])
             rows.append({"experiment": name, "cell": f"{x}={value}", "numerator": numerator, "denominator": denominator,
                          "days": len(days), "ratio": r.ratio, "ci95": r.half_width, "paper_ratio": paper_ratio,
+                         "per_day": " ".join(f"{v:.3f}" for v in days[numerator] / days[denominator]),
                          "note": r.undefined})
+        tasks = context.run_dir(name) / "tasks.parquet"
+        if tasks.exists() and "EFT" in days:
+            frame = pd.read_parquet(context.run_dir(name) / "results.parquet")
+            cell = frame.loc[_x_values(frame, x).astype(str) == str(value), "cell_index"].iloc[0]
+            share = _admitted_below_cost(context.run_dir(name), "EFT").get(cell, np.nan)
+            rows.append({"experiment": name, "cell": f"{x}={value}", "numerator": "EFT's admitted tasks below cost",
+                         "denominator": "EFT's admitted tasks", "days": len(days), "ratio": share, "ci95": np.nan,
+                         "paper_ratio": np.nan, "per_day": "", "note": "share over the cell's days"})
         if {CALIBRATED, PAPER_TUNED, "Titan"} <= set(days):
             lead = days[CALIBRATED] - days["Titan"]
             r = paired_ratio_interval(days[CALIBRATED] - days[PAPER_TUNED], lead)
             rows.append({"experiment": name, "cell": f"{x}={value}", "numerator": f"{CALIBRATED} - {PAPER_TUNED}",
                          "denominator": f"{CALIBRATED} - Titan", "days": len(days), "ratio": r.ratio, "ci95": r.half_width,
-                         "paper_ratio": np.nan, "note": r.undefined or "share of the calibrated lead over Titan from fitting"})
+                         "paper_ratio": np.nan, "per_day": " ".join(f"{v:.3f}" for v in (days[CALIBRATED] - days[PAPER_TUNED]) / lead), "note": r.undefined or "share of the calibrated lead over Titan from fitting"})
     if not rows:
         return None
     table = pd.DataFrame(rows)

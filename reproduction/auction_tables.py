@@ -54,8 +54,13 @@ def leads_table(table: pd.DataFrame, x: str) -> str:
 
 
 def headline_table(table: pd.DataFrame) -> str:
-    lines = ["| cell | ratio of mean welfare | paper | ours (95% CI) |", "|---|---|---:|---:|"]
+    lines = ["| cell | ratio of mean welfare | paper | ours (95% CI) | per day |", "|---|---|---:|---:|---|"]
     for _, r in table.iterrows():
+        per_day = "" if pd.isna(r.get("per_day", "")) else str(r.get("per_day", ""))
+        if r["numerator"] == "EFT's admitted tasks below cost":
+            lines.append(f"| {r['experiment']} {r['cell']} | share of EFT's admitted tasks worth less than their cost "
+                         f"| | {r['ratio']:.1%} | |")
+            continue
         if " - " in r["numerator"]:
             name = f"share of the lead of {SHORT[CALIBRATED]} over Titan from fitting"
             paper = ""
@@ -63,7 +68,7 @@ def headline_table(table: pd.DataFrame) -> str:
             name = f"{SHORT.get(r['numerator'], r['numerator'])} / {r['denominator']}"
             paper = f"{r['paper_ratio']:.3f}"
         ours = f"{r['ratio']:.3f} ±{r['ci95']:.3f}" if np.isfinite(r["ratio"]) else f"undefined ({r['note']})"
-        lines.append(f"| {r['experiment']} {r['cell']} | {name} | {paper} | {ours} |")
+        lines.append(f"| {r['experiment']} {r['cell']} | {name} | {paper} | {ours} | {per_day} |")
     return "\n".join(lines)
 
 
