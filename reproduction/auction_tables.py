@@ -21,6 +21,7 @@ from reproduction.auction import (CALIBRATED, CALIBRATED_A40, COMPARISONS, PAPER
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports" / "auction"
 FIGURES = {figure.name.split("_")[0]: figure for figure in COMPARISONS}
+ECONOMICS = {"fig8": ("high",), "fig4": (50,)}  # the paper's headline cells
 
 
 def _label(mechanism: str, figure: str) -> str:
@@ -42,14 +43,14 @@ def welfare_table(table: pd.DataFrame, x: str, figure: str, column: str = "welfa
 
 
 def leads_table(table: pd.DataFrame, x: str) -> str:
+    """Per cell, the lead of each tuned pdFTSP row over each baseline (% of its mean welfare)."""
     bases = [b for b in ("Titan", "EFT", "NTM", "ZeroPrice", "EFT(admit=positive)") if f"vs_{b}_pct" in table]
     variants = [m for m in (PAPER_TUNED, PAPER_TUNED_A40, CALIBRATED, CALIBRATED_A40) if m in set(table["mechanism"])]
-    lines = [f"| {x} | " + " | ".join(f"{SHORT[m]} over {b}" for m in variants for b in bases) + " |",
-             "|---|" + "---:|" * (len(variants) * len(bases))]
+    lines = [f"| {x} | row | " + " | ".join(f"over {b}" for b in bases) + " |", "|---|---|" + "---:|" * len(bases)]
     for value, part in table.groupby(x, sort=False):
         rows = part.set_index("mechanism")
-        lines.append(f"| {value} | " + " | ".join(f"{rows.loc[m, f'vs_{b}_pct']:+.1f}%" for m in variants for b in bases)
-                     + " |")
+        for m in variants:
+            lines.append(f"| {value} | {SHORT[m]} | " + " | ".join(f"{rows.loc[m, f'vs_{b}_pct']:+.1f}%" for b in bases) + " |")
     return "\n".join(lines)
 
 
@@ -96,6 +97,33 @@ def bid_law_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def economics_table(table: pd.DataFrame, x: str, value, figure: str) -> str:
+    """One cell's mechanisms: admitted share, utilisation, provider's and users' utility a day."""
+    part = table[table[x].astype(str) == str(value)]
+    lines = [f"| {x} = {value} | admitted | utilisation | provider utility | users' utility |", "|---|---:|---:|---:|---:|"]
+    for _, r in part.iterrows():
+        lines.append(f"| {_label(r['mechanism'], figure)} | {r['admission_rate']:.1%} | {r['utilisation']:.2f} | "
+                     f"{r['provider_utility']:,.0f} | {r['users_utility']:,.0f} |")
+    titan = part[part["mechanism"] == "Titan"]
+    if len(titan) and "titan_limited_slots" in part:
+        r = titan.iloc[0]
+        lines.append(f"\nTitan: CP-SAT stopped at its limit in {r['titan_limited_slots']:.0f} of {r['titan_slots']:.0f} slots;"
+                     f" the greedy start was kept in {r['titan_greedy_slots']:.0f}.")
+    return "\n".join(lines)
+
+
+def runtime_table(table: pd.DataFrame) -> str:
+    mechanisms = list(dict.fromkeys(table["mechanism"]))
+    lines = ["| run | setting | " + " | ".join(SHORT.get(m, m) for m in mechanisms) + " | Titan / slowest pdFTSP row |",
+             "|---|---|" + "---:|" * (len(mechanisms) + 1)]
+    for (experiment, setting), part in table.groupby(["experiment", "setting"], sort=False):
+        ms = part.set_index("mechanism")["decision_ms_per_task"]
+        slowest = max(v for m, v in ms.items() if m != "Titan")
+        lines.append(f"| {experiment} | {setting} | " + " | ".join(f"{ms[m]:.2f}" for m in mechanisms)
+                     + f" | {ms['Titan'] / slowest:.0f} |")
+    return "\n".join(lines)
+
+
 def tables(reports: Path, only: set[str] | None = None) -> list[tuple[str, str]]:
     out = []
 
@@ -116,6 +144,8 @@ def tables(reports: Path, only: set[str] | None = None) -> list[tuple[str, str]]
             out.append((name, welfare_table(table[table["mechanism"] != "OPT"], figure.x, figure.name, "opt_ratio_mean")))
             continue
         out.append((name, welfare_table(table, figure.x, figure.name)))
+        for cell in ECONOMICS.get(name, ()):
+            out.append((f"{name} economics {cell}", economics_table(table, figure.x, cell, figure.name)))
         if PAPER_TUNED in set(table["mechanism"]):
             out.append((f"{name} leads", leads_table(table, figure.x)))
     for name in ("kappa", "kappa_a40"):
@@ -124,6 +154,8 @@ def tables(reports: Path, only: set[str] | None = None) -> list[tuple[str, str]]
     for name in ("bid_law", "bid_law_50"):
         if wanted(name) and (reports / f"{name}.csv").exists():
             out.append((name, bid_law_table(pd.read_csv(reports / f"{name}.csv"))))
+    if wanted("fig13") and (reports / "fig13_runtime.csv").exists():
+        out.append(("fig13", runtime_table(pd.read_csv(reports / "fig13_runtime.csv"))))
     return out
 
 

@@ -16,7 +16,7 @@ def run_dir(tmp_path_factory):
     rows, tasks = [], []
     for index, nodes in enumerate((3, 6)):
         config = {"cluster": {"nodes": nodes}, "tasks": {"load": 2, "slots": 24},
-                  "mechanisms": [auction.PDFTSP, auction.CALIBRATED, "EFT", "NTM"]}
+                  "mechanisms": [auction.PAPER_TUNED, auction.PDFTSP, auction.CALIBRATED, "EFT", "NTM"]}
         prepared = family.prepare(config)
         for replicate in range(2):
             for row in family.simulate_replicate(prepared, replicate, np.random.default_rng([index, replicate])):
@@ -34,7 +34,7 @@ def test_summary_and_improvements(run_dir, tmp_path):
     figure = auction.COMPARISONS[0]
     table = auction.comparison_report(run_dir, figure, tmp_path)
     assert (tmp_path / "fig4_nodes.csv").exists() and (tmp_path / "fig4_nodes.png").exists()
-    assert set(table["mechanism"]) == {auction.PDFTSP, auction.CALIBRATED, "EFT", "NTM"}
+    assert set(table["mechanism"]) == {auction.PAPER_TUNED, auction.PDFTSP, auction.CALIBRATED, "EFT", "NTM"}
     results = pd.read_parquet(run_dir / "results.parquet")
     for nodes in (3, 6):
         mean = results[results["cluster.nodes"] == nodes].groupby("mechanism")["welfare"].mean()
@@ -45,7 +45,8 @@ def test_summary_and_improvements(run_dir, tmp_path):
 
 def test_payments_report_is_individually_rational(run_dir, tmp_path):
     table = auction.payments_report(run_dir, tmp_path, sample=5)
-    assert len(table) <= 5 and (table["payment"] <= table["bid"]).all()
+    assert 0 < len(table) <= 5 and (table["payment"] <= table["bid"]).all()
+    assert set(table["mechanism"]) == {auction.PAPER_TUNED}
     assert table["max_payment_over_bid_all"].iloc[0] <= 1.0
 
 
@@ -220,3 +221,17 @@ def test_doc_tables_print_from_the_committed_reports(capsys):
     auction_tables.main(["--only", "fig8,kappa"])
     text = capsys.readouterr().out
     assert "### fig8" in text and "### kappa" in text and "fitting (ours)" in text
+
+
+def test_committed_checks_lead_with_the_papers_algorithm_and_label_fitting():
+    from pathlib import Path
+
+    checks = pd.read_csv(Path(auction.__file__).resolve().parent.parent / "reports" / "auction" / "checks.csv")
+    for cell, paper in (("fig8 tasks.load=high", auction.PAPER_HIGH_LOAD), ("fig4 cluster.nodes=50", auction.PAPER_50_NODES)):
+        for base, gain in paper.items():
+            row = checks[checks["check"] == f"{cell}: pdFTSP (paper schedule space, tuned kappa) over {base} (%)"]
+            assert len(row) == 1 and row["paper"].iloc[0] == pytest.approx(gain), (cell, base)
+        for pair in ("Titan / EFT", "EFT / NTM"):
+            assert checks["check"].str.startswith(f"{cell.split()[0]} {cell.split()[1]}: {pair}").sum() == 1, (cell, pair)
+    fitting = checks[checks["check"].str.contains("fitting")]
+    assert fitting["check"].str.contains(auction.FITTING, regex=False).all()
