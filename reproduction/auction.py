@@ -115,9 +115,10 @@ def summary(run_dir: Path, x: str) -> pd.DataFrame:
         rows.append(row)
     table = pd.DataFrame(rows)
     means = table.set_index([x, "mechanism"])["welfare_mean"]
-    for base in BASELINES:
+    for base in BASELINES:  # a gain over a baseline of negative or zero welfare is undefined (NaN)
         table[f"vs_{base}_pct"] = [
-            100.0 * (means[(v, m)] / means[(v, base)] - 1.0) if (v, base) in means.index and m.startswith(PDFTSP) else np.nan
+            100.0 * (means[(v, m)] / means[(v, base)] - 1.0)
+            if (v, base) in means.index and m.startswith(PDFTSP) and means[(v, base)] > 0 else np.nan
             for v, m in zip(table[x], table["mechanism"])]
     return table
 

@@ -50,7 +50,9 @@ def leads_table(table: pd.DataFrame, x: str) -> str:
     for value, part in table.groupby(x, sort=False):
         rows = part.set_index("mechanism")
         for m in variants:
-            lines.append(f"| {value} | {SHORT[m]} | " + " | ".join(f"{rows.loc[m, f'vs_{b}_pct']:+.1f}%" for b in bases) + " |")
+            gains = [rows.loc[m, f"vs_{b}_pct"] for b in bases]
+            lines.append(f"| {value} | {SHORT[m]} | " + " | ".join(f"{g:+.1f}%" if np.isfinite(g) else "undefined (baseline <= 0)"
+                                                             for g in gains) + " |")
     return "\n".join(lines)
 
 
@@ -112,6 +114,18 @@ def economics_table(table: pd.DataFrame, x: str, value, figure: str) -> str:
     return "\n".join(lines)
 
 
+def baseline_ratios_table(table: pd.DataFrame, x: str) -> str:
+    """Per cell: Titan / EFT and EFT / NTM (ratios of mean welfare; undefined when the denominator
+    is not positive) and the utilisation of EFT and NTM."""
+    lines = [f"| {x} | Titan / EFT | EFT / NTM | EFT utilisation | NTM utilisation |", "|---|---:|---:|---:|---:|"]
+    for value, part in table.groupby(x, sort=False):
+        w = part.set_index("mechanism")["welfare_mean"]
+        u = part.set_index("mechanism")["utilisation"]
+        ratio = [f"{w[a] / w[b]:.2f}" if w[b] > 0 else "undefined (denominator <= 0)" for a, b in (("Titan", "EFT"), ("EFT", "NTM"))]
+        lines.append(f"| {value} | {ratio[0]} | {ratio[1]} | {u['EFT']:.2f} | {u['NTM']:.2f} |")
+    return "\n".join(lines)
+
+
 def runtime_table(table: pd.DataFrame) -> str:
     mechanisms = list(dict.fromkeys(table["mechanism"]))
     lines = ["| run | setting | " + " | ".join(SHORT.get(m, m) for m in mechanisms) + " | Titan / slowest pdFTSP row |",
@@ -148,6 +162,8 @@ def tables(reports: Path, only: set[str] | None = None) -> list[tuple[str, str]]
             out.append((f"{name} economics {cell}", economics_table(table, figure.x, cell, figure.name)))
         if PAPER_TUNED in set(table["mechanism"]):
             out.append((f"{name} leads", leads_table(table, figure.x)))
+        if name == "overload":
+            out.append((f"{name} baselines", baseline_ratios_table(table, figure.x)))
     for name in ("kappa", "kappa_a40"):
         if wanted(name) and (reports / f"{name}.csv").exists():
             out.append((name, kappa_table(pd.read_csv(reports / f"{name}.csv"))))

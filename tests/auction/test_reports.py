@@ -43,6 +43,16 @@ def test_summary_and_improvements(run_dir, tmp_path):
     assert table.loc[table["mechanism"] == "EFT", "vs_EFT_pct"].isna().all()
 
 
+def test_a_gain_over_a_baseline_below_zero_is_undefined(tmp_path):
+    rows = [{"cluster.nodes": 5, "replicate": r, "mechanism": m, "welfare": w, "admission_rate": 0.5, "utilisation": 0.5,
+             "provider_utility": 0.0, "users_utility": 0.0, "decision_ms_per_task": 0.1}
+            for r in range(2) for m, w in ((auction.PAPER_TUNED, 50.0), ("EFT", -10.0), ("NTM", 25.0))]
+    pd.DataFrame(rows).to_parquet(tmp_path / "results.parquet")
+    table = auction.summary(tmp_path, "cluster.nodes").set_index("mechanism")
+    assert np.isnan(table.loc[auction.PAPER_TUNED, "vs_EFT_pct"])
+    assert table.loc[auction.PAPER_TUNED, "vs_NTM_pct"] == pytest.approx(100.0)
+
+
 def test_payments_report_is_individually_rational(run_dir, tmp_path):
     table = auction.payments_report(run_dir, tmp_path, sample=5)
     assert 0 < len(table) <= 5 and (table["payment"] <= table["bid"]).all()
