@@ -13,11 +13,16 @@ played in arrival order (`OnlineWeights`): job j's counterfactual under policy k
 k's beta0 against the realised N(t) (eq. 5, or eq. 2 for the theta and naive policies), and
 only the drawn policy's r_j is taken from N(t).
 
-Costs must lie in [0, 1] (Proposition 6). `normalisation`:
+Proposition 6 needs costs in [0, 1]; Alg. 3 as printed (lines 11-12) weighs the raw costs.
+`normalisation`:
 - `bound` (default): c_j / B_j with B_j = delta_j ceil(d_j / Len) (p + b_max), a cost no policy
   can exceed: at most ceil(d_j / Len) hours of delta_j on-demand instances (an instance's paid
   hours do not overlap) and as many of spot instances charged at most the highest bid;
-- `job_minmax`: job j's [min, max] over the policies (the shared module's scheme).
+- `job_minmax`: job j's [min, max] over the policies (the shared module's scheme);
+- `none`: Alg. 3 as printed, w <- w exp(-eta c_j) on dollar costs. The shared module takes
+  utilities in [0, 1], so job j runs with its [min, max] bounds and eta_j times its cost spread
+  (max - min): eta_j spread_j z_j = eta_j (c_max - c_j), the printed update up to a constant per
+  job, which no weight sees. With one bound B for every job, `none` is `bound` with eta times B.
 """
 from __future__ import annotations
 
@@ -33,7 +38,7 @@ from algorithms.iaas.job_execution import LEN, ON_DEMAND_PRICE, run_job_policies
 from algorithms.iaas.policies import KIND_CODES, Policy, stream_cost
 from algorithms.iaas.self_owned import idle_minimum, utilisation, wanted_instances
 
-NORMALISATIONS = ("bound", "job_minmax")
+NORMALISATIONS = ("bound", "job_minmax", "none")
 
 
 def cost_bound(jobs, max_bid: float, on_demand: float = ON_DEMAND_PRICE) -> np.ndarray:
@@ -80,11 +85,21 @@ class OptiLearningRun:
 
 
 def _bounds(jobs, policies, costs: np.ndarray | None, normalisation: str, on_demand: float):
-    """[lower, upper] of -cost per job: (-B_j, 0), or job j's [min, max] over the policies."""
+    """[lower, upper] of -cost per job: (-B_j, 0), or job j's [min, max] over the policies
+    (`job_minmax` and `none`)."""
     if normalisation == "bound":
         upper = cost_bound(jobs, max(p.bid for p in policies), on_demand)
         return -upper, np.zeros_like(upper)
     return job_bounds(-costs, "job_minmax", 0.0, 1.0)
+
+
+def _eta_scale(costs: np.ndarray, normalisation: str) -> np.ndarray:
+    """The factor on eta_j that turns the normalised update into the printed one (`none`: each
+    job's cost spread; 1 for a job every policy pays alike, whose z is constant) or 1."""
+    if normalisation != "none":
+        return np.ones(costs.shape[0])
+    spread = costs.max(axis=1) - costs.min(axis=1)
+    return np.where(spread > 0, spread, 1.0)
 
 
 def opti_learning(jobs, prices: np.ndarray, policies, rng: np.random.Generator,
@@ -103,8 +118,8 @@ def opti_learning(jobs, prices: np.ndarray, policies, rng: np.random.Generator,
     costs = np.column_stack([r.cost for r in runs])
     lag = int(jobs.deadline.max())
     lower, upper = _bounds(jobs, policies, costs, normalisation, on_demand)
-    selection = exponentiated_gradient(-costs, lower, upper, eta=learning_rates(jobs.arrival, lag, len(policies)),
-                                       delay=delays_from_arrivals(jobs.arrival, lag))
+    eta = learning_rates(jobs.arrival, lag, len(policies)) * _eta_scale(costs, normalisation)
+    selection = exponentiated_gradient(-costs, lower, upper, eta=eta, delay=delays_from_arrivals(jobs.arrival, lag))
     chosen = draw_policies(selection.weights[:-1], rng)
     finish = np.column_stack([r.finish for r in runs])[np.arange(len(jobs)), chosen]
     return OptiLearningRun(policies, costs, np.column_stack([r.spot_work for r in runs]), selection, chosen, lag,
@@ -137,10 +152,11 @@ def _opti_learning_self_owned(jobs, prices, policies, rng, normalisation, on_dem
     online = OnlineWeights(n)
     costs, spot_work, z = np.empty((k_jobs, n)), np.empty((k_jobs, n)), np.empty((k_jobs, n))
     chosen, r_chosen, finish = (np.zeros(k_jobs, dtype=np.int64) for _ in range(3))
+    scale = np.ones(k_jobs)
     learnt = 0
     for j in range(k_jobs):
         while learnt < k_jobs and release[order[learnt]] <= j:
-            online.learn(z[order[learnt]], eta[order[learnt]])
+            online.learn(z[order[learnt]], eta[order[learnt]] * scale[order[learnt]])
             learnt += 1
         a, d, delta = int(jobs.arrival[j]), int(jobs.deadline[j]), int(jobs.parallelism[j])
         r = np.minimum(want[j], idle_minimum(idle, a, a + d - 1))[column]
@@ -154,13 +170,15 @@ def _opti_learning_self_owned(jobs, prices, policies, rng, normalisation, on_dem
         else:
             upper = u.max()
             lower = u.min() if u.min() < upper else upper - 1.0
+            if normalisation == "none" and u.min() < upper:
+                scale[j] = upper - u.min()
         # `normalise`'s map; its bound checks run once on every row in `exponentiated_gradient`
         z[j] = (u - lower) / (upper - lower)
         k = int(policies_at(online.weights[None, :], uniforms[j:j + 1])[0])
         chosen[j], r_chosen[j], finish[j] = k, r[k], slots[k, 0]
         idle[a - 1:a + d - 1] -= r[k]
     lower, upper = _bounds(jobs, policies, costs, normalisation, on_demand)
-    selection = exponentiated_gradient(-costs, lower, upper, eta=eta, delay=delay)
+    selection = exponentiated_gradient(-costs, lower, upper, eta=eta * scale, delay=delay)
     return OptiLearningRun(policies, costs, spot_work, selection, chosen, lag, r_chosen, finish,
                            utilisation(jobs.arrival, jobs.size, jobs.deadline, r_chosen, instances))
 

@@ -13,7 +13,7 @@ from algorithms.iaas.opti_learning import (NORMALISATIONS, _opti_learning_self_o
                                            opti_learning, proposition6_bound)
 from algorithms.iaas.policies import Policy, ours_grid, stream_cost
 from algorithms.iaas.self_owned import wanted_instances
-from market.iaas.jobs import JobParams, draw_jobs
+from market.iaas.jobs import JobParams, JobStream, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices
 
 
@@ -70,7 +70,7 @@ def test_regret_stays_inside_proposition6_and_the_weights_learn(world):
 
 def test_an_unknown_normalisation_is_rejected(world):
     jobs, prices = world
-    with pytest.raises(ValueError, match="normalisation must be one of bound, job_minmax"):
+    with pytest.raises(ValueError, match="normalisation must be one of bound, job_minmax, none"):
         opti_learning(jobs, prices, ours_grid()[:2], np.random.default_rng(0), "minmax")
 
 
@@ -115,3 +115,34 @@ def test_counterfactuals_take_the_idle_instances_the_drawn_policies_left(world):
             assert run.self_owned[j] == r_greedy
         idle[a - 1:a + d - 1] -= run.self_owned[j]
     assert 0 < np.count_nonzero(run.chosen == 0) < len(jobs)
+
+
+def test_alg3_as_printed_is_bound_with_eta_times_the_common_bound(world):
+    # `none` weighs the raw dollar costs, w <- w exp(-eta c_j) (Alg. 3 lines 11-12); `bound`
+    # weighs c_j / B_j. When every job has the same B, the log-weight gaps of `none` are B
+    # times those of `bound`, row by row, under the same eta schedule and delays
+    jobs, prices = world
+    n = 400
+    same = JobStream(jobs.arrival[:n], jobs.size[:n], np.full(n, int(jobs.deadline[:n].max())),
+                     np.full(n, int(jobs.parallelism[:n].max())))
+    policies = ours_grid(betas=(0.5, 0.9999), bids=(0.13, 0.28))
+    bound = float(cost_bound(same, 0.28)[0])
+    assert np.all(cost_bound(same, 0.28) == bound)
+    raw = opti_learning(same, prices, policies, np.random.default_rng(5), "none").selection.weights
+    scaled = opti_learning(same, prices, policies, np.random.default_rng(5), "bound").selection.weights
+    finite = np.all(raw > 1e-250, axis=1) & np.all(scaled > 1e-250, axis=1)
+    assert finite.sum() > n // 2
+    gaps_raw = np.log(raw[finite]) - np.log(raw[finite][:, :1])
+    gaps_scaled = np.log(scaled[finite]) - np.log(scaled[finite][:, :1])
+    assert np.abs(gaps_raw).max() > 1e-3  # the weights did learn
+    assert np.allclose(gaps_raw, bound * gaps_scaled, rtol=1e-9, atol=1e-9)
+
+
+def test_alg3_as_printed_learns_faster_on_dollar_costs(world):
+    # the raw update moves the weights by eta c_j, and c_j runs to dollars: its final weight on
+    # the best fixed policy is at least the normalised update's
+    jobs, prices = world
+    policies = ours_grid(betas=(0.5, 0.9999), bids=(0.13, 0.22, 0.28))
+    runs = {norm: opti_learning(jobs, prices, policies, np.random.default_rng(6), norm) for norm in ("none", "bound")}
+    best = int(np.argmin(runs["bound"].costs.sum(axis=0)))
+    assert runs["none"].selection.final_weights[best] >= runs["bound"].selection.final_weights[best]
