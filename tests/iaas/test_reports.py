@@ -1,0 +1,38 @@
+"""The IaaS reproduction's rho (reproduction/iaas.py): a ratio of means with a paired interval,
+and undefined where the baseline pays almost nothing."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reproduction import iaas
+
+
+def test_rho_is_one_minus_a_ratio_of_means_not_a_mean_of_ratios():
+    wide = pd.DataFrame({"ours": [0.5, 1.5, 1.0], "theirs": [1.8, 2.2, 2.0]})
+    rho, ci95, note = iaas._rho(wide, "ours", "theirs", reference=None)
+    assert rho == pytest.approx(50.0) and note == ""
+    assert 100 * (1 - wide["ours"] / wide["theirs"]).mean() == pytest.approx(51.3, abs=0.1)  # not this
+    assert ci95 > 0
+
+
+def test_rho_is_undefined_where_the_baseline_pays_almost_nothing():
+    wide = pd.DataFrame({"ours": [0.001, 0.002], "theirs": [0.0005, 0.0001]})
+    rho, ci95, note = iaas._rho(wide, "ours", "theirs", reference=0.3)
+    assert np.isnan(rho) and np.isnan(ci95) and "under 1% of its R = 0 cost" in note
+
+
+def test_ratio_rows_judge_each_cell_against_its_own_r0_baseline():
+    rows = []
+    for r, (ours, theirs) in {0: (0.10, 0.20), 400: (0.010, 0.020), 600: (0.0001, 0.0002)}.items():
+        for rep in range(3):
+            for mechanism, cost in (("A", ours * (1 + 0.01 * rep)), ("B", theirs)):
+                rows.append({"x": 3.0, "self_owned.instances": r, "replicate": rep, "mechanism": mechanism,
+                             "unit_cost": cost, "self_owned_utilisation": 0.5, "policy": "p"})
+    table = iaas._ratio_rows(pd.DataFrame(rows), ["x", "self_owned.instances"], "A", "B", ("A", "B"))
+    by_r = table.set_index("self_owned.instances")
+    assert by_r.loc[400, "rho_percent"] == pytest.approx(100 * (1 - 0.0101 / 0.02))
+    assert np.isnan(by_r.loc[600, "rho_percent"]) and "R = 0" in by_r.loc[600, "rho_note"]
+    check = iaas._rho_check("table3", "x", by_r.loc[600, "rho_percent"], 30.0)
+    assert check.holds is False
