@@ -168,8 +168,50 @@ def table4(context: Context) -> pd.DataFrame:
     return table
 
 
+# The load diagnostic's worlds: Tables II-III's job types on 6,000 slots and Table IV's on
+# 30,000, at the paper's "Poisson with mean 1" read per slot (1) and per minute (5 per slot).
+LOAD_WORLDS = ((3.0, 6000), (13.0, 6000), (5.0, 30000))
+LOAD_RATES = (1.0, 5.0)
+LOAD_R = (200, 400, 600, 800)
+
+
+def demand_per_slot(jobs) -> np.ndarray:
+    """Eq. (2)'s demand in each slot 1..horizon: sum of ceil(z_j / d_j) over the jobs whose window
+    [a_j, a_j + d_j - 1] holds the slot."""
+    from algorithms.iaas.self_owned import wanted_instances
+
+    want = wanted_instances(jobs.size, jobs.deadline, jobs.parallelism, None)
+    delta = np.zeros(jobs.horizon() + 2)
+    np.add.at(delta, jobs.arrival, want)
+    np.add.at(delta, jobs.arrival + jobs.deadline, -want)
+    return np.cumsum(delta)[1:jobs.horizon() + 1]
+
+
+def load_report(context: Context, seed: int = 0) -> pd.DataFrame:
+    """`load.csv`: per job type (x0) and arrival rate (jobs per slot), one world drawn with `seed`:
+    jobs, the mean work per slot (instance-slots), eq. (2)'s demand (mean, p90, max over the
+    arrival window's slots) and the share of those slots whose demand exceeds each R."""
+    from market.iaas.jobs import JobParams, draw_jobs
+
+    rows = []
+    for x0, slots in LOAD_WORLDS:
+        for rate in LOAD_RATES:
+            params = JobParams.from_config({"slots": slots, "slackness_max": x0, "arrival_rate": rate})
+            jobs = draw_jobs(params, np.random.default_rng(seed))
+            demand = demand_per_slot(jobs)[:slots]
+            row = {"jobs.slackness_max": x0, "jobs.arrival_rate": rate, "slots": slots, "jobs": len(jobs),
+                   "work_per_slot": float(jobs.size.sum()) / slots, "demand_mean": float(demand.mean()),
+                   "demand_p90": float(np.percentile(demand, 90)), "demand_max": float(demand.max())}
+            row.update({f"share_above_{r}": float((demand > r).mean()) for r in LOAD_R})
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    table.to_csv(context.out / "load.csv", index=False, float_format="%.4f")
+    return table
+
+
 EXPERIMENTS = (Experiment("table2", "iaas/table2", table2), Experiment("table3", "iaas/table3", table3),
-               Experiment("table4", "iaas/table4", table4))
+               Experiment("table4", "iaas/table4", table4),
+               Experiment("load", None, load_report))  # drawn here: no simulation
 
 
 def _rho_check(experiment: str, check: str, ours, paper: float) -> Check:

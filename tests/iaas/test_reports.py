@@ -36,3 +36,21 @@ def test_ratio_rows_judge_each_cell_against_its_own_r0_baseline():
     assert np.isnan(by_r.loc[600, "rho_percent"]) and "R = 0" in by_r.loc[600, "rho_note"]
     check = iaas._rho_check("table3", "x", by_r.loc[600, "rho_percent"], 30.0)
     assert check.holds is False
+
+
+def test_demand_per_slot_is_eq2_over_each_jobs_window():
+    from market.iaas.jobs import JobStream
+
+    # job 1: slots 1-4, wants ceil(10 / 4) = 3; job 2: slots 3-4, wants ceil(7 / 2) = 4 (delta 20)
+    jobs = JobStream(np.array([1, 3]), np.array([10.0, 7.0]), np.array([4, 2]), np.array([20, 20]))
+    assert list(iaas.demand_per_slot(jobs)) == [3, 3, 7, 7]
+
+
+def test_load_report_reads_the_rate_both_ways(tmp_path):
+    from reproduction.experiment import Context
+
+    table = iaas.load_report(Context(tmp_path, tmp_path))
+    assert (tmp_path / "load.csv").exists()
+    by = table.set_index(["jobs.slackness_max", "jobs.arrival_rate"])
+    assert by.loc[(3.0, 5.0), "work_per_slot"] == pytest.approx(5 * by.loc[(3.0, 1.0), "work_per_slot"], rel=0.05)
+    assert (by["demand_max"] >= by["demand_p90"]).all() and (by["demand_p90"] >= 0).all()
