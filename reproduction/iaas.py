@@ -141,20 +141,23 @@ def fig5(run_dir: Path, path: Path) -> pd.DataFrame:
     return means
 
 
-def table3(context: Context) -> pd.DataFrame:
-    frame = pd.read_parquet(context.run_dir("table3") / "results.parquet")
+def table3(context: Context, name: str = "table3") -> pd.DataFrame:
+    """Table III (and Fig. 5) from the run `name` (table3: 1 job per slot; table3_rate5: 5)."""
+    frame = pd.read_parquet(context.run_dir(name) / "results.parquet")
     table = _ratio_rows(frame, ["jobs.slackness_max", "self_owned.instances"], "BestOurs", "BestNaive",
                         ("BestOurs", "BestNaive", "BestTheta"))
     table["paper_rho_percent"] = [PAPER_TABLE3.get((float(x), int(r)), np.nan)
                                   for x, r in zip(table["jobs.slackness_max"], table["self_owned.instances"])]
-    table.to_csv(context.out / "table3.csv", index=False, float_format="%.4f")
-    fig5(context.run_dir("table3"), context.out / "fig5.png").to_csv(context.out / "fig5.csv", index=False,
-                                                                      float_format="%.4f")
+    table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
+    figure = "fig5" if name == "table3" else f"fig5_{name.removeprefix('table3_')}"
+    fig5(context.run_dir(name), context.out / f"{figure}.png").to_csv(context.out / f"{figure}.csv", index=False,
+                                                                       float_format="%.4f")
     return table
 
 
-def table4(context: Context) -> pd.DataFrame:
-    frame = pd.read_parquet(context.run_dir("table4") / "results.parquet")
+def table4(context: Context, name: str = "table4") -> pd.DataFrame:
+    """Table IV from the run `name` (table4: 1 job per slot; table4_rate5: 5)."""
+    frame = pd.read_parquet(context.run_dir(name) / "results.parquet")
     table = _ratio_rows(frame, ["learning.normalisation", "self_owned.instances"], "OptiLearning",
                         "OptiLearning(grid=theta)", ("OptiLearning", "OptiLearning(grid=theta)", "BestOurs",
                                                      "BestTheta"))
@@ -164,7 +167,7 @@ def table4(context: Context) -> pd.DataFrame:
     floor = NEAR_ZERO * table["learning.normalisation"].map(ours_r0)
     table["learning_excess_percent"] = np.where(table["BestOurs_alpha"] >= floor,
                                                 100.0 * (table["OptiLearning_alpha"] / table["BestOurs_alpha"] - 1.0), np.nan)
-    table.to_csv(context.out / "table4.csv", index=False, float_format="%.4f")
+    table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
     return table
 
 
@@ -211,6 +214,8 @@ def load_report(context: Context, seed: int = 0) -> pd.DataFrame:
 
 EXPERIMENTS = (Experiment("table2", "iaas/table2", table2), Experiment("table3", "iaas/table3", table3),
                Experiment("table4", "iaas/table4", table4),
+               Experiment("table3_rate5", "iaas/table3_rate5", lambda context: table3(context, "table3_rate5")),
+               Experiment("table4_rate5", "iaas/table4_rate5", lambda context: table4(context, "table4_rate5")),
                Experiment("load", None, load_report))  # drawn here: no simulation
 
 
@@ -239,24 +244,28 @@ def checks(context: Context) -> list[Check]:
             gap = float(row["BestTheta_alpha"] - row["BestOurs_alpha"])
             out.append(Check("table2", f"Table II, {label}: best of ours below the best theta policy (alpha' - alpha)",
                              gap, bool(gap > 0), "> 0"))
-    table = context.reports.get("table3")
-    if table is not None:
+    for name, reading in (("table3", ""), ("table3_rate5", ", 5 jobs per slot")):
+        table = context.reports.get(name)
+        if table is None:
+            continue
         for _, row in table.iterrows():
             x0, r = float(row["jobs.slackness_max"]), int(row["self_owned.instances"])
             if (x0, r) not in PAPER_TABLE3:
                 continue  # R = 0: the reference cells, not in the paper's table
             label = f"{JOB_TYPE.get(x0, f'x0 = {x0:g}')}, R = {r}"
-            out.append(_rho_check("table3", f"Table III rho, {label} (%){_note(row)}", row["rho_percent"],
+            out.append(_rho_check(name, f"Table III rho{reading}, {label} (%){_note(row)}", row["rho_percent"],
                                   PAPER_TABLE3[(x0, r)]))
             gap = float(row["BestNaive_alpha"] - row["BestOurs_alpha"])
             # beta0 = 0 is eq. (2) (r_bar(0) = z / d), so alpha <= alpha' by construction: the
             # paper's claim is that some beta0 > 0 does strictly better
-            out.append(Check("table3", f"Table III, {label}: best of ours strictly below the best of eq. (2)",
+            out.append(Check(name, f"Table III{reading}, {label}: best of ours strictly below the best of eq. (2)",
                              gap, bool(gap > 0), "> 0"))
-    table = context.reports.get("table4")
-    if table is not None:
+    for name, reading in (("table4", ""), ("table4_rate5", ", 5 jobs per slot")):
+        table = context.reports.get(name)
+        if table is None:
+            continue
         for _, row in table.iterrows():
             r, norm = int(row["self_owned.instances"]), row["learning.normalisation"]
-            out.append(_rho_check("table4", f"Table IV rho_bar, R = {r}, normalisation {norm} (%){_note(row)}",
+            out.append(_rho_check(name, f"Table IV rho_bar{reading}, R = {r}, normalisation {norm} (%){_note(row)}",
                                   row["rho_percent"], PAPER_TABLE4[r]))
     return out

@@ -54,3 +54,15 @@ def test_load_report_reads_the_rate_both_ways(tmp_path):
     by = table.set_index(["jobs.slackness_max", "jobs.arrival_rate"])
     assert by.loc[(3.0, 5.0), "work_per_slot"] == pytest.approx(5 * by.loc[(3.0, 1.0), "work_per_slot"], rel=0.05)
     assert (by["demand_max"] >= by["demand_p90"]).all() and (by["demand_p90"] >= 0).all()
+
+
+def test_the_five_per_slot_tables_differ_from_the_literal_ones_only_in_the_load():
+    from omegaconf import OmegaConf
+
+    from sweep.api import CONF_DIR
+
+    for name, base in (("table3_rate5", "table3"), ("table4_rate5", "table4")):
+        text = (CONF_DIR / "experiment" / "iaas" / f"{name}.yaml").read_text()
+        ours = OmegaConf.create(text)
+        assert ours["defaults"][0] == f"iaas/{base}" and ours["jobs"]["arrival_rate"] == 5.0
+        assert {e.name for e in iaas.EXPERIMENTS} >= {name, base}
