@@ -66,8 +66,30 @@ def fig4(run_dir: Path, path: Path) -> pd.DataFrame:
     return means
 
 
+def theta_reading(run_dir: Path) -> str:
+    """The theta policies' reading the run used (`policies.theta_reading` of its first cell)."""
+    import yaml
+
+    config = yaml.safe_load((sorted(Path(run_dir).glob("*/config.yaml"))[0]).read_text())
+    return str((config.get("policies") or {}).get("theta_reading", "once"))
+
+
+def best_beta_per_bid(run_dir: Path) -> pd.DataFrame:
+    """Fig. 4's shape: per job type and bid, the beta of our policies (R = 0) with the lowest
+    mean unit cost, and whether it is interior (neither the grid's lowest nor its highest)."""
+    table = pd.read_parquet(Path(run_dir) / "policies.parquet")
+    ours = table[table["mechanism"] == "BestOurs"]
+    means = ours.groupby(["jobs.slackness_max", "bid", "beta"])["unit_cost"].mean().reset_index()
+    low, high = means["beta"].min(), means["beta"].max()
+    best = means.loc[means.groupby(["jobs.slackness_max", "bid"])["unit_cost"].idxmin()].reset_index(drop=True)
+    return best.assign(interior=(best["beta"] > low) & (best["beta"] < high))
+
+
 def table2(context: Context) -> pd.DataFrame:
     table = rho_table(context.run_dir("table2"))
+    table["theta_reading"] = theta_reading(context.run_dir("table2"))
+    best_beta_per_bid(context.run_dir("table2")).to_csv(context.out / "fig4_best_beta.csv", index=False,
+                                                        float_format="%.4f")
     table.to_csv(context.out / "table2.csv", index=False, float_format="%.4f")
     fig4(context.run_dir("table2"), context.out / "fig4.png").to_csv(context.out / "fig4.csv", index=False,
                                                                       float_format="%.4f")
@@ -240,10 +262,17 @@ def checks(context: Context) -> list[Check]:
             label = JOB_TYPE.get(x0, f"x0 = {x0:g}")
             paper = PAPER_RHO.get(x0)
             if paper is not None:
-                out.append(_rho_check("table2", f"Table II rho, {label} (%)", row["rho_percent"], paper))
+                reading = row.get("theta_reading", "once")
+                out.append(_rho_check("table2", f"Table II rho, {label}, theta reading {reading} (%)",
+                                      row["rho_percent"], paper))
             gap = float(row["BestTheta_alpha"] - row["BestOurs_alpha"])
             out.append(Check("table2", f"Table II, {label}: best of ours below the best theta policy (alpha' - alpha)",
                              gap, bool(gap > 0), "> 0"))
+    if table is not None and (context.run_dir("table2") / "policies.parquet").exists():
+        best = best_beta_per_bid(context.run_dir("table2"))
+        interior = int(best["interior"].sum())
+        out.append(Check("table2", "Fig. 4: bids (of 14, both job types) whose cheapest beta is interior (the paper: "
+                                   "an interior beta that grows with the bid)", float(interior), interior > 0, ">= 1"))
     for name, reading in (("table3", ""), ("table3_rate5", ", 5 jobs per slot")):
         table = context.reports.get(name)
         if table is None:

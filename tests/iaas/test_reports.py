@@ -66,3 +66,20 @@ def test_the_five_per_slot_tables_differ_from_the_literal_ones_only_in_the_load(
         ours = OmegaConf.create(text)
         assert ours["defaults"][0] == f"iaas/{base}" and ours["jobs"]["arrival_rate"] == 5.0
         assert {e.name for e in iaas.EXPERIMENTS} >= {name, base}
+
+
+def test_fig4_check_finds_an_interior_beta_only_where_there_is_one(tmp_path):
+    rows = []
+    for bid, costs in ((0.1, {0.0: 3.0, 0.5: 2.0, 0.9999: 2.5}), (0.2, {0.0: 3.0, 0.5: 2.0, 0.9999: 1.0})):
+        for beta, cost in costs.items():
+            rows.append({"jobs.slackness_max": 3.0, "mechanism": "BestOurs", "bid": bid, "beta": beta, "unit_cost": cost})
+    pd.DataFrame(rows).to_parquet(tmp_path / "policies.parquet")
+    best = iaas.best_beta_per_bid(tmp_path).set_index("bid")
+    assert best.loc[0.1, "beta"] == 0.5 and bool(best.loc[0.1, "interior"])
+    assert best.loc[0.2, "beta"] == 0.9999 and not bool(best.loc[0.2, "interior"])
+
+
+def test_theta_reading_is_read_from_the_runs_config(tmp_path):
+    (tmp_path / "0").mkdir()
+    (tmp_path / "0" / "config.yaml").write_text("policies:\n  theta_reading: rebid\n")
+    assert iaas.theta_reading(tmp_path) == "rebid"
