@@ -151,10 +151,7 @@ def tables(reports: Path, only: set[str] | None = None) -> list[tuple[str, str]]
         if not wanted(name) or not path.exists():
             continue
         table = pd.read_csv(path)
-        if name == "fig12":
-            out.append((name, welfare_table(table[table["mechanism"] != "OPT"], figure.x, figure.name, "opt_ratio_mean")))
-            continue
-        if name == "fig12c":
+        if name in ("fig12", "fig12c"):  # OPT / online welfare, not welfare
             out.append((name, welfare_table(table[table["mechanism"] != "OPT"], figure.x, figure.name, "opt_ratio_mean")))
             continue
         out.append((name, welfare_table(table, figure.x, figure.name)))

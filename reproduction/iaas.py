@@ -8,7 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
+from algorithms.iaas.self_owned import wanted_instances
+from market.iaas.jobs import JobParams, draw_jobs
 from sweep.plots import pyplot, save
 from sweep.statistics import paired_ratio_interval, student_t_interval
 
@@ -68,8 +71,6 @@ def fig4(run_dir: Path, path: Path) -> pd.DataFrame:
 
 def theta_reading(run_dir: Path) -> str:
     """The theta policies' reading the run used (`policies.theta_reading` of its first cell)."""
-    import yaml
-
     config = yaml.safe_load((sorted(Path(run_dir).glob("*/config.yaml"))[0]).read_text())
     return str((config.get("policies") or {}).get("theta_reading", "once"))
 
@@ -203,8 +204,6 @@ LOAD_R = (200, 400, 600, 800)
 def demand_per_slot(jobs) -> np.ndarray:
     """Eq. (2)'s demand in each slot 1..horizon: sum of ceil(z_j / d_j) over the jobs whose window
     [a_j, a_j + d_j - 1] holds the slot."""
-    from algorithms.iaas.self_owned import wanted_instances
-
     want = wanted_instances(jobs.size, jobs.deadline, jobs.parallelism, None)
     delta = np.zeros(jobs.horizon() + 2)
     np.add.at(delta, jobs.arrival, want)
@@ -216,8 +215,6 @@ def load_report(context: Context, seed: int = 0) -> pd.DataFrame:
     """`load.csv`: per job type (x0) and arrival rate (jobs per slot), one world drawn with `seed`:
     jobs, the mean work per slot (instance-slots), eq. (2)'s demand (mean, p90, max over the
     arrival window's slots) and the share of those slots whose demand exceeds each R."""
-    from market.iaas.jobs import JobParams, draw_jobs
-
     rows = []
     for x0, slots in LOAD_WORLDS:
         for rate in LOAD_RATES:
