@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from algorithms.iaas.opti_learning import proposition6_bound
 from algorithms.iaas.self_owned import wanted_instances
 from market.iaas.jobs import JobParams, draw_jobs
 from sweep.plots import pyplot, save
@@ -190,8 +191,21 @@ def table4(context: Context, name: str = "table4") -> pd.DataFrame:
     floor = NEAR_ZERO * table["learning.normalisation"].map(ours_r0)
     table["learning_excess_percent"] = np.where(table["BestOurs_alpha"] >= floor,
                                                 100.0 * (table["OptiLearning_alpha"] / table["BestOurs_alpha"] - 1.0), np.nan)
+    table = table.merge(proposition6_table(frame), on=["learning.normalisation", "self_owned.instances"])
     table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
     return table
+
+
+def proposition6_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per cell, Proposition 6's n (policies), d (the longest deadline) and N' (jobs) of
+    OptiLearning's runs, as the largest over replicates, and its bound on the average
+    normalised regret at delta = 0.05 (costs in [0, 1])."""
+    rows = frame[frame["mechanism"] == "OptiLearning"]
+    cells = (rows.groupby(["learning.normalisation", "self_owned.instances"])
+             [["learning_policies", "learning_lag", "learning_jobs"]].max().astype(int).reset_index())
+    cells["proposition6_bound"] = [proposition6_bound(n, d, jobs) for n, d, jobs in
+                                   zip(cells["learning_policies"], cells["learning_lag"], cells["learning_jobs"])]
+    return cells
 
 
 # The load diagnostic's worlds: Tables II-III's job types on 6,000 slots and Table IV's on
@@ -294,4 +308,16 @@ def checks(context: Context) -> list[Check]:
             r, norm = int(row["self_owned.instances"]), row["learning.normalisation"]
             out.append(_rho_check(name, f"Table IV rho_bar{reading}, R = {r}, normalisation {norm} (%){_note(row)}",
                                   row["rho_percent"], PAPER_TABLE4[r]))
+        if "proposition6_bound" in table:
+            out.append(_proposition6_check(name, table))
     return out
+
+
+def _proposition6_check(name: str, table: pd.DataFrame) -> Check:
+    """Information: Proposition 6's bound at the run's n, d, N' (the largest over its cells)."""
+    row = table.loc[table["proposition6_bound"].idxmax()]
+    n, d, jobs = (int(row[c]) for c in ("learning_policies", "learning_lag", "learning_jobs"))
+    bound = float(row["proposition6_bound"])
+    verdict = "above 1, the largest regret possible on costs in [0, 1]: vacuous" if bound >= 1 else "below 1"
+    return Check(name, f"Proposition 6: bound on OptiLearning's average normalised regret at n = {n}, d = {d}, "
+                       f"N' = {jobs:,}, delta = 0.05 ({verdict}; information)", bound, None)

@@ -13,7 +13,8 @@ One replicate draws one job stream and one price path and runs every mechanism o
 instance-hour of work), so that higher is better as in every family; `unit_cost` is alpha.
 Side tables: `policies` on the BestOurs / BestTheta / BestNaive rows (alpha and the self-owned
 utilisation of every policy of the grid: Figs. 4-5), `weights` on the OptiLearning rows (the
-policy weights after every 5% of the jobs).
+policy weights after every 5% of the jobs). The OptiLearning rows also carry Proposition 6's
+n, d and N' (`learning_policies`, `learning_lag`, `learning_jobs`).
 """
 from __future__ import annotations
 
@@ -101,6 +102,7 @@ def _learning_row(spec: MechanismSpec, prepared: PreparedIaas, jobs: JobStream, 
     return {"mechanism": spec.name, "utility": -alpha, "unit_cost": alpha,
             "spot_share": spot / float(jobs.size.sum()), "self_owned_utilisation": run.utilisation,
             "policy": policies[int(np.argmax(run.selection.final_weights))].name, "missed": run.missed,
+            "learning_policies": len(policies), "learning_lag": run.lag, "learning_jobs": len(jobs),
             "tables": {"weights": table}}
 
 

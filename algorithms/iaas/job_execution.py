@@ -23,6 +23,16 @@ the end of the slot in which its processed work reaches z.
 
 The billing and work steps of a slot are `algorithms.iaas.hourly_billing`'s, shared with the
 arena's accounting of paper 000's policies (arena/hourly_billing.py).
+
+Model switches (keyword arguments of `run_job`, `run_jobs` and `_run_job`, all off by default,
+which is the model above, unchanged), for the measured alternatives of Fig. 4
+(`python -m reproduction.iaas_alternatives fig4`):
+- `nu_on_size`: Alg. 1 as printed, kappa2 on the remaining work z' (line 1) but nu on the
+  job's size z_j (lines 3-5): `proportion_split_on_size`;
+- `od_per_slot`: on-demand instances paid `on_demand` / Len per slot each runs, not per
+  started hour (and so not kept working to the end of a paid hour);
+- `lost_spot_pro_rata`: an hour of spot instances ended by the cloud costs spot_n x the hour's
+  price x the slots it ran / Len instead of nothing.
 """
 from __future__ import annotations
 
@@ -57,6 +67,29 @@ def proportion_split(work: float, slots_left: int, parallelism: int, beta: float
     if slack > 0:
         nu = int(math.floor(slack / (slots_per_hour * (1.0 - beta)) + TOL))
     if nu // parallelism >= 1 or nu <= 0:
+        return parallelism, 0
+    return nu, parallelism - nu
+
+
+@njit(cache=True)
+def proportion_split_on_size(work: float, size: float, slots_left: int, parallelism: int, beta: float,
+                             slots_per_hour: int = LEN) -> tuple[int, int]:
+    """Alg. 1 as printed (the `nu_on_size` switch): kappa2 = floor(nu(z', .) / delta) on the
+    remaining work z' = `work` (line 1), but lines 3-5 on nu(z_j, .) with the job's size
+    z_j = `size`: kappa2 >= 1 bids for delta spot instances; else nu(z_j, .) > 0 bids for it and
+    buys delta - nu(z_j, .) on-demand; else (nu(z_j, .) = 0, or negative, a case the printed
+    algorithm leaves open) bids for delta. As nu(z_j, .) <= nu(z', .), o >= 1 in the middle case."""
+    slack = slots_left * parallelism - work
+    nu_left = 0
+    if slack > 0:
+        nu_left = int(math.floor(slack / (slots_per_hour * (1.0 - beta)) + TOL))
+    if nu_left // parallelism >= 1:
+        return parallelism, 0
+    slack_size = slots_left * parallelism - size
+    nu = 0
+    if slack_size > 0:
+        nu = int(math.floor(slack_size / (slots_per_hour * (1.0 - beta)) + TOL))
+    if nu <= 0:
         return parallelism, 0
     return nu, parallelism - nu
 
@@ -108,17 +141,21 @@ class JobResult:
 
 def run_job(arrival: int, deadline: int, size: float, parallelism: int, prices: np.ndarray, kind: int,
             beta: float = 0.5, bid: float = 0.1, theta: float = 0.0, on_demand: float = ON_DEMAND_PRICE,
-            slots_per_hour: int = LEN) -> JobResult:
+            slots_per_hour: int = LEN, nu_on_size: bool = False, od_per_slot: bool = False,
+            lost_spot_pro_rata: bool = False) -> JobResult:
     """Process one job (already reduced by its self-owned instances: `size` and `parallelism`
     are the remainder's) from slot `arrival` to its deadline `arrival + deadline - 1` under the
-    price path `prices` (prices[t - 1] is slot t's spot price)."""
+    price path `prices` (prices[t - 1] is slot t's spot price); the switches, off by default,
+    in the module docstring."""
     out = _run_job(int(arrival), int(deadline), float(size), int(parallelism), np.asarray(prices, dtype=float),
-                   int(kind), float(beta), float(bid), float(theta), float(on_demand), int(slots_per_hour))
+                   int(kind), float(beta), float(bid), float(theta), float(on_demand), int(slots_per_hour),
+                   bool(nu_on_size), bool(od_per_slot), bool(lost_spot_pro_rata))
     return JobResult(*out)
 
 
 @njit(cache=True)
-def run_jobs(arrival, deadline, size, parallelism, prices, kind, beta, bid, theta, on_demand, slots_per_hour):
+def run_jobs(arrival, deadline, size, parallelism, prices, kind, beta, bid, theta, on_demand, slots_per_hour,
+             nu_on_size=False, od_per_slot=False, lost_spot_pro_rata=False):
     """`run_job` for every job of a stream under one policy: (K, 4) float array of spot cost,
     on-demand cost, spot work, on-demand work, and (K, 2) int array of finish and fallback slots."""
     k = arrival.size
@@ -126,7 +163,7 @@ def run_jobs(arrival, deadline, size, parallelism, prices, kind, beta, bid, thet
     slots = np.zeros((k, 2), dtype=np.int64)
     for j in range(k):
         out = _run_job(arrival[j], deadline[j], size[j], parallelism[j], prices, kind, beta, bid, theta,
-                       on_demand, slots_per_hour)
+                       on_demand, slots_per_hour, nu_on_size, od_per_slot, lost_spot_pro_rata)
         money[j, 0], money[j, 1], money[j, 2], money[j, 3] = out[0], out[1], out[2], out[3]
         slots[j, 0], slots[j, 1] = out[4], out[5]
     return money, slots
@@ -150,7 +187,8 @@ def run_job_policies(arrival, deadline, size, parallelism, prices, kind, beta, b
 
 
 @njit(cache=True)
-def _run_job(arrival, deadline, size, parallelism, prices, kind, beta, bid, theta, on_demand, slots_per_hour):
+def _run_job(arrival, deadline, size, parallelism, prices, kind, beta, bid, theta, on_demand, slots_per_hour,
+             nu_on_size=False, od_per_slot=False, lost_spot_pro_rata=False):
     end = arrival + deadline - 1
     if size <= TOL:
         return 0.0, 0.0, 0.0, 0.0, arrival, 0
@@ -175,7 +213,9 @@ def _run_job(arrival, deadline, size, parallelism, prices, kind, beta, bid, thet
         price = prices[t - 1]
         if fell_back == 0 and (t - arrival) % slots_per_hour == 0:
             hour_end = min(t + slots_per_hour - 1, end)
-            if kind == OURS:
+            if kind == OURS and nu_on_size:
+                spot_n, o = proportion_split_on_size(work, size, end - t + 1, parallelism, beta, slots_per_hour)
+            elif kind == OURS:
                 spot_n, o = proportion_split(work, end - t + 1, parallelism, beta, slots_per_hour)
             else:
                 spot_n, o = theta_split(parallelism, theta)
@@ -184,6 +224,8 @@ def _run_job(arrival, deadline, size, parallelism, prices, kind, beta, bid, thet
             hour_price = price
         if spot_alive and price > bid:
             spot_alive = False
+            if lost_spot_pro_rata:
+                spot_cost += spot_n * hour_price * spot_ran / slots_per_hour
             if fell_back == 0:
                 left_next = work - o * (hour_end - t + 1)
                 slots_next = end - hour_end
@@ -197,7 +239,11 @@ def _run_job(arrival, deadline, size, parallelism, prices, kind, beta, bid, thet
         else:
             want = o
         want = min(want, parallelism - spot_now)
-        paid, od_cost = pay_on_demand(paid_until, t, want, on_demand, slots_per_hour, od_cost)
+        if od_per_slot:
+            paid = want
+            od_cost += want * on_demand / slots_per_hour
+        else:
+            paid, od_cost = pay_on_demand(paid_until, t, want, on_demand, slots_per_hour, od_cost)
         spot_work, od_work, work = do_work(spot_now, min(paid, parallelism - spot_now), work, spot_work, od_work)
         spot_ran, spot_alive, spot_cost = charge_spot_hour(spot_alive, spot_ran, spot_n, hour_price, work,
                                                            slots_per_hour, spot_cost)

@@ -86,11 +86,15 @@ def self_owned_work(size, deadline, r) -> np.ndarray:
 
 
 def utilisation(arrival, size, deadline, r, instances: int, horizon: int | None = None) -> float:
-    """Share of the R x T self-owned instance-slots that process work (Fig. 5, right), T the
-    last deadline (or `horizon`)."""
+    """Share of the R x T self-owned instance-slots that process work over the arrival window
+    (Fig. 5, right), T the last arrival slot (or `horizon`): job j's r_j instances work from a_j
+    until its self-owned share min(r_j d_j, z_j) is done, and only their work in slots 1..T
+    counts (the tail of late deadlines after the last arrival would dilute the share)."""
     arrival = np.asarray(arrival, dtype=np.int64)
     deadline = np.asarray(deadline, dtype=np.int64)
+    r = np.asarray(r, dtype=float)
     if instances <= 0 or arrival.size == 0:
         return 0.0
-    t = horizon or int((arrival + deadline - 1).max())
-    return float(self_owned_work(size, deadline, r).sum()) / (instances * t)
+    t = horizon or int(arrival.max())
+    in_window = r * np.maximum(t - arrival + 1, 0)
+    return float(np.minimum(self_owned_work(size, deadline, r), in_window).sum()) / (instances * t)

@@ -66,6 +66,10 @@ def test_best_rows_are_the_minimum_of_their_grid_and_a_single_policy_is_stream_c
     assert rows["Ours(beta=0.5,b=0.19)"]["unit_cost"] == single.unit_cost
     weights = rows["OptiLearning"]["tables"]["weights"]
     assert len(weights["weight"]) == len(weights["policy"]) == len(weights["job"])
+    # Proposition 6's n, d, N': the grid of 9, the longest deadline, the jobs of the stream
+    learning = rows["OptiLearning"]
+    assert (learning["learning_policies"], learning["learning_lag"], learning["learning_jobs"]) == (
+        9, int(jobs.deadline.max()), len(jobs))
 
 
 def test_self_owned_rows():

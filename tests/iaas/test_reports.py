@@ -83,3 +83,18 @@ def test_theta_reading_is_read_from_the_runs_config(tmp_path):
     (tmp_path / "0").mkdir()
     (tmp_path / "0" / "config.yaml").write_text("policies:\n  theta_reading: rebid\n")
     assert iaas.theta_reading(tmp_path) == "rebid"
+
+
+def test_proposition6_row_states_the_bound_at_the_runs_n_d_and_jobs():
+    rows = []
+    for norm in ("bound", "none"):
+        for rep, (lag, jobs) in enumerate(((276, 6000), (280, 6010))):
+            rows.append({"mechanism": "OptiLearning", "learning.normalisation": norm, "self_owned.instances": 0,
+                         "replicate": rep, "learning_policies": 91, "learning_lag": lag, "learning_jobs": jobs})
+        rows.append({"mechanism": "BestOurs", "learning.normalisation": norm, "self_owned.instances": 0})
+    table = iaas.proposition6_table(pd.DataFrame(rows))
+    assert len(table) == 2 and (table["learning_lag"] == 280).all() and (table["learning_jobs"] == 6010).all()
+    # 9 sqrt(2 d ln(n / delta) / N') by hand
+    assert table["proposition6_bound"].iloc[0] == pytest.approx(9 * np.sqrt(2 * 280 * np.log(91 / 0.05) / 6010))
+    check = iaas._proposition6_check("table4", table)
+    assert check.holds is None and "n = 91, d = 280, N' = 6,010" in check.check and "vacuous" in check.check

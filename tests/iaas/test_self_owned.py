@@ -42,3 +42,13 @@ def test_instances_are_held_over_the_whole_window_and_rounded_up():
     # the naive policy takes ceil(z / d) too; a later job after the first window finds all 4
     assert allocate_self_owned([1, 21], [50.0, 100.0], [20, 20], [4, 6], 4, None).tolist() == [3, 4]
     assert allocate_self_owned([1], [50.0], [20], [4], 0, 0.0).tolist() == [0]
+
+
+def test_utilisation_counts_the_arrival_window_only():
+    # R = 4; jobs at slots 1 and 5 each hold 2 instances for 20 slots (40 units of work). The
+    # arrival window is slots 1..5: job 1 works 5 slots x 2, job 2 one slot x 2, of 4 x 5
+    assert utilisation([1, 5], [40.0, 40.0], [20, 20], [2, 2], 4) == pytest.approx(12 / 20)
+    # over the horizon of the last deadline (slot 24) every unit counts: 80 of 4 x 24
+    assert utilisation([1, 5], [40.0, 40.0], [20, 20], [2, 2], 4, horizon=24) == pytest.approx(80 / 96)
+    # a job whose self-owned share is done early (z < r d) stops counting when it is done
+    assert utilisation([1, 5], [6.0, 40.0], [20, 20], [2, 2], 4) == pytest.approx((6 + 2) / 20)
