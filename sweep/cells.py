@@ -9,7 +9,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from .family import EXECUTION_KEYS, FamilySpec, family_of
 from .schema import validate_cell
-from .seeding import hashed_view, stable_hash
+from .seeding import hashed_view, stable_hash, without_dotted
 
 # Override keys that say how to run or which file a grid comes from, not what a cell is:
 # an experiment's or debug profile's effect on the world is in the cell's resolved values.
@@ -94,10 +94,13 @@ class Cell:
 
 
 def cell_hashes(world: dict, spec: FamilySpec) -> tuple[str, str]:
-    """(config_hash, world_hash): the world as its hashes see it (sweep/seeding.py), with and
-    without `replicates`. Replicate r draws from the world hash and r only."""
+    """(config_hash, world_hash): the world as its hashes see it (sweep/seeding.py), whole, and
+    without `replicates` and the keys `seed_excludes` names (cells that differ only in those
+    draw the same worlds: common random numbers across them). Replicate r draws from the world
+    hash and r only."""
     hashed = hashed_view(world, spec.input_files)
-    return stable_hash(hashed), stable_hash({k: v for k, v in hashed.items() if k != "replicates"})
+    excluded = ["replicates", *(world.get("seed_excludes") or ())]
+    return stable_hash(hashed), stable_hash(without_dotted(hashed, excluded))
 
 
 def make_cell(cfg: DictConfig, overrides: Sequence[str], index: int, subdir: str) -> Cell:

@@ -21,7 +21,7 @@ from .errors import ConfigError
 
 # Top-level keys of every cell, whatever its family; anything else must be a section the
 # cell's family owns. The execution keys say how a cell runs, never what it computes.
-ENGINE_KEYS = ("family", "seed", "replicates", "mechanisms")
+ENGINE_KEYS = ("family", "seed", "replicates", "mechanisms", "seed_excludes")
 EXECUTION_KEYS = ("runner", "tracking", "hydra")
 # The only columns the engine needs in a row.
 REQUIRED_COLUMNS = ("mechanism", "utility")

@@ -152,6 +152,24 @@ def _check_top_level(world: dict, spec: FamilySpec) -> None:
         )
 
 
+NEVER_EXCLUDED = ("seed", "replicates", "seed_excludes", "family")
+
+
+def _check_seed_excludes(world: dict) -> None:
+    """`seed_excludes`: dotted keys of this config left out of the world hash."""
+    keys = world.get("seed_excludes")
+    if keys is None:
+        return
+    if isinstance(keys, str) or not isinstance(keys, (list, tuple)) or not all(isinstance(k, str) for k in keys):
+        raise ConfigError(f"seed_excludes must be a list of dotted keys, got {keys!r}")
+    for key in keys:
+        if key.split(".")[0] in NEVER_EXCLUDED:
+            raise ConfigError(f"seed_excludes: {key!r} cannot be excluded from the world's seed "
+                              f"({', '.join(NEVER_EXCLUDED)} always count)")
+        if get_dotted(world, key) is None:
+            raise ConfigError(f"seed_excludes: {key!r} is not a key of this cell's config")
+
+
 def _check_mechanism_names(names: Any, spec: FamilySpec) -> tuple[str, ...]:
     if isinstance(names, str) or not all(isinstance(name, str) for name in names) or not names:
         raise ConfigError(f"mechanisms: family {spec.name} named no mechanisms or not as strings: {names!r}")
@@ -192,6 +210,7 @@ def validate_world(world: dict) -> tuple[dict, FamilySpec, tuple[str, ...]]:
         raise ConfigError(f"replicates must be a positive integer, got {replicates!r}")
     spec = family_of(world)
     _check_top_level(world, spec)
+    _check_seed_excludes(world)
     if spec.optional_keys:  # a null optional key is as if the YAML did not list it (hashes, seeds)
         world.update(without_null_keys(world, spec.optional_keys))
     _absolute_input_paths(world, spec)

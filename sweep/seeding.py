@@ -51,9 +51,12 @@ def set_dotted(config: dict, key: str, value: Any) -> None:
 
 
 def hashed_view(world: Mapping, input_files: Mapping[str, Callable[[str], Any]] | None = None) -> dict:
-    """The config as its hashes see it: without ``family.module``, and each input file named
-    by one of ``input_files``' keys replaced by a digest of what its reader parses."""
+    """The config as its hashes see it: without ``family.module`` (and ``seed_excludes`` when
+    empty), and each input file named by one of ``input_files``' keys replaced by a digest of
+    what its reader parses."""
     view = dict(world)  # set_dotted and the loop below copy what they change
+    if not view.get("seed_excludes"):  # the default, []: as if absent (the hashes of before)
+        view.pop("seed_excludes", None)
     for path in UNHASHED:
         parent = ".".join(path[:-1])
         node = get_dotted(view, parent)
@@ -63,6 +66,20 @@ def hashed_view(world: Mapping, input_files: Mapping[str, Callable[[str], Any]] 
         value = get_dotted(view, key)
         if isinstance(value, str) and os.path.isfile(value):  # a file the cell does not read may be absent
             set_dotted(view, key, file_content_digest(value, reader))
+    return view
+
+
+def without_dotted(config: Mapping, keys) -> dict:
+    """A copy of `config` without the dotted `keys` (the dicts on each key's way are copied)."""
+    view = dict(config)
+    for key in keys:
+        *parents, last = key.split(".")
+        node = get_dotted(view, ".".join(parents)) if parents else view
+        if isinstance(node, Mapping) and last in node:
+            if parents:
+                set_dotted(view, ".".join(parents), {k: v for k, v in node.items() if k != last})
+            else:
+                view.pop(last)
     return view
 
 
