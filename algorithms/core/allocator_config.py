@@ -1,7 +1,13 @@
 """The config sections of the `core` family's allocators (paper 002): `lara` (Alg. 2's H_k and
-gamma, Remark 2's UCB bonus, what an empty Alg. 1 selection does) and `baselines` (whether the
-prediction-based baselines LRF and ETF explore first), and the mechanism names with their
-variants, e.g. `LARA(exploration=4000,gamma=0.85)` (algorithms/common/mechanism_names.py)."""
+gamma, Remark 2's UCB bonus, what an empty Alg. 1 selection does, how the unit is delivered to
+Alg. 1's selected threads, the need floor of threads done by the fit) and `baselines` (whether
+the prediction-based baselines LRF and ETF explore first), and the mechanism names with their
+variants, e.g. `LARA(exploration=4000,gamma=0.85)`, `LARA(delivery=deadline)`,
+`LRF(min_need=1)` (algorithms/common/mechanism_names.py).
+
+`delivery` and `when_none_selected` are LARA's alone: LRF and ETF ignore them in the `lara`
+section, and a variant of LRF or ETF that names `delivery` is an error. `min_need` applies to
+LARA, LRF and ETF (explore_then_exploit.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -9,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from algorithms.core.easiest_thread_first import EasiestThreadFirst
-from algorithms.core.lara import WHEN_NONE_SELECTED
+from algorithms.core.lara import DELIVERIES, WHEN_NONE_SELECTED
 from algorithms.core.lara_kernel import CompiledLARA
 from algorithms.core.least_resources_first import LeastResourcesFirst
 from algorithms.core.shortest_thread_first import ShortestThreadFirst
@@ -32,6 +38,8 @@ class PredictionSettings:
     ucb_beta: float = 0.0             # Remark 2's bonus; 0 = off (the paper's LARA)
     when_none_selected: str = "uniform"
     explore: bool = True
+    delivery: str = "cascade"         # cascade (eq. 3.8, line 11) | deadline (lara.py); LARA only
+    min_need: float = 0.0             # need of a thread done by the fit; 0 = as printed
 
     @classmethod
     def from_config(cls, section, where: str = "lara", base: "PredictionSettings | None" = None):
@@ -50,6 +58,10 @@ class PredictionSettings:
                                                   WHEN_NONE_SELECTED)
         if "explore" in d:
             values["explore"] = _flag(d["explore"], f"{where}.explore")
+        if "delivery" in d:
+            values["delivery"] = choice(d["delivery"], f"{where}.delivery", DELIVERIES)
+        if "min_need" in d:
+            values["min_need"] = real(d["min_need"], f"{where}.min_need", 0)
         return replace(out, **values)
 
 
@@ -88,6 +100,8 @@ def allocator_specs(config: Mapping) -> tuple[AllocatorSpec, ...]:
             raise ValueError(f"mechanisms: unknown mechanism {name!r} for family core "
                              f"(known: {', '.join(KINDS)}, or LARA/LRF/ETF(key=value,...))")
         if parsed.kind in PREDICTIVE:
+            if parsed.kind != "LARA" and "delivery" in parsed.params:
+                raise ValueError(f"mechanisms: {name!r}: delivery is a setting of LARA only")
             base = lara if parsed.kind == "LARA" else baseline
             settings = PredictionSettings.from_config(parsed.params, f"mechanisms: {name}", base) \
                 if parsed.params else base
@@ -106,9 +120,10 @@ def make_allocator(spec: AllocatorSpec, log_predictions: bool = False):
     elif spec.kind in PREDICTIVE:
         s = spec.settings
         kwargs = dict(exploration=s.exploration, gamma=s.gamma, explore=s.explore, ucb_beta=s.ucb_beta,
-                      log_predictions=log_predictions)
+                      log_predictions=log_predictions, min_need=s.min_need)
         if spec.kind == "LARA":
             kwargs["when_none_selected"] = s.when_none_selected
+            kwargs["delivery"] = s.delivery
         allocator = PREDICTIVE[spec.kind](**kwargs)
     else:
         raise ValueError(f"{spec.name} is not an online allocator")

@@ -12,6 +12,17 @@ One replicate is one bundle: it draws the threads and their curves, then runs ev
 the same bundle (common random numbers). `utility` is the number of threads that met eps_k by
 d_k (the paper's metric); when OPT runs, rows carry `opt_ratio` (OPT's count / the row's, inf
 for a row with none) and `of_opt` (the row's count / OPT's).
+
+`starved_by_fit` (every row): the threads starved by their fit (issue 33), i.e. the threads
+that at the end of the bundle have not completed and that at some exploit unit of the mechanism
+(a unit split from the predictions, after exploration) were active with a predicted need of 0,
+"done by the fit" by eq. 3.6 (S_hat = 0; Remark 2's S_tilde = 0 under UCB) although their
+observed loss was not at or below eps_k (being active means no reported loss reached eps_k).
+With a need of 0 such a thread gets no data, reports no new loss and its fit never changes
+(explore_then_exploit.py). `lara.min_need` > 0 raises every such need to min_need, so no
+thread is starved by its fit there (0); `done_by_fit_failed` counts, under any min_need, the
+threads the fit called done at some exploit unit that still failed. Both 0 for UA, STF and OPT,
+which predict nothing.
 """
 from __future__ import annotations
 
@@ -32,12 +43,14 @@ from market.core.threads import Bundle
 
 NAME = "core"
 SECTIONS = ("bundle", "lara", "baselines", "outputs")
-SUMMARY_COLUMNS = ("success_rate", "of_opt", "exploration_end")
+SUMMARY_COLUMNS = ("success_rate", "of_opt", "exploration_end", "starved_by_fit")
 TIMING_COLUMNS = ("decision_ms",)
 INPUT_FILES = {"bundle.path": curve_values}
 # Documented keys listed at null in conf/bundle/<kind>.yaml (each file: the keys its kind uses), so that
 # the command line sets them without `+`; null is the code's default (algorithms/common/optional_keys.py).
 OPTIONAL_KEYS = (
+    # the lara section's settings of issue 33 (algorithms/core/allocator_config.py)
+    "lara.delivery", "lara.min_need",
     # parametric kinds (docs/core/calibration.md)
     "bundle.difficulty", "bundle.exponent", "bundle.jitter", "bundle.noise", "bundle.noise_cell",
     "bundle.shape", "bundle.floor", "bundle.bend_at", "bundle.bend_ratio", "bundle.begin",
@@ -85,7 +98,7 @@ def prepare(config: dict) -> PreparedCore:
 
 
 def mechanism_names(config: dict) -> list[str]:
-    return [spec.name for spec in allocator_specs(config)]
+    return [spec.name for spec in allocator_specs(without_null_keys(config, OPTIONAL_KEYS))]
 
 
 def thread_table(bundle: Bundle, needs: np.ndarray, completed, completion, data, last_loss) -> dict:
@@ -114,6 +127,21 @@ def prediction_table(trace: list, needs: np.ndarray) -> dict:
             "true_remaining": remaining, "relative_error": error}
 
 
+def done_by_fit_failed(allocator, outcome: Outcome) -> int:
+    """The threads done by the fit at some exploit unit (the allocator's `done_by_fit`, S_hat = 0)
+    that did not complete; 0 for an allocator without predictions."""
+    flagged = getattr(allocator, "done_by_fit", None)
+    if flagged is None:
+        return 0
+    return int(np.count_nonzero(np.asarray(flagged, dtype=bool) & ~np.asarray(outcome.completed, dtype=bool)))
+
+
+def starved_by_fit(allocator, outcome: Outcome) -> int:
+    """`done_by_fit_failed` where the allocation used those zero needs as they are (`min_need`
+    0); with `min_need` > 0 no need is 0, so no thread is starved by its fit (module docstring)."""
+    return done_by_fit_failed(allocator, outcome) if getattr(allocator, "min_need", 0.0) == 0.0 else 0
+
+
 def _row(name: str, bundle: Bundle, needs, outcome: Outcome, tables: dict) -> dict:
     k = len(bundle)
     end = getattr(outcome, "exploration_end", None)
@@ -121,6 +149,8 @@ def _row(name: str, bundle: Bundle, needs, outcome: Outcome, tables: dict) -> di
             "success_rate": outcome.successes / k,
             "decision_ms": 1000.0 * outcome.decision_seconds / max(outcome.decisions, 1),
             "exploration_end": float("nan") if end is None else float(end),
+            "starved_by_fit": int(getattr(outcome, "starved_by_fit", 0)),
+            "done_by_fit_failed": int(getattr(outcome, "done_by_fit_failed", 0)),
             "tables": {"threads": thread_table(bundle, needs, outcome.completed, outcome.completion_time,
                                                outcome.data, outcome.last_loss), **tables}}
 
@@ -146,6 +176,8 @@ def simulate_replicate(prepared: PreparedCore, replicate: int, rng: np.random.Ge
             allocator = make_allocator(spec, log_predictions=predictions)
             outcome = simulate(bundle, allocator, record_eta=trajectories)
             outcome.exploration_end = getattr(allocator, "exploration_end", None)
+            outcome.starved_by_fit = starved_by_fit(allocator, outcome)
+            outcome.done_by_fit_failed = done_by_fit_failed(allocator, outcome)
         tables = {}
         if outcome.eta is not None:
             tables["allocations"] = allocation_table(outcome.eta)

@@ -8,16 +8,25 @@ behaves as `algorithms.core.lara.LARA` (same constructor, `reset`, `allocate`, `
    (remaining_data.remaining_data), corrected by Remark 2's bonus when ucb_beta > 0
    (remaining_data.ucb_need);
 3. lines 5-8: the exploration set (explore_then_exploit.ExploreThenExploit.allocate);
-4. lines 9-12 (lara.LARA.exploit): Alg. 1 on p_k = S_hat_k / N_k of the active threads
-   (tree_search.adaptive_tree_search: line 5's tolerance TOL, line 6's ties towards the latest
-   position in deadline order, p_k = inf and p_k > d_k - d_0 + TOL never selected, p_k = 0
-   always selected with eta_tilde_k = 0, unknown needs as inf), the cascade of eq. 3.8
-   (tree_search.cascade_shares) and line 12's rescaling, or `when_none_selected`.
+4. lines 9-12 (lara.LARA.exploit, lara.lara_unit_shares): the threads done by the fit
+   (need 0) marked in `done_by_fit` and their need raised to `min_need` when it is > 0
+   (explore_then_exploit.py's module docstring); Alg. 1 on p_k = S_hat_k / N_k of the active
+   threads (tree_search.adaptive_tree_search: line 5's tolerance TOL, line 6's ties towards the
+   latest position in deadline order, p_k = inf and p_k > d_k - d_0 + TOL never selected,
+   p_k = 0 always selected with eta_tilde_k = 0, unknown needs as inf), the unit split by the
+   cascade of eq. 3.8 (tree_search.cascade_shares) or, with `delivery="deadline"`, among the
+   selected threads in deadline order (lara.deadline_shares), then line 12's rescaling, or
+   `when_none_selected`.
 
 The state of the RLS fits lives in arrays, one column per thread: rows of `state` are -b_hat,
 ln a_hat, P00, P01, P11 (the three distinct entries of the symmetric P), then x0, W, R of the
-exact start, then last_s; `n` counts the points and `fitted` marks the threads with two distinct
-ln s (weighted_rls.py's module docstring).
+exact start, then last_s, then DONE (1.0 once the thread was done by the fit at an exploiting
+unit, `done_by_fit`; 0.0 before); `n` counts the points and `fitted` marks the threads with two
+distinct ln s (weighted_rls.py's module docstring). The rows of `consts` are the threads'
+N_k, d_k, b_k, ln eps_k and `min_need` (the same for every thread). The flag and `min_need`
+ride in these arrays, and the two choices `when_none_selected` and `delivery` in one integer,
+so that `lara_step` takes no more arguments than before issue 33 (each argument costs Numba's
+dispatcher time at every call).
 
 Same numbers as the NumPy path: every float operation is the reference's, in its order (eq. 3.5
 as RLSBank._recursive writes it, including the multiplication of P by 1 / gamma; the cumulative
@@ -40,17 +49,20 @@ import math
 import numpy as np
 from numba import njit
 
-from algorithms.core.lara import WHEN_NONE_SELECTED
+from algorithms.core.explore_then_exploit import check_min_need
+from algorithms.core.lara import WHEN_NONE_SELECTED, check_delivery
 from algorithms.core.simulation import UnitView
 from algorithms.core.tree_search import TOL
 from algorithms.core.weighted_rls import _check_gamma, covariance_of, theta_of
 from market.core.threads import ThreadArrays
 
 # Rows of the RLS state (state[row, k]).
-T0, T1, P00, P01, P11, X0, W, R, LAST_S = range(9)
-ROWS = 9
+T0, T1, P00, P01, P11, X0, W, R, LAST_S, DONE = range(10)
+ROWS = 10
 # Rows of the threads' constants (consts[row, k]).
-BUDGET, DEADLINE, BEGIN, LOG_EPS = range(4)
+BUDGET, DEADLINE, BEGIN, LOG_EPS, MIN_NEED = range(5)
+# lara_step's options (bits of `flags`).
+IDLE, BY_DEADLINE = 1, 2
 
 # lara_step's status.
 EXPLORED, EXPLOITED = 0, 1
@@ -316,17 +328,19 @@ def tree_search_sorted(ps, slack, tol, eta, keep):
 
 @njit(cache=True, error_model="numpy")
 def lara_step(state, n, fitted, new, new_loss, active, data, consts, order, received, need,
-              t, exploration, explore, gamma, ucb_beta, idle):
+              t, exploration, explore, gamma, ucb_beta, flags):
     """One `allocate` of LARA: returns (shares (K,), status). status is EXPLORED (E_t was not
     empty), EXPLOITED (lines 9-12 ran), or a negative code from `rls_update` (nothing changed).
 
     state, n, fitted: the RLS fits (module docstring), updated in place; new, new_loss: the
     threads that reported a loss at the end of unit t - 1 and those losses (at data[new]);
     active, data: A_t and the data learned; consts: rows BUDGET, DEADLINE, BEGIN (as floats),
-    LOG_EPS (numpy's ln eps_k); order: every thread by deadline, ties by index; received:
+    LOG_EPS (numpy's ln eps_k), MIN_NEED (the need given to an active thread whose need is 0 at
+    an exploiting unit; 0: none); order: every thread by deadline, ties by index; received:
     sum_t eta_{k,t}, updated; need: filled with the (UCB-corrected) S_hat; exploration: H_k;
-    explore: False skips exploration; ucb_beta: 0 for the paper's LARA; idle: True for
-    when_none_selected = "idle"."""
+    explore: False skips exploration; ucb_beta: 0 for the paper's LARA; flags: IDLE for
+    when_none_selected = "idle", plus BY_DEADLINE for delivery = "deadline". state[DONE] marks
+    the active threads with need 0 at an exploiting unit (done by the fit)."""
     k = active.size
     m_new = new.size
     s = np.empty(m_new)
@@ -363,18 +377,32 @@ def lara_step(state, n, fitted, new, new_loss, active, data, consts, order, rece
         i = order[pos]
         if active[i]:
             by_deadline[j] = i
-            p = need[i] / consts[BUDGET, i]
+            v = need[i]
+            if v == 0.0:                                     # done by the fit
+                state[DONE, i] = 1.0
+                if consts[MIN_NEED, i] > 0.0:
+                    v = consts[MIN_NEED, i]
+            p = v / consts[BUDGET, i]
             ps[j] = np.inf if p != p else p
             slack[j] = consts[DEADLINE, i] - d0
             j += 1
     eta = np.empty(m)
     keep = np.empty(m, dtype=np.bool_)
     tree_search_sorted(ps, slack, TOL, eta, keep)
-    left = 1.0                                               # eq. 3.8 (cascade_shares)
-    for j in range(m):
-        e = eta[j]
-        shares[by_deadline[j]] = e if j == 0 else e * left
-        left = 1.0 - e if j == 0 else left * (1.0 - e)
+    if flags & BY_DEADLINE:                                  # lara.deadline_shares
+        left = 1.0
+        for j in range(m):
+            if keep[j]:
+                p = ps[j]
+                give = p if p < left else left
+                shares[by_deadline[j]] = give
+                left -= give
+    else:
+        left = 1.0                                           # eq. 3.8 (cascade_shares)
+        for j in range(m):
+            e = eta[j]
+            shares[by_deadline[j]] = e if j == 0 else e * left
+            left = 1.0 - e if j == 0 else left * (1.0 - e)
     part = np.empty(m)                                       # line 12, in index order
     j = 0
     for i in range(k):
@@ -387,7 +415,7 @@ def lara_step(state, n, fitted, new, new_loss, active, data, consts, order, rece
             if active[i]:
                 shares[i] = shares[i] / total
     else:
-        share = 0.0 if idle else 1.0 / float(m)
+        share = 0.0 if flags & IDLE else 1.0 / float(m)
         for i in range(k):
             shares[i] = share if active[i] else 0.0
     for i in range(k):
@@ -420,7 +448,8 @@ class CompiledLARA:
     name = "LARA"
 
     def __init__(self, exploration: float = 8000.0, gamma: float = 0.9, explore: bool = True,
-                 ucb_beta: float = 0.0, when_none_selected: str = "uniform", log_predictions: bool = False):
+                 ucb_beta: float = 0.0, when_none_selected: str = "uniform", log_predictions: bool = False,
+                 delivery: str = "cascade", min_need: float = 0.0):
         self.exploration = float(exploration)
         self.gamma = float(gamma)
         self.explore = bool(explore)
@@ -430,6 +459,8 @@ class CompiledLARA:
             raise ValueError(f"lara.when_none_selected must be one of {', '.join(WHEN_NONE_SELECTED)}, "
                              f"got {when_none_selected!r}")
         self.when_none_selected = when_none_selected
+        self.delivery = check_delivery(delivery)
+        self.min_need = check_min_need(min_need)
 
     def reset(self, threads: ThreadArrays) -> None:
         load_kernel()
@@ -445,14 +476,16 @@ class CompiledLARA:
         self._state = np.full((ROWS, k), np.nan)
         self._state[W] = 0.0
         self._state[R] = 0.0
+        self._state[DONE] = 0.0
         self._n = np.zeros(k, dtype=np.int64)
         self._fitted = np.zeros(k, dtype=np.bool_)
         self._consts = np.ascontiguousarray(np.vstack([
             np.asarray(threads.budget, dtype=float), np.asarray(threads.deadline, dtype=float),
-            np.asarray(threads.begin, dtype=float), np.log(eps)]))
+            np.asarray(threads.begin, dtype=float), np.log(eps), np.full(k, self.min_need)]))
         self._order = np.argsort(np.asarray(threads.deadline), kind="stable").astype(np.int64)
         self._need = np.full(k, np.nan)
-        self._idle = self.when_none_selected == "idle"
+        self._flags = (IDLE if self.when_none_selected == "idle" else 0) | (
+            BY_DEADLINE if self.delivery == "deadline" else 0)
         self.received = np.zeros(k)  # sum_t eta_{k,t}
         self.trace: list[tuple[int, int, float, float]] = []
         self.exploration_end: int | None = None  # the last unit of exploration (0: none)
@@ -480,12 +513,24 @@ class CompiledLARA:
     def last_s(self) -> np.ndarray:
         return self._state[LAST_S].copy()
 
+    @property
+    def done_by_fit(self) -> np.ndarray:
+        """(K,) bools: the threads done by the fit at some exploiting unit (explore_then_exploit.py's
+        module docstring), a new array."""
+        return self._state[DONE] == 1.0
+
+    @property
+    def need(self) -> np.ndarray:
+        """(K,): the needs of the last `allocate` (S_hat of eq. 3.6, or Remark 2's S_tilde; before
+        `min_need`), a copy."""
+        return self._need.copy()
+
     def allocate(self, view: UnitView) -> np.ndarray:
         shares, status = lara_step(self._state, self._n, self._fitted, np.asarray(view.new, dtype=np.int64),
                                    np.asarray(view.new_loss, dtype=float), np.asarray(view.active, dtype=np.bool_),
                                    np.asarray(view.data, dtype=float), self._consts, self._order, self.received,
                                    self._need, int(view.t), self.exploration, self.explore, self._gamma,
-                                   self.ucb_beta, self._idle)
+                                   self.ucb_beta, self._flags)
         if status < 0:
             self._raise(status, view)
         if self.log_predictions:

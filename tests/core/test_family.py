@@ -31,6 +31,9 @@ def config(**sections):
     ({"lara": {"gamma": 1.5}}, "lara.gamma"),
     ({"lara": {"exploration": -1}}, "lara.exploration"),
     ({"lara": {"speed": 1}}, "lara"),
+    ({"lara": {"delivery": "edf"}}, "lara.delivery must be one of cascade, deadline, got 'edf'"),
+    ({"lara": {"min_need": -1}}, "lara.min_need"),
+    ({"mechanisms": ["LARA(delivery=x)"]}, "LARA\\(delivery=x\\).delivery"),
     ({"baselines": {"explore": "maybe"}}, "baselines.explore"),
     ({"outputs": {"trajectories": -1}}, "outputs.trajectories"),
     ({"mechanisms": ["LARA", "FIFO"]}, "mechanisms"),
@@ -66,6 +69,7 @@ def test_rows_threads_table_and_opt_columns():
         assert row["utility"] == float(np.sum(table["completed"])) and row["threads"] == 5
         assert row["of_opt"] == row["utility"] / best and row["utility"] <= best
         assert row["opt_proven"] is True
+        assert row["starved_by_fit"] == 0  # Table 1: no thread is done by its fit
         assert "allocations" in row["tables"]  # replicate 0 < outputs.trajectories
     assert "predictions" in rows[0]["tables"] and "predictions" not in rows[1]["tables"]  # LARA yes, UA no
     later = family.simulate_replicate(prepared, 1, np.random.default_rng(1))
@@ -77,3 +81,16 @@ def test_a_variant_takes_the_lara_section_and_overrides_one_key():
                                   lara={"gamma": 0.8}, baselines={"explore": False})).specs
     assert [(s.settings.exploration, s.settings.gamma, s.settings.explore) for s in specs] == [
         (8000.0, 0.8, True), (4000.0, 0.85, True), (8000.0, 0.8, False)]
+
+
+def test_the_issue_33_keys_listed_at_null_are_the_defaults():
+    """conf/family/core.yaml lists lara.delivery and lara.min_need at null (OPTIONAL_KEYS): the
+    paper's cascade and no need floor, and the cell's hashes as without them."""
+    assert {"lara.delivery", "lara.min_need"} <= set(family.OPTIONAL_KEYS)
+    specs = family.prepare(config(lara={"delivery": None, "min_need": None})).specs
+    assert {(s.settings.delivery, s.settings.min_need) for s in specs if s.settings} == {("cascade", 0.0)}
+    assert family.mechanism_names(config(lara={"delivery": None})) == BASE["mechanisms"]
+    specs = family.prepare(config(lara={"delivery": "deadline", "min_need": 1},
+                                  mechanisms=["LARA", "LRF", "LARA(delivery=cascade)"])).specs
+    assert [(s.settings.delivery, s.settings.min_need) for s in specs] == [
+        ("deadline", 1.0), ("deadline", 1.0), ("cascade", 1.0)]

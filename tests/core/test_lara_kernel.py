@@ -3,7 +3,8 @@
 relative, the eta trajectory to 1e-12, the allocator's trace and exploration_end) on Table 1,
 Table 2 (eps^2), scalability bundles of 10-100 threads and random bundles with staggered begins,
 with exploration on and off, `when_none_selected` uniform and idle, gamma 0.9 and 1.0, Remark 2's
-UCB; and its pieces against theirs, bit for bit: numpy's pairwise sum, Alg. 1
+UCB, both deliveries (`cascade`, `deadline`) and `min_need` > 0 (with the threads done by the fit,
+`done_by_fit`); and its pieces against theirs, bit for bit: numpy's pairwise sum, Alg. 1
 (tree_search.adaptive_tree_search, including ties, p_k = 0 and inf and the heap path), the RLS
 fits (weighted_rls.RLSBank) and eq. 3.6 (remaining_data.remaining_data).
 
@@ -16,7 +17,7 @@ import math
 import numpy as np
 import pytest
 
-from algorithms.core.lara import LARA
+from algorithms.core.lara import DELIVERIES, LARA
 from algorithms.core.lara_kernel import (BAD_POINT, REPEATED, ROWS, CompiledLARA, pairwise_sum, remaining_need,
                                          rls_update, tree_search_sorted)
 from algorithms.core.remaining_data import remaining_data
@@ -43,6 +44,7 @@ def assert_same_outcome(b, **options) -> tuple:
     assert got.decisions == want.decisions
     assert compiled.exploration_end == reference.exploration_end
     assert got.allocator_trace == want.allocator_trace
+    np.testing.assert_array_equal(compiled.done_by_fit, reference.done_by_fit)
     return reference, compiled, want
 
 
@@ -69,6 +71,10 @@ def test_table2(seed, options):
     (10, 2, {"gamma": 1.0, "exploration": 0.0}),
     (25, 3, {"when_none_selected": "idle", "gamma": 1.0}),
     (100, 6, {"exploration": 4000.0}),
+    (10, 0, {"delivery": "deadline"}),
+    (10, 1, {"delivery": "deadline", "explore": False, "when_none_selected": "idle"}),
+    (25, 3, {"delivery": "deadline", "gamma": 1.0, "min_need": 1.0}),
+    (100, 6, {"delivery": "deadline", "exploration": 4000.0}),
 ])
 def test_scalability(threads, seed, options):
     """Sec. 4.3's bundles; K = 100 is the size of the issue's speed goal."""
@@ -76,16 +82,35 @@ def test_scalability(threads, seed, options):
     assert outcome.successes > 0
 
 
+@pytest.mark.parametrize("delivery", DELIVERIES)
 @pytest.mark.parametrize("seed, options", [
     (0, {}),
     (1, {"explore": False}),
     (2, {"when_none_selected": "idle", "gamma": 1.0}),
+    (3, {"min_need": 1.0}),
+    (4, {"explore": False, "min_need": 2.5, "when_none_selected": "idle"}),
 ])
-def test_random_staggered(seed, options):
+def test_random_staggered(seed, options, delivery):
     """Beyond the paper: threads begin at different times (the active set grows and shrinks)."""
     b = bundle({"kind": "random", "threads": 20}, seed)
     assert len({th.begin for th in b.threads}) > 1
-    assert_same_outcome(b, **options)
+    assert_same_outcome(b, delivery=delivery, **options)
+
+
+@pytest.mark.parametrize("delivery", DELIVERIES)
+@pytest.mark.parametrize("min_need", [0.0, 1.0, 3.0])
+@pytest.mark.parametrize("seed, config", [
+    (0, {"kind": "random", "threads": 20, "shape": "floor"}),
+    (6, {"kind": "random", "threads": 20, "shape": "floor"}),
+    (7, {"kind": "scalability", "threads": 25, "shape": "floor"}),
+])
+def test_threads_done_by_the_fit(seed, config, min_need, delivery):
+    """Curves with a floor and a short exploration (H_k = 500): the fit of some thread says it is
+    done (S_hat = 0) before its loss reaches eps; `done_by_fit` and the shares with `min_need`
+    agree too."""
+    reference, _, _ = assert_same_outcome(bundle(config, seed), exploration=500.0, min_need=min_need,
+                                          delivery=delivery)
+    assert reference.done_by_fit.any()
 
 
 @pytest.mark.parametrize("options", [{"ucb_beta": 50.0, "log_predictions": True},
