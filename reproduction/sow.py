@@ -12,9 +12,13 @@ import numpy as np
 import pandas as pd
 
 from sweep.plots import pyplot, save
-from sweep.statistics import student_t_interval
+from sweep.statistics import paired_ratio_interval, student_t_interval
 
 from .experiment import Check, Context, Experiment
+from .sow_regimes import REGIMES_EXPERIMENTS
+from .sow_regimes import checks as regimes_checks
+from .sow_theorem52 import THEOREM52_EXPERIMENTS
+from .sow_theorem52 import checks as theorem52_checks
 
 # Default bounds of conf/family/sow.yaml: C_max = 4, D_max = 4, V_bar = 16.
 C_MAX, D_MAX, V_BAR = 4, 4, 16.0
@@ -47,6 +51,28 @@ def _by(frame: pd.DataFrame, key: str, columns: tuple[str, ...]) -> pd.DataFrame
     return table.sort_values([key, "order"]).drop(columns="order").reset_index(drop=True)
 
 
+def opt_ratios(frame: pd.DataFrame, key: str) -> pd.DataFrame:
+    """Per (key, mechanism): the empirical competitive ratio E[OPT welfare] / E[welfare] over the
+    replicates (a ratio of means, Sec. 2's definition, never a mean of per-run ratios) with its
+    paired 95% half-width, NaN with the reason where the mechanism's mean welfare could be 0."""
+    opt = frame[frame["mechanism"] == "OPT"].set_index([key, "replicate"])["welfare"]
+    rows = []
+    for (value, mechanism), part in frame.groupby([key, "mechanism"], sort=False):
+        mine = part.set_index([key, "replicate"])["welfare"]
+        both = pd.concat([opt.rename("opt"), mine.rename("mine")], axis=1, join="inner")
+        if both.empty:
+            continue
+        r = paired_ratio_interval(both["opt"], both["mine"])
+        rows.append({key: value, "mechanism": mechanism, "opt_ratio": r.ratio, "opt_ratio_ci95": r.half_width,
+                     "opt_ratio_note": r.undefined})
+    return pd.DataFrame(rows, columns=[key, "mechanism", "opt_ratio", "opt_ratio_ci95", "opt_ratio_note"])
+
+
+def _with_ratios(frame: pd.DataFrame, key: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    """`_by` of `columns` and the ratio of means against OPT (where OPT ran)."""
+    return _by(frame, key, columns).merge(opt_ratios(frame, key), on=[key, "mechanism"], how="left")
+
+
 def _ratio_figure(table: pd.DataFrame, path: Path, title: str) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -58,15 +84,15 @@ def _ratio_figure(table: pd.DataFrame, path: Path, title: str) -> None:
     ax.axvline(CAPACITY_CONDITION, color="grey", linestyle=":", label="N = C_max log2(4 V_bar D_max)")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xlabel("nodes N (C_max = 4)")
-    ax.set_ylabel("OPT welfare / mechanism welfare")
+    ax.set_ylabel("E[OPT welfare] / E[mechanism welfare]")
     ax.set_title(title)
     ax.legend(fontsize=8)
     save(fig, path, bbox_inches="tight")
 
 
 def _supply_report(context: Context, name: str, title: str) -> pd.DataFrame:
-    table = _by(_results(context, name), "cluster.nodes",
-                ("welfare", "opt_ratio", "payments", "completions", "evictions", "cancellations", "eviction_rate"))
+    table = _with_ratios(_results(context, name), "cluster.nodes",
+                         ("welfare", "payments", "completions", "evictions", "cancellations", "eviction_rate"))
     table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
     _ratio_figure(table, context.out / f"{name}.png", title)
     return table
@@ -118,8 +144,8 @@ def _epsilon_of(mechanism: str) -> float:
 
 
 def epsilon(context: Context) -> pd.DataFrame:
-    table = _by(_results(context, "epsilon"), "cluster.nodes",
-                ("welfare", "opt_ratio", "evictions", "cancellations", "eviction_rate"))
+    table = _with_ratios(_results(context, "epsilon"), "cluster.nodes",
+                         ("welfare", "evictions", "cancellations", "eviction_rate"))
     table["epsilon"] = table["mechanism"].map(_epsilon_of)
     table.to_csv(context.out / "epsilon.csv", index=False, float_format="%.4f")
     plt = pyplot()
@@ -132,7 +158,7 @@ def epsilon(context: Context) -> pd.DataFrame:
                          capsize=3, label=f"N = {nodes:g}")
     eps = np.array(sorted(sweep["epsilon"].unique()))
     axes[1].plot(eps, eps, color="grey", linestyle=":", label="eviction rate = eps")
-    axes[0].set_ylabel("OPT welfare / Reduction welfare")
+    axes[0].set_ylabel("E[OPT welfare] / E[Reduction welfare]")
     axes[1].set_ylabel("evicted or cancelled / jobs that started or were cancelled")
     for ax in axes:
         ax.set_xlabel("epsilon (the same births and realisations at every epsilon)")
@@ -162,6 +188,15 @@ def truthfulness(context: Context) -> pd.DataFrame:
                     over_bound_plans=("within_plans", lambda w: int((~w.astype(bool)).sum())))
                .reset_index())
     summary.to_csv(context.out / "truthfulness.csv", index=False, float_format="%.5f")
+    jobs_path = Path(context.run_dir("truthfulness")) / "jobs.parquet"
+    if jobs_path.is_file():
+        jobs = pd.read_parquet(jobs_path)
+        if "durations" in jobs:
+            first = jobs[jobs["mechanism"] == jobs["mechanism"].iloc[0]]
+            pd.DataFrame([{"births.signal": signal, "jobs": len(part),
+                           "share_with_two_or_more_durations": float((part["durations"] >= 2).mean())}
+                          for signal, part in first.groupby("births.signal", sort=False)]).to_csv(
+                context.out / "truthfulness_durations.csv", index=False, float_format="%.4f")
     plt = pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(18, 4))
     panels = (("value", "reported value / true value", 1.0), ("arrival", "arrivals shifted by", 0.0),
@@ -198,7 +233,7 @@ def lemma31(context: Context) -> pd.DataFrame:
 EXPERIMENTS = (Experiment("supply", "sow/supply", supply), Experiment("adversarial", "sow/adversarial", adversarial),
                Experiment("blocking", "sow/blocking", blocking), Experiment("toy", "sow/toy", toy), Experiment("epsilon", "sow/epsilon", epsilon),
                Experiment("truthfulness", "sow/truthfulness", truthfulness),
-               Experiment("lemma31", "sow/lemma31", lemma31))
+               Experiment("lemma31", "sow/lemma31", lemma31), *THEOREM52_EXPERIMENTS, *REGIMES_EXPERIMENTS)
 
 
 def _row(table: pd.DataFrame, key: str, value, mechanism: str) -> pd.Series:
@@ -227,6 +262,11 @@ def checks(context: Context) -> list[Check]:
         out.append(Check(name, f"OPT / Reduction falls as supply grows (N = {low:g} minus N = {high:g})"
                                + ("" if falls else " (information)"), gap, gap >= 0 if falls else None,
                          ">= 0" if falls else ""))
+        opt = table[table["mechanism"] == "OPT"].sort_values("cluster.nodes")["welfare"].to_numpy()
+        if len(opt) > 1:
+            step = float(np.diff(opt).min())
+            out.append(Check(name, "OPT's mean welfare is non-decreasing in N (the same worlds at every N): "
+                                   "smallest step", step, step >= 0, ">= 0"))
         greedy = float(_row(table, "cluster.nodes", high, "FirstComeGreedy")["opt_ratio"])
         out.append(Check(name, f"OPT / FirstComeGreedy at N = {high:g} (information)", greedy, None))
         if name == "blocking" and len(above):
@@ -271,6 +311,11 @@ def checks(context: Context) -> list[Check]:
         out.append(Check("truthfulness", "every report's gain within err(L) + err(L') + the walk-away option "
                                          "(algorithms/sow/truthfulness.py)",
                          float((~lies["within_plans"].astype(bool)).sum()), bool(lies["within_plans"].all()), "= 0"))
+        durations = context.out / "truthfulness_durations.csv"
+        if durations.is_file():
+            share = float(pd.read_csv(durations)["share_with_two_or_more_durations"].min())
+            out.append(Check("truthfulness", "jobs with two or more durations (so the duration signal and "
+                                             "duration misreports mean something)", share, share >= 0.5, ">= 0.5"))
         exact = same_c[same_c["mechanism"] == "TruthAudit(oracle=exact)"]
         if len(exact):
             out.append(Check("truthfulness", "exact oracle: largest gain of a report keeping the concurrency",
@@ -292,4 +337,4 @@ def checks(context: Context) -> list[Check]:
                                         f"changes when later jobs are removed (of {row['compared']:g})",
                              float(row["changed"]), bool(row["changed"] == 0) if lifo else bool(row["changed"] > 0),
                              "= 0 (Lemma 3.1)" if lifo else "> 0 (the order Sec. 3 argues against)"))
-    return out
+    return out + theorem52_checks(context) + regimes_checks(context)

@@ -7,6 +7,8 @@ draws one birth sequence and one realisation of every job's (arrival, duration) 
 mechanism on them (common random numbers). `utility` is the welfare, sum_j V_j(f_j) (Sec. 2);
 `opt_ratio` is OPT's welfare over the row's (the empirical competitive ratio) when OPT is listed;
 `node_rounds` the capacity a mechanism held (reserved blocks, or the rounds its jobs ran).
+Reduction rows add `relaxed_peak`, the largest relaxed usage y_t of ALG over N' (Theorem 4.1's
+regime needs it near 1). ValueDensityGreedy: value_density_greedy.py.
 Side table `jobs`: one row per job and mechanism (reported and true SoW summary, the plan's
 start for the realised arrival, start, finish, evicted, cancelled, paid, value, utility).
 
@@ -16,6 +18,13 @@ concurrency, `max_mu`, `over_bound_mu` and `over_bound_plans`: reports whose gai
 2 mu V_bar or the per-plan bound, `concurrency_gains`) and the side table `misreports` (one row
 per job and report, truthfulness.audit_birth's columns); `PrefixAudit` rows are the Reduction's
 run plus Lemma 3.1's counts (`cuts`, `compared`, `changed`, `cuts_changed`).
+
+Stochastic (Sec. 5's variant, stochastic_menu.py; births.kind: prior): its rows add `lp_value`,
+`fua_value`, `fua_share` (V(z_FUA) / V_LP), `bundles`, `lanes`, `relaxed_peak`; StochasticAudit
+rows add TruthAudit's columns too. Every framework row (Reduction, Stochastic, the audits) has
+`receptive_breaks`, the allocations x_j(L_j) that break Alg. 2's receptive condition
+(scheduler_framework.py). Section `report`: numbers a reproduction report reads (`ratio_limit`,
+reproduction/sow_theorem52.py); no simulation reads it.
 """
 from __future__ import annotations
 
@@ -30,8 +39,10 @@ from algorithms.common.streams import mechanism_stream
 from market.sow.birth_sequences import BirthParams, bounds_from_config, draw_births
 from market.sow.sow_trace import load_sow_trace
 from market.sow.statement_of_work import BirthSequence, Bounds, Realisation, realise
+from market.common.fields import as_section, real, reject_unknown_keys
 
 from .first_come_greedy import first_come_greedy
+from .value_density_greedy import value_density_greedy
 from .mechanism_config import MechanismSpec, SowSettings, mechanism_specs
 from .offline_optimum import ex_ante_bound, hindsight_lp_bound, hindsight_optimum
 from .outcome import JobOutcomes
@@ -39,12 +50,17 @@ from .prefix_invariance import cut_points, prefix_changes
 from .reserve_worst_case import reserve_worst_case
 from .scheduler_framework import run_framework
 from .truthfulness import TOLERANCE, audit_run
+from .mechanism_config import STOCHASTIC, warn_oracle_accuracy
+from .stochastic_menu import audit_stochastic, check_stochastic, run_stochastic, stochastic_columns
 
 NAME = "sow"
 SECTIONS = ("bounds", "births", "cluster", "reduction", "oracle", "prices", "optimum")
+SECTIONS += ("report",)  # read by reproduction reports only (`_check_report`)
 SUMMARY_COLUMNS = ("welfare", "payments", "agent_utility", "completions", "evictions", "cancellations",
                    "eviction_rate", "relaxed_value", "opt_ratio", "max_gain", "max_gain_same_c", "max_mu",
                    "over_bound_mu", "over_bound_plans", "changed", "node_rounds")
+SUMMARY_COLUMNS += ("receptive_breaks", "fua_share")
+SUMMARY_COLUMNS += ("relaxed_peak",)  # Reduction rows: max_t y_t / N' (Theorem 4.1's regime)
 INPUT_FILES = {"births.path": load_sow_trace}
 # Documented keys listed at null in conf/family/sow.yaml and conf/births/,
 # so that the command line sets them without `+`; null is the code's default
@@ -74,7 +90,29 @@ def prepare(config: dict) -> PreparedSow:
         raise ValueError(f"bounds.max_concurrency ({bounds.max_concurrency}) is above cluster.nodes "
                          f"({settings.nodes}): a job may not need more nodes than there are")
     births = BirthParams.from_config(config.get("births"), bounds)
-    return PreparedSow(bounds, births, settings, mechanism_specs(config, settings))
+    specs = mechanism_specs(config, settings)
+    for n, spec in enumerate(specs):  # Sec. 5's variant: known priors, and one lane (stochastic_menu.py)
+        if spec.kind in STOCHASTIC:
+            if births.kind != "prior":
+                raise ValueError(f"mechanisms[{n}]: {spec.name} needs the priors of births.kind: prior (Sec. 5's "
+                                 f"stochastic variant), got births.kind: {births.kind}")
+            check_stochastic(spec.settings.nodes, spec.settings.epsilon, spec.settings.slack, bounds.max_concurrency,
+                             f"mechanisms[{n}] {spec.name}")
+    warn_oracle_accuracy(specs, bounds.max_duration, bounds.horizon)
+    _check_report(config)
+    return PreparedSow(bounds, births, settings, specs)
+
+
+REPORT_KEYS = ("ratio_limit",)
+
+
+def _check_report(config: Mapping) -> None:
+    """Section `report`: `ratio_limit` (null or a number >= 1), the largest E[OPT] / E[welfare] a
+    reproduction check accepts (reproduction/sow_theorem52.py); the simulation ignores it."""
+    report = as_section(config.get("report"), "report")
+    reject_unknown_keys(REPORT_KEYS, report, "report")
+    if report.get("ratio_limit") is not None:
+        real(report["ratio_limit"], "report.ratio_limit", minimum=1.0)
 
 
 def mechanism_names(config: dict) -> list[str]:
@@ -86,7 +124,8 @@ def _job_table(sequence: BirthSequence, real: Realisation, out: JobOutcomes) -> 
     planned = out.extra.get("planned_start")
     return {
         "job": np.arange(len(jobs)), "birth": [s.birth for s in jobs], "concurrency": [s.concurrency for s in jobs],
-        "support": [s.arrival.size for s in jobs], "expected_duration": [s.expected_duration() for s in jobs],
+        "support": [s.arrival.size for s in jobs], "durations": [int(np.unique(s.duration).size) for s in jobs],
+        "expected_duration": [s.expected_duration() for s in jobs],
         "peak_value": [float(s.values.max()) for s in jobs], "arrival": real.arrival, "duration": real.duration,
         "planned_start": planned if planned is not None else np.full(len(jobs), -1),
         "start": out.start, "finish": out.finish, "completed": out.completed, "evicted": out.evicted,
@@ -112,6 +151,8 @@ def _outcome_row(name: str, sequence: BirthSequence, real: Realisation, out: Job
     row["eviction_rate"] = (row["evictions"] + row["cancellations"]) / max(1, started + row["cancellations"])
     if "relaxed_value" in out.extra:
         row["relaxed_value"] = float(out.extra["relaxed_value"].sum())
+    if "receptive_break" in out.extra:
+        row["receptive_breaks"] = int(out.extra["receptive_break"].sum())
     row["tables"] = {"jobs": _job_table(sequence, real, out)}
     return row
 
@@ -148,8 +189,10 @@ def simulate_replicate(prepared: PreparedSow, replicate: int, rng: np.random.Gen
     for spec in prepared.specs:
         s = spec.settings
         if spec.kind == "Reduction":
-            out = run_framework(sequence, real, s.framework(b.max_duration, b.horizon), mechanism_stream(rng, spec.name))
-            rows.append(_outcome_row(spec.name, sequence, real, out))
+            settings = s.framework(b.max_duration, b.horizon)
+            out = run_framework(sequence, real, settings, mechanism_stream(rng, spec.name))
+            peak = float(out.extra["relaxed_usage"].max(initial=0.0)) / settings.relaxed_capacity
+            rows.append(_outcome_row(spec.name, sequence, real, out) | {"relaxed_peak": peak})
         elif spec.kind == "TruthAudit":
             out, audit = audit_run(sequence, real, s.framework(b.max_duration, b.horizon),
                                    mechanism_stream(rng, spec.name))
@@ -161,10 +204,23 @@ def simulate_replicate(prepared: PreparedSow, replicate: int, rng: np.random.Gen
             seed = int(mechanism_stream(rng, spec.name).integers(2 ** 63))
             out, counts = prefix_changes(sequence, real, settings, seed, cut_points(len(sequence)))
             rows.append(_outcome_row(spec.name, sequence, real, out) | counts)
+        elif spec.kind == "Stochastic":
+            settings = s.framework(b.max_duration, b.horizon)
+            run = run_stochastic(sequence, real, settings, mechanism_stream(rng, spec.name))
+            rows.append(_outcome_row(spec.name, sequence, real, run.out) | stochastic_columns(run, settings))
+        elif spec.kind == "StochasticAudit":
+            settings = s.framework(b.max_duration, b.horizon)
+            run, audit = audit_stochastic(sequence, real, settings, mechanism_stream(rng, spec.name))
+            row = _outcome_row(spec.name, sequence, real, run.out) | stochastic_columns(run, settings)
+            row |= _audit_columns(audit)
+            row["tables"]["misreports"] = _misreport_table(audit)
+            rows.append(row)
         elif spec.kind == "ReserveWorstCase":
             rows.append(_outcome_row(spec.name, sequence, real, reserve_worst_case(sequence, real, s.nodes)))
         elif spec.kind == "FirstComeGreedy":
             rows.append(_outcome_row(spec.name, sequence, real, first_come_greedy(sequence, real, s.nodes)))
+        elif spec.kind == "ValueDensityGreedy":
+            rows.append(_outcome_row(spec.name, sequence, real, value_density_greedy(sequence, real, s.nodes)))
         elif spec.kind == "OPT":
             optimum = hindsight_optimum(sequence, real, s.nodes, s.time_limit)
             rows.append(_bound_row(spec.name, optimum.welfare, len(sequence)))

@@ -70,8 +70,8 @@ from algorithms.common.cpsat import deterministic_solver
 from algorithms.sow.outcome import NOT_STARTED
 from market.sow.statement_of_work import BirthSequence, Realisation, StatementOfWork
 
-__all__ = ["VALUE_SCALE", "NOT_RUN", "HindsightOptimum", "candidate_starts", "check_schedule",
-           "hindsight_optimum", "hindsight_lp_bound", "ex_ante_bound"]
+__all__ = ["VALUE_SCALE", "NOT_RUN", "HindsightOptimum", "PackingSolution", "candidate_starts", "check_schedule",
+           "hindsight_optimum", "hindsight_lp_bound", "ex_ante_bound", "packing_lp"]
 
 VALUE_SCALE = 10**6   # CP-SAT units per unit of value
 NOT_RUN = NOT_STARTED   # -1, as in algorithms.sow.outcome
@@ -239,14 +239,31 @@ def hindsight_optimum(sequence: BirthSequence, realisation: Realisation, nodes: 
     )
 
 
+@dataclass(frozen=True, eq=False)
+class PackingSolution:
+    """`packing_lp`'s answer: HiGHS's primal x (clipped to [0, upper]), its objective value^T x,
+    and the dual bound of the module docstring (an upper bound on the LP optimum)."""
+
+    x: np.ndarray
+    objective: float
+    bound: float
+
+
 def _packing_lp(value: np.ndarray, upper: np.ndarray, group: np.ndarray, group_cap: np.ndarray,
                 demand: np.ndarray, start: np.ndarray, duration: np.ndarray, nodes: int) -> float:
     """max value^T x s.t. sum of x over each group <= group_cap, for every round the sum of
     demand x over the variables running in it <= nodes, 0 <= x <= upper; returns the dual bound
     of the module docstring (an upper bound on the optimum)."""
+    return packing_lp(value, upper, group, group_cap, demand, start, duration, nodes).bound
+
+
+def packing_lp(value: np.ndarray, upper: np.ndarray, group: np.ndarray, group_cap: np.ndarray,
+               demand: np.ndarray, start: np.ndarray, duration: np.ndarray, nodes: float) -> PackingSolution:
+    """The LP of `_packing_lp` with its primal solution (the stochastic variant's LP of Appendix E,
+    algorithms/sow/stochastic_lp.py, needs z); `demand` and `nodes` may be fractional."""
     n = value.size
     if n == 0:
-        return 0.0
+        return PackingSolution(np.zeros(0), 0.0, 0.0)
     var_of, round_of = _running_rounds(start, duration)
     first = int(round_of.min())
     rows = round_of - first
@@ -262,7 +279,9 @@ def _packing_lp(value: np.ndarray, upper: np.ndarray, group: np.ndarray, group_c
                      method="highs")
     if result.status != 0:
         raise RuntimeError(f"HiGHS did not solve the LP: {result.message}")
-    return _dual_bound(value, upper, a_ub, b_ub, -np.asarray(result.ineqlin.marginals, dtype=float))
+    x = np.clip(np.asarray(result.x, dtype=float), 0.0, upper)
+    return PackingSolution(x, float(value @ x),
+                           _dual_bound(value, upper, a_ub, b_ub, -np.asarray(result.ineqlin.marginals, dtype=float)))
 
 
 def _dual_bound(value, upper, a_ub, b_ub, y) -> float:

@@ -18,11 +18,27 @@ last round, so it is never active, and never cancelled, in the round f.
 The mechanism plans with the reported SoWs (`reported`, default the true ones) and lives with
 the true realisation. `on_birth` sees every birth's announced information (for the experiments:
 truthfulness, Lemma 3.1).
+
+ALG is pluggable (`relaxed`, a `RelaxedAlgorithm`: Sec. 4.1's menu-based algorithm as Alg. 2 uses
+it): `announce(t, last_start)` gives the menu pi^t for every concurrency, frozen at the birth, and
+`allocate(c, starts, durations, weights)` is Alg. 2 line 4 (x_j(L_j), task i of weight lambda_i).
+The default is Alg. 3 (`ExponentialALG`); the stochastic variant's Lemma E.2 menu is
+algorithms/sow/stochastic_menu.py.
+
+Receptive condition (Sec. 4.1): ALG must accept an allocation forced on it only when
+V~_j(x_j) >= pi~^t(x_j). Line 4 forces x_j(L_j), chosen by eq. (2) with the failure estimates, so
+it can break that when an estimate is positive: with signal `none` an arrival group's terms
+sum_i P_i (1 - q_i)(V_i - pi_i) can be positive while sum_i P_i (V_i - pi_i) is negative. Per job,
+`extra["relaxed_price"]` is pi~^t(x_j(L_j)) = sum_i P_i pi^t(t_i, c_j, d_i) over the points the plan
+runs and `extra["receptive_break"]` whether relaxed_value < relaxed_price (by more than 1e-9);
+with signal `duration` every point runs only when (1 - q)(V - pi) > 0, so never.
+`extra["relaxed_usage"]` (one value per round, not per job) is ALG's usage y_t after the last birth.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -34,9 +50,10 @@ from .failure_oracle import Candidates, LoadPaths, exact_paths, sampled_paths, z
 from .launch_plan import NEVER, LaunchPlan, best_plan, plan_for_points
 from .outcome import JobOutcomes
 
-__all__ = ["ORACLES", "BirthContext", "FrameworkSettings", "run_framework"]
+__all__ = ["ORACLES", "BirthContext", "ExponentialALG", "FrameworkSettings", "RelaxedAlgorithm", "run_framework"]
 
 ORACLES = ("sampled", "exact", "none")
+RECEPTIVE_TOLERANCE = 1e-9
 WAITING, SCHEDULED, RUNNING, DONE = 0, 1, 2, 3
 
 
@@ -82,6 +99,36 @@ class BirthContext:
     failure: np.ndarray        # q^t(t', c_j, d) after the eps/10 threshold
     raw_failure: np.ndarray    # the oracle's estimate before it
     plan: LaunchPlan
+    menu: Callable[[int], np.ndarray] | None = None  # pi^t(t', c, d) [t' - t, d - 1] for any c, as announced
+
+
+class RelaxedAlgorithm(Protocol):
+    """ALG of Alg. 2 (module docstring): a menu announced at each birth, then the forced allocation."""
+
+    def announce(self, first: int, last_start: int) -> Callable[[int], np.ndarray]:
+        """pi^t(t', c, d) for t' = first..last_start, d = 1..D_max ([t' - first, d - 1]) as a function
+        of c, frozen now (later allocations do not change it)."""
+
+    def allocate(self, concurrency: int, start: np.ndarray, duration: np.ndarray, weight: np.ndarray) -> None:
+        """Alg. 2 line 4 for the job just announced to: task i runs `duration[i]` rounds from
+        `start[i]` with width weight[i] * concurrency."""
+
+
+class ExponentialALG:
+    """Alg. 3 as ALG: pi^t(t', c, d) = c sum_s p(y_s) (exponential_prices.py), x_j(L_j) added to y."""
+
+    def __init__(self, prices: ExponentialPrices):
+        self.prices = prices
+
+    def announce(self, first: int, last_start: int) -> Callable[[int], np.ndarray]:
+        unit = self.prices.unit_menu(first, last_start)
+        return lambda concurrency: concurrency * unit
+
+    def allocate(self, concurrency: int, start: np.ndarray, duration: np.ndarray, weight: np.ndarray) -> None:
+        rounds = np.concatenate([np.arange(s, s + n) for s, n in zip(start, duration)])
+        amount = np.repeat(weight * concurrency, duration)
+        inside = rounds < self.prices.rounds
+        self.prices.allocate(rounds[inside], amount[inside])
 
 
 class _State:
@@ -100,7 +147,8 @@ class _State:
         self.out = JobOutcomes.empty(J)
         self.out.extra.update(estimated_utility=np.zeros(J), relaxed_value=np.zeros(J),
                               max_failure=np.zeros(J), planned=np.zeros(J, bool),
-                              stopped=np.full(J, NEVER, np.int64))
+                              stopped=np.full(J, NEVER, np.int64), relaxed_price=np.zeros(J),
+                              receptive_break=np.zeros(J, bool))
 
     def candidates(self, t: int, signal: str) -> Candidates:
         """The residual randomness of the active jobs born so far (module docstring of
@@ -138,7 +186,7 @@ def _paths(state: _State, settings: FrameworkSettings, t: int, width: int, rng) 
     return candidates, sampled_paths(candidates, t, width, settings.nodes, settings.samples, rng)
 
 
-def _birth(state: _State, j: int, t: int, settings: FrameworkSettings, prices: ExponentialPrices, rng,
+def _birth(state: _State, j: int, t: int, settings: FrameworkSettings, relaxed: RelaxedAlgorithm, rng,
            on_birth) -> None:
     bounds = state.sequence.bounds
     sow = state.reported[j]
@@ -146,8 +194,9 @@ def _birth(state: _State, j: int, t: int, settings: FrameworkSettings, prices: E
     candidates, paths = _paths(state, settings, t, S + D, rng)
     raw = paths.failure(sow.concurrency, settings.nodes, S, D)
     failure = np.where(raw > settings.threshold, raw, 0.0)
-    unit = prices.unit_menu(t, t + S - 1)
-    price = sow.concurrency * unit
+    menu = relaxed.announce(t, t + S - 1)
+    unit = menu(1)
+    price = menu(sow.concurrency)
     plan = best_plan(sow, price, failure, state.sequence.signal)
     state.plan[j], state.price[j] = plan.start, price
     runs = plan.start != NEVER
@@ -157,21 +206,22 @@ def _birth(state: _State, j: int, t: int, settings: FrameworkSettings, prices: E
     extra["estimated_utility"][j] = plan.estimated_utility
     extra["planned"][j] = bool(runs.any())
     extra["relaxed_value"][j] = float(sow.probability[runs] @ sow.value(plan.start[runs] + sow.duration[runs]))
+    extra["relaxed_price"][j] = float(sow.probability[runs] @ price[plan.start[runs] - sow.birth,
+                                                                   sow.duration[runs] - 1]) if runs.any() else 0.0
+    extra["receptive_break"][j] = extra["relaxed_value"][j] < extra["relaxed_price"][j] - RECEPTIVE_TOLERANCE
     extra["max_failure"][j] = float(raw.max()) if raw.size else 0.0
     if runs.any():  # Alg. 2 line 4 / Alg. 3 lines 6-8: x_j(L_j), the expected allocation
-        d = sow.duration[runs]
-        rounds = np.concatenate([np.arange(s, s + n) for s, n in zip(plan.start[runs], d)])
-        amount = np.repeat(sow.probability[runs] * sow.concurrency, d)
-        inside = rounds < prices.rounds
-        prices.allocate(rounds[inside], amount[inside])
+        relaxed.allocate(sow.concurrency, plan.start[runs], sow.duration[runs], sow.probability[runs])
     if on_birth is not None:
-        on_birth(BirthContext(j, t, unit, paths, candidates, failure, raw, plan))
+        on_birth(BirthContext(j, t, unit, paths, candidates, failure, raw, plan, menu))
 
 
 def run_framework(sequence: BirthSequence, realisation: Realisation, settings: FrameworkSettings,
                   rng: np.random.Generator, reported: tuple[StatementOfWork, ...] | None = None,
-                  on_birth: Callable[[BirthContext], None] | None = None) -> JobOutcomes:
-    """Alg. 1 with Alg. 2 and Alg. 3 over one birth sequence and its realisation."""
+                  on_birth: Callable[[BirthContext], None] | None = None,
+                  relaxed: RelaxedAlgorithm | None = None) -> JobOutcomes:
+    """Alg. 1 with Alg. 2 and ALG (default Alg. 3: `ExponentialALG`) over one birth sequence and
+    its realisation."""
     reported = tuple(sequence.jobs) if reported is None else tuple(reported)
     if len(reported) != len(sequence):
         raise ValueError(f"{len(reported)} reported SoWs for {len(sequence)} jobs")
@@ -180,15 +230,16 @@ def run_framework(sequence: BirthSequence, realisation: Realisation, settings: F
             raise ValueError(f"jobs[{j}]: concurrency {sow.concurrency} is above the {settings.nodes} nodes")
     bounds = sequence.bounds
     T = sequence.rounds()
-    prices = ExponentialPrices(settings.relaxed_capacity, bounds.max_value, bounds.max_duration,
-                               bounds.max_concurrency, T, settings.price_start)
+    if relaxed is None:
+        relaxed = ExponentialALG(ExponentialPrices(settings.relaxed_capacity, bounds.max_value, bounds.max_duration,
+                                                   bounds.max_concurrency, T, settings.price_start))
     state = _State(sequence, realisation, reported)
     births = np.array([sow.birth for sow in sequence.jobs], np.int64)
     out = state.out
     next_job = 0
     for t in range(T):
         while next_job < len(sequence) and births[next_job] == t:
-            _birth(state, next_job, t, settings, prices, rng, on_birth)
+            _birth(state, next_job, t, settings, relaxed, rng, on_birth)
             next_job += 1
         _arrivals(state, t)
         _evict(state, t, settings)
@@ -201,6 +252,11 @@ def run_framework(sequence: BirthSequence, realisation: Realisation, settings: F
     out.extra["planned_start"] = np.array([
         plan_for_points(state.plan[j], reported[j], realisation.arrival[j], realisation.duration[j],
                         sequence.signal)[0] for j in range(len(sequence))], dtype=np.int64)
+    # per round, not per job: ALG's relaxed usage y_t at the end of the run (Alg. 3's `prices.usage`,
+    # or a menu's own `usage`); the family reports its peak over N' (`relaxed_peak`)
+    usage = getattr(getattr(relaxed, "prices", relaxed), "usage", None)
+    if usage is not None:
+        out.extra["relaxed_usage"] = np.array(usage, dtype=float)
     return out
 
 

@@ -212,7 +212,8 @@ def audit_birth(ctx: BirthContext, true_sow: StatementOfWork, signal: str, bound
             raw = ctx.paths.failure(conc, nodes, S, D)
             estimate[conc] = np.where(raw > threshold, raw, 0.0)
             truth[conc] = truth_paths.failure(conc, nodes, S, D)
-        return conc * ctx.unit_price, estimate[conc], truth[conc]
+        price_c = ctx.menu(conc) if ctx.menu is not None else conc * ctx.unit_price  # Lemma E.2's is not linear in c
+        return price_c, estimate[conc], truth[conc]
 
     c = true_sow.concurrency
     price, q_hat, q_true = tables(c)
@@ -258,15 +259,16 @@ def audit_birth(ctx: BirthContext, true_sow: StatementOfWork, signal: str, bound
 
 
 def audit_run(sequence: BirthSequence, realisation: Realisation, settings: FrameworkSettings,
-              rng: np.random.Generator) -> tuple[JobOutcomes, list[dict]]:
+              rng: np.random.Generator, relaxed=None) -> tuple[JobOutcomes, list[dict]]:
     """Theorem 3.2 over a whole birth sequence: the truthful run of Alg. 1 (`run_framework`), every
     birth audited by `audit_birth` with the true failure probabilities of the exact oracle (so the
     earlier jobs' residual randomness must fit `settings.max_outcomes`). Returns the run's
-    outcomes and the audit's rows (one per job and report)."""
+    outcomes and the audit's rows (one per job and report). `relaxed`: ALG (run_framework's; the
+    stochastic variant's menu for `StochasticAudit`, algorithms/sow/stochastic_menu.py)."""
     rows: list[dict] = []
 
     def audit(ctx: BirthContext) -> None:
         rows.extend(audit_birth(ctx, sequence.jobs[ctx.job], sequence.signal, sequence.bounds, settings.nodes,
                                 settings.epsilon, max_outcomes=settings.max_outcomes))
 
-    return run_framework(sequence, realisation, settings, rng, on_birth=audit), rows
+    return run_framework(sequence, realisation, settings, rng, on_birth=audit, relaxed=relaxed), rows

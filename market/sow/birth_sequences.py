@@ -29,6 +29,7 @@
   wave's low jobs before its high ones. Greedy, having started the low jobs, is blocked when
   delay + jitter < low_duration.
 - trace: the SoWs of a CSV file (`market/sow/sow_trace.py`).
+- dense, daily: `market/sow/dense_births.py` and `market/sow/daily_births.py` (their own draw orders).
 
 Draws, in this order, from the Generator passed in:
 - recurring: P = `pipelines` values each of period (integers in `period`), phase (integers in
@@ -55,6 +56,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from market.common.fields import as_section, choice, integer, interval, real, reject_unknown_keys
+from market.sow.prior_births import PriorParams, draw_prior_births
+from market.sow.daily_births import DailyParams, daily_births
+from market.sow.dense_births import DenseParams, dense_births
 from market.sow.sow_trace import load_sow_trace
 from market.sow.statement_of_work import SIGNALS, BirthSequence, Bounds, StatementOfWork
 
@@ -512,6 +516,15 @@ def _trace(p: TraceParams, bounds: Bounds, rng: np.random.Generator) -> list[Sta
 GENERATORS = {"recurring": (RecurringParams, _recurring), "toy": (ToyParams, _toy),
               "adversarial": (AdversarialParams, _adversarial), "blocking": (BlockingParams, _blocking),
               "trace": (TraceParams, _trace)}
+# births.kind: prior (market/sow/prior_births.py, the stochastic variant of Sec. 5): its generator
+# returns the whole sequence, the jobs with their known priors.
+GENERATORS["prior"] = (PriorParams, draw_prior_births)
+KINDS += ("prior",)
+# births.kind: dense (market/sow/dense_births.py: relaxed usage near N', Theorem 4.1's regime) and
+# daily (market/sow/daily_births.py: an overloaded day with three job classes, Helios-sized).
+GENERATORS["dense"] = (DenseParams, dense_births)
+GENERATORS["daily"] = (DailyParams, daily_births)
+KINDS += ("dense", "daily")
 
 
 @dataclass(frozen=True)
@@ -530,6 +543,9 @@ class BirthParams:
         kind = choice(d.pop("kind", cls.kind), "births.kind", KINDS)
         signal = choice(d.pop("signal", cls.signal), "births.signal", SIGNALS)
         generator_cls = GENERATORS[kind][0]
+        required = getattr(generator_cls, "REQUIRED_SIGNAL", None)  # kind prior: Theorem 5.2's sigma = d
+        if required is not None and signal != required:
+            raise ValueError(f"births.signal must be '{required}' for births.kind '{kind}', got {signal!r}")
         reject_unknown_keys(generator_cls, d, "births", context=f" for kind '{kind}'", also_known=("kind", "signal"))
         return cls(kind, signal, generator_cls.from_config(d, bounds))
 
@@ -538,4 +554,6 @@ def draw_births(params: BirthParams, bounds: Bounds, rng: np.random.Generator) -
     """The birth sequence of `params` (draw order in the module docstring), checked against
     `bounds`: jobs in submission order, several may share a birth round (Remark 1)."""
     jobs = GENERATORS[params.kind][1](params.generator, bounds, rng)
+    if isinstance(jobs, BirthSequence):  # a generator that builds its own sequence (kind prior: with the priors)
+        return jobs.check(where="births")
     return BirthSequence(tuple(jobs), bounds, params.signal).check(where="births")

@@ -319,7 +319,8 @@ def test_trace_kind_reads_the_file_and_checks_it_at_config(tmp_path):
 
 
 @pytest.mark.parametrize("config, message", [
-    ({"kind": "poisson"}, r"^births\.kind must be one of recurring, toy, adversarial, blocking, trace, got 'poisson'$"),
+    ({"kind": "poisson"}, r"^births\.kind must be one of recurring, toy, adversarial, blocking, trace, (.*, )?prior(, .*)?, "
+                          r"got 'poisson'$"),
     ({"signal": "arrival"}, r"^births\.signal must be one of none, duration, got 'arrival'$"),
     ({"periods": [8, 24]},
      r"^births: unknown key\(s\) 'periods' for kind 'recurring' \(known: kind, signal, rounds, "),
