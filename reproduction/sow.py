@@ -5,16 +5,16 @@ and writes reports/sow/{supply,adversarial,toy,epsilon}.csv and .png and checks.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from sweep.plots import pyplot, save
-from sweep.statistics import paired_ratio_interval, student_t_interval
+from sweep.statistics import student_t_interval
 
 from .experiment import Check, Context, Experiment
+from .sow_ratios import epsilon_of, series_ratio
 from .sow_regimes import REGIMES_EXPERIMENTS
 from .sow_regimes import checks as regimes_checks
 from .sow_theorem52 import THEOREM52_EXPERIMENTS
@@ -58,11 +58,9 @@ def opt_ratios(frame: pd.DataFrame, key: str) -> pd.DataFrame:
     opt = frame[frame["mechanism"] == "OPT"].set_index([key, "replicate"])["welfare"]
     rows = []
     for (value, mechanism), part in frame.groupby([key, "mechanism"], sort=False):
-        mine = part.set_index([key, "replicate"])["welfare"]
-        both = pd.concat([opt.rename("opt"), mine.rename("mine")], axis=1, join="inner")
-        if both.empty:
+        r = series_ratio(opt, part.set_index([key, "replicate"])["welfare"])
+        if r.undefined == "no common replicates":
             continue
-        r = paired_ratio_interval(both["opt"], both["mine"])
         rows.append({key: value, "mechanism": mechanism, "opt_ratio": r.ratio, "opt_ratio_ci95": r.half_width,
                      "opt_ratio_note": r.undefined})
     return pd.DataFrame(rows, columns=[key, "mechanism", "opt_ratio", "opt_ratio_ci95", "opt_ratio_note"])
@@ -138,15 +136,10 @@ def toy(context: Context) -> pd.DataFrame:
     return table
 
 
-def _epsilon_of(mechanism: str) -> float:
-    found = re.search(r"epsilon=([0-9.]+)", mechanism)
-    return float(found.group(1)) if found else math.nan
-
-
 def epsilon(context: Context) -> pd.DataFrame:
     table = _with_ratios(_results(context, "epsilon"), "cluster.nodes",
                          ("welfare", "evictions", "cancellations", "eviction_rate"))
-    table["epsilon"] = table["mechanism"].map(_epsilon_of)
+    table["epsilon"] = table["mechanism"].map(epsilon_of)
     table.to_csv(context.out / "epsilon.csv", index=False, float_format="%.4f")
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))

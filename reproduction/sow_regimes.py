@@ -18,16 +18,15 @@ follows reproduction/experiment.py and reads only the reports of this module's e
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from sweep.plots import pyplot, save
-from sweep.statistics import paired_ratio_interval
 
 from .experiment import Check, Context, Experiment
+from .sow_ratios import epsilon_of, series_ratio
 
 # conf/experiment/sow/theorem41.yaml: bounds.max_value and bounds.max_duration. Eq. (7) prices a
 # unit of usage y at p(y) = (1/(2 D_max)) (4 V_bar D_max)^(y/N'), so a job of value density at
@@ -42,18 +41,10 @@ def _results(context: Context, name: str) -> pd.DataFrame:
     return pd.read_parquet(Path(context.run_dir(name)) / "results.parquet")
 
 
-def _epsilon_of(mechanism: str) -> float:
-    found = re.search(r"epsilon=([0-9.]+)", mechanism)
-    return float(found.group(1)) if found else math.nan
-
-
 def _ratio(numerator: pd.Series, denominator: pd.Series) -> tuple[float, float]:
     """mean(numerator) / mean(denominator) and its 95% half-width (paired over the index)."""
-    both = pd.concat([numerator.rename("x"), denominator.rename("y")], axis=1).dropna()
-    if both.empty:
-        return math.nan, math.nan
-    result = paired_ratio_interval(both["x"].to_numpy(), both["y"].to_numpy())
-    return result.ratio, result.half_width
+    r = series_ratio(numerator, denominator)
+    return r.ratio, r.half_width
 
 
 def _by_replicate(part: pd.DataFrame, mechanism: str, column: str) -> pd.Series:
@@ -93,7 +84,7 @@ def _cell_table(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
                                                                              _by_replicate(part, greedy, "welfare"))
             rows.append(row)
     table = pd.DataFrame(rows)
-    table["epsilon"] = table["mechanism"].map(_epsilon_of)
+    table["epsilon"] = table["mechanism"].map(epsilon_of)
     return table
 
 

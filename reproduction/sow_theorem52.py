@@ -39,9 +39,9 @@ import pandas as pd
 import yaml
 
 from sweep.plots import pyplot, save
-from sweep.statistics import paired_ratio_interval
 
 from .experiment import Check, Context, Experiment
+from .sow_ratios import series_ratio
 
 NAME = "theorem52"
 V_KEY, D_KEY = "bounds.max_value", "bounds.max_duration"
@@ -72,9 +72,7 @@ def cell_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     order = list(dict.fromkeys(frame["mechanism"]))
     for (v, d, mechanism), part in frame.groupby(keys + ["mechanism"], sort=False):
-        mine = part.set_index(keys + ["replicate"])["welfare"]
-        both = pd.concat([opt.rename("opt"), mine.rename("mine")], axis=1, join="inner")
-        r = paired_ratio_interval(both["opt"], both["mine"])
+        r = series_ratio(opt, part.set_index(keys + ["replicate"])["welfare"])
         row = {V_KEY: v, D_KEY: d, "x": math.log(4.0 * v * d), "mechanism": mechanism, "replicates": len(part),
                "welfare": float(part["welfare"].mean()), "opt_ratio": r.ratio, "opt_ratio_ci95": r.half_width,
                "opt_ratio_note": r.undefined}
