@@ -40,7 +40,7 @@ from algorithms.sow.outcome import NOT_STARTED, JobOutcomes
 from algorithms.sow.reserve_worst_case import check_baseline_inputs
 from market.sow.statement_of_work import BirthSequence, Realisation
 
-__all__ = ["first_come_greedy", "last_start"]
+__all__ = ["first_come_greedy", "last_start", "list_schedule"]
 
 
 def last_start(sequence: BirthSequence, realisation: Realisation) -> np.ndarray:
@@ -66,6 +66,14 @@ def first_come_greedy(sequence: BirthSequence, realisation: Realisation, nodes: 
     """First-come greedy list scheduling without prices (Sec. 1-2; reading in the module
     docstring): start, in order of arrival, every waiting job that fits in the free nodes; drop a
     waiting job once it can no longer finish with positive value. Payments are all 0."""
+    return list_schedule(sequence, realisation, nodes)
+
+
+def list_schedule(sequence: BirthSequence, realisation: Realisation, nodes: int, priority=None) -> JobOutcomes:
+    """The price-free list scheduling of the greedy baselines: in each round drop the waiting jobs
+    past their `last_start`, then scan the others in `priority(j, t)` order (None: arrival order,
+    ties by submission) and start every one that fits in the free nodes; the rest keep waiting in
+    arrival order. `extra`: `wait` and `dropped` (module docstring)."""
     nodes = check_baseline_inputs(sequence, realisation, nodes)
     jobs = len(sequence)
     out = JobOutcomes.empty(jobs)
@@ -89,20 +97,21 @@ def first_come_greedy(sequence: BirthSequence, realisation: Realisation, nodes: 
             if nxt == jobs:
                 break
             continue
-        free = nodes - int(busy[t])
-        waiting = []
+        live = []
         for j in queue:
             if t > deadline[j]:
                 dropped[j] = True
                 wait[j] = t - arrived[j]
-            elif concurrency[j] <= free:
+            else:
+                live.append(j)
+        free = nodes - int(busy[t])
+        for j in (live if priority is None else sorted(live, key=lambda j: priority(j, t))):
+            if concurrency[j] <= free:
                 free -= concurrency[j]
                 out.start[j] = t
                 wait[j] = t - arrived[j]
                 busy[t:t + runs[j]] += concurrency[j]
-            else:
-                waiting.append(j)
-        queue = waiting
+        queue = [j for j in live if out.start[j] == NOT_STARTED]
     if queue:  # cannot happen: every job's last start is before T - 1
         raise AssertionError(f"jobs {queue} still waiting after the last round {rounds - 1}")
     started = out.start != NOT_STARTED

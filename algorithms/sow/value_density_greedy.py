@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from algorithms.sow.first_come_greedy import last_start
+from algorithms.sow.first_come_greedy import last_start, list_schedule
 from algorithms.sow.outcome import NOT_STARTED, JobOutcomes
 from algorithms.sow.reserve_worst_case import check_baseline_inputs
 from market.sow.statement_of_work import BirthSequence, Realisation
@@ -61,61 +61,15 @@ def value_density_greedy(sequence: BirthSequence, realisation: Realisation, node
     """List scheduling by value per node-round without prices (module docstring): each round, start
     the waiting jobs that fit, densest first, ties first come; drop a waiting job once it can no
     longer finish with positive value. Payments are all 0."""
-    nodes = check_baseline_inputs(sequence, realisation, nodes)
+    check_baseline_inputs(sequence, realisation, nodes)
     jobs = len(sequence)
-    out = JobOutcomes.empty(jobs)
-    wait = np.zeros(jobs, np.int64)
-    dropped = np.zeros(jobs, bool)
-    density = np.zeros(jobs)
-    arrival = np.asarray(realisation.arrival, np.int64)
-    duration = np.asarray(realisation.duration, np.int64)
-    concurrency = [sow.concurrency for sow in sequence.jobs]
+    arrived = np.asarray(realisation.arrival, np.int64).tolist()
     deadline = last_start(sequence, realisation).tolist()
-    order = np.lexsort((np.arange(jobs), arrival)).tolist()  # first come: by arrival, ties by submission
-    rank = {j: n for n, j in enumerate(order)}
-    arrived, runs = arrival.tolist(), duration.tolist()
-    rounds = sequence.rounds()
-    busy = np.zeros(rounds + sequence.bounds.max_duration + 1, np.int64)
+    rank = {j: n for n, j in enumerate(np.lexsort((np.arange(jobs), arrived)).tolist())}
     # rho_j(t) over the rounds job j may wait in, computed once per job
     table = {j: start_densities(sequence, realisation, j, np.arange(arrived[j], max(deadline[j], arrived[j]) + 1))
              for j in range(jobs)}
-    queue: list[int] = []
-    nxt = 0
-    for t in range(rounds):
-        while nxt < jobs and arrived[order[nxt]] <= t:
-            queue.append(order[nxt])
-            nxt += 1
-        if not queue:
-            if nxt == jobs:
-                break
-            continue
-        live = []
-        for j in queue:
-            if t > deadline[j]:
-                dropped[j] = True
-                wait[j] = t - arrived[j]
-            else:
-                live.append(j)
-        live.sort(key=lambda j: (-table[j][t - arrived[j]], rank[j]))
-        free = nodes - int(busy[t])
-        waiting = []
-        for j in live:
-            if concurrency[j] <= free:
-                free -= concurrency[j]
-                out.start[j] = t
-                wait[j] = t - arrived[j]
-                density[j] = table[j][t - arrived[j]]
-                busy[t:t + runs[j]] += concurrency[j]
-            else:
-                waiting.append(j)
-        queue = sorted(waiting, key=rank.__getitem__)
-    if queue:  # cannot happen: every job's last start is before T - 1
-        raise AssertionError(f"jobs {queue} still waiting after the last round {rounds - 1}")
-    started = out.start != NOT_STARTED
-    out.finish[started] = out.start[started] + duration[started]
-    out.completed[:] = started
-    out.value[:] = [float(sow.value(f)) if ok else 0.0 for sow, f, ok in zip(sequence.jobs, out.finish, started)]
-    out.extra["wait"] = wait
-    out.extra["dropped"] = dropped
-    out.extra["density"] = density
+    out = list_schedule(sequence, realisation, nodes, lambda j, t: (-table[j][t - arrived[j]], rank[j]))
+    out.extra["density"] = np.array([table[j][s - arrived[j]] if s != NOT_STARTED else 0.0
+                                     for j, s in enumerate(out.start.tolist())])
     return out
