@@ -151,8 +151,12 @@ def m4_fit(x, loss) -> M4Fit:
 
         lower, upper, q0 = [bottom, -np.inf, -np.inf, 0.0], [np.inf, np.inf, 0.0, np.inf], p0[1:]
     else:
-        res = lambda q: _residuals(q, ln_x, loss)           # noqa: E731
-        jac = lambda q: _jacobian(q, ln_x, loss)            # noqa: E731
+        def res(q):
+            return _residuals(q, ln_x, loss)
+
+        def jac(q):
+            return _jacobian(q, ln_x, loss)
+
         lower, upper, q0 = [low, bottom, -np.inf, -np.inf, 0.0], [top, np.inf, np.inf, 0.0, np.inf], p0
     q0 = np.clip(q0, lower, upper)
     with warnings.catch_warnings():

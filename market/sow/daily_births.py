@@ -156,7 +156,9 @@ class DailyParams:
 
     @classmethod
     def from_config(cls, d: Mapping, bounds: Bounds) -> "DailyParams":
-        get = lambda key: d[key] if key in d else getattr(cls, key, None)  # noqa: E731
+        def get(key):  # a value the config leaves out is the class default
+            return d[key] if key in d else getattr(cls, key, None)
+
         day_length = integer(get("day_length"), "births.day_length", minimum=1)
         raw = d.get("classes")
         if raw is None:

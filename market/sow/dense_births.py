@@ -103,7 +103,9 @@ class DenseParams:
 
     @classmethod
     def from_config(cls, d: Mapping, bounds: Bounds) -> "DenseParams":
-        get = lambda key: d.get(key, getattr(cls, key))  # noqa: E731
+        def get(key):  # a value the config leaves out is the class default
+            return d.get(key, getattr(cls, key))
+
         lead = integer(get("lead"), "births.lead", minimum=0)
         jitter = integer(get("arrival_jitter"), "births.arrival_jitter", minimum=0)
         if lead + jitter >= bounds.horizon:

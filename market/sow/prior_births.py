@@ -151,7 +151,9 @@ class PriorParams:
 
     @classmethod
     def from_config(cls, d: Mapping, bounds: Bounds) -> "PriorParams":
-        get = lambda key: d[key] if d.get(key) is not None else getattr(cls, key)  # noqa: E731
+        def get(key):  # a value the config leaves out, or null, is the class default
+            return d[key] if d.get(key) is not None else getattr(cls, key)
+
         p = cls(
             jobs=integer(get("jobs"), "births.jobs", minimum=1),
             pipelines=integer(get("pipelines"), "births.pipelines", minimum=1),

@@ -43,7 +43,9 @@ def outcome_lp(starts, durations, widths, values, capacity):
     """An LP-like object for hand cases: one job, one variant, one point per outcome."""
     from algorithms.sow.stochastic_lp import StochasticLP
     n = len(starts)
-    ints = lambda xs: np.asarray(xs, np.int64)  # noqa: E731
+    def ints(xs):
+        return np.asarray(xs, np.int64)
+
     z = np.ones(n)
     return StochasticLP(capacity, ints(range(n)), ints([0] * n), ints([0] * n), ints(starts), ints(durations),
                         ints(widths), np.ones(n), np.ones(n), np.asarray(values, float), z,

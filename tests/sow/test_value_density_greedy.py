@@ -10,25 +10,9 @@ from algorithms.sow.family import mechanism_names, prepare, simulate_replicate
 from algorithms.sow.first_come_greedy import first_come_greedy
 from algorithms.sow.outcome import NOT_STARTED
 from algorithms.sow.value_density_greedy import start_densities, value_density_greedy
-from market.sow.statement_of_work import BirthSequence, Bounds, Realisation, realise, sow_from_lists
+from market.sow.statement_of_work import realise
+from tests.sow.test_baselines import B, values, world  # the same hand-built worlds
 from tests.sow.worlds import random_sequence
-
-B = Bounds(max_concurrency=3, max_duration=5, horizon=10, max_value=10.0)
-
-
-def values(level: float, last: int) -> list[float]:
-    """V(b + k) = level for k <= last, 0 after (S_max = 10: 11 values)."""
-    return [level if k <= last else 0.0 for k in range(B.horizon + 1)]
-
-
-def world(jobs, drawn, signal="none"):
-    """jobs: [(birth, concurrency, values, [(a, d, p), ...])]; drawn: the support point index per job."""
-    sows = tuple(sow_from_lists(*job) for job in jobs)
-    sequence = BirthSequence(sows, B, signal).check()
-    arrival = np.array([s.arrival[i] for s, i in zip(sows, drawn)], np.int64)
-    duration = np.array([s.duration[i] for s, i in zip(sows, drawn)], np.int64)
-    return sequence, Realisation(np.asarray(drawn, np.int64), arrival, duration)
-
 
 def test_the_denser_job_goes_first_where_first_come_blocks_it():
     # N = 1, both jobs arrive at round 0. Job 0 (submitted first): c = 1, d = 2, V = 2 for any
