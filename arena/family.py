@@ -35,6 +35,9 @@ from market.iaas.jobs import JobParams
 from market.spot.spot_trace import spot_trace_values
 
 NAME = "arena"
+PAPER = "000 and 003 on one spot market: the spot mechanisms of both papers, one job stream, hourly billing"
+QUESTION = "Which paper's spot mechanism costs least on which market, and does a meta-learner over both keep up with the best?"
+UTILITY = "minus alpha, the cost per instance-hour of work in on-demand prices (OD-Only about -1.07); higher (nearer 0) is cheaper"
 SECTIONS = ("jobs", "market", "pool", "policies", "adapt", "learning")
 SUMMARY_COLUMNS = ("unit_cost", "spot_share", "missed", "fallback_share")
 INPUT_FILES = {"market.trace.path": spot_trace_values}

@@ -81,6 +81,12 @@ class FamilySpec:
     """Dotted keys the family's YAML lists at null only so that the command line can set them
     without `+`: null is the code's default. The engine takes a null one out of the cell's config
     before `prepare` and the hashes, so listing a key changes no cell's seeds."""
+    paper: str = ""
+    """The paper the family implements (number and title): MLflow's experiment description."""
+    question: str = ""
+    """The question the family's sweeps answer, in a sentence (README, MLflow)."""
+    utility: str = ""
+    """What the `utility` column means and its unit (summary, MLflow, README)."""
 
 
 REQUIRED_NAMES = ("NAME", "SECTIONS", "prepare", "mechanism_names", "simulate_replicate")
@@ -92,6 +98,9 @@ _OPTIONAL = {
     "input_files": ("INPUT_FILES", {}),
     "max_replicates_per_chunk": ("MAX_REPLICATES_PER_CHUNK", None),
     "optional_keys": ("OPTIONAL_KEYS", ()),
+    "paper": ("PAPER", ""),
+    "question": ("QUESTION", ""),
+    "utility": ("UTILITY", ""),
 }
 
 
@@ -119,6 +128,9 @@ def spec_of(module: ModuleType) -> FamilySpec:
     for key in values["optional_keys"]:
         if key.split(".")[0] not in sections or "." not in key:
             raise TypeError(f"{where}: OPTIONAL_KEYS key '{key}' is not a key inside one of its SECTIONS")
+    for key in ("paper", "question", "utility"):
+        if not isinstance(values[key], str):
+            raise TypeError(f"{where}: {_OPTIONAL[key][0]} must be a string")
     if values["cell_outputs"] is not None and not callable(values["cell_outputs"]):
         raise TypeError(f"{where}: cell_outputs must be a function")
     files = values["input_files"]

@@ -52,6 +52,9 @@ from market.auction.lora_instance import LoraInstance, draw_instance
 from market.auction.lora_tasks import TaskParams
 
 NAME = "auction"
+PAPER = "001: Online Scheduling and Pricing for Multi-LoRA Fine-Tuning Tasks"
+QUESTION = "Which tasks should a GPU provider admit, schedule and price online when LoRA fine-tuning tasks bid for its cluster?"
+UTILITY = "social welfare of a day (eq. 3): admitted tasks' values minus the cluster's and labor vendors' costs, in cents; higher is better"
 MECHANISMS = ("pdFTSP", "Titan", "EFT", "NTM", "OPT", "ZeroPrice", "EFT(admit=positive)")
 ZERO_PRICE = {"prices": "off", "schedule_space": "fitting"}
 OPT_MAX_NODES = 8

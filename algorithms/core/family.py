@@ -42,6 +42,9 @@ from market.core.bundle_config import BundleConfig, curve_values, draw_bundle
 from market.core.threads import Bundle
 
 NAME = "core"
+PAPER = "002: Learning with Adaptive Resource Allocation (CoRE-Learning, LARA)"
+QUESTION = "How should one unit of compute be shared among learning threads so that most reach their loss threshold by the deadline?"
+UTILITY = "the number of learning threads whose reported loss reaches the threshold by the deadline; higher is better"
 SECTIONS = ("bundle", "lara", "baselines", "outputs")
 SUMMARY_COLUMNS = ("success_rate", "of_opt", "exploration_end", "starved_by_fit")
 TIMING_COLUMNS = ("decision_ms",)

@@ -32,6 +32,9 @@ from market.iaas.jobs import JobParams, JobStream, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices, load_price_trace
 
 NAME = "iaas"
+PAPER = "003: Towards Designing Cost-Optimal Policies to Utilize IaaS Clouds with Online Learning"
+QUESTION = "How should a stream of deadline jobs use self-owned, spot and on-demand instances to cost the least per unit of work?"
+UTILITY = "minus alpha, the average cost per instance-hour of work in on-demand prices (OD-Only about -1.07); higher (nearer 0) is cheaper"
 SECTIONS = ("jobs", "prices", "self_owned", "policies", "learning")
 SUMMARY_COLUMNS = ("unit_cost", "spot_share", "self_owned_utilisation")
 INPUT_FILES = {"prices.path": load_price_trace}

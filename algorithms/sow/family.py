@@ -54,6 +54,9 @@ from .mechanism_config import STOCHASTIC, warn_oracle_accuracy
 from .stochastic_menu import audit_stochastic, check_stochastic, run_stochastic, stochastic_columns
 
 NAME = "sow"
+PAPER = "004: Truthful Online Scheduling of Cloud Workloads under Uncertainty"
+QUESTION = "How much welfare does a truthful posted-price scheduler keep for stochastic statements of work, against the hindsight optimum?"
+UTILITY = "welfare: the sum of V_j(f_j), each statement of work's value at its completion (Sec. 2), in the value units of its births; higher is better"
 SECTIONS = ("bounds", "births", "cluster", "reduction", "oracle", "prices", "optimum")
 SECTIONS += ("report",)  # read by reproduction reports only (`_check_report`)
 SUMMARY_COLUMNS = ("welfare", "payments", "agent_utility", "completions", "evictions", "cancellations",

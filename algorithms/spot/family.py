@@ -52,6 +52,9 @@ from market.spot.spot_market import SpotMarket, SyntheticMarketParams
 from market.spot.spot_trace import load_spot_trace, sample_window, spot_trace_values
 
 NAME = "spot"
+PAPER = "000: Deadline-Aware Online Scheduling for LLM Fine-Tuning with Spot Market Predictions"
+QUESTION = "When should one fine-tuning job with a deadline buy spot or on-demand GPUs, given price forecasts?"
+UTILITY = "the job's value at its completion time minus what it paid for GPUs (eq. 5), in the paper's price units; higher is better"
 SECTIONS = ("job", "market", "pool", "forecast", "noise", "job_sampling", "selection")
 SUMMARY_COLUMNS = ("cost", "completion_time")
 RATE_COLUMNS = ("met_deadline",)

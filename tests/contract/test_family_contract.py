@@ -74,6 +74,13 @@ def test_the_family_is_found_from_its_config(case):
     assert cell.world["family"]["module"] == cell.spec.module
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_it_says_its_paper_question_and_what_its_utility_means(family):
+    """README's family table and the MLflow experiment's description come from these."""
+    spec = compose_cell([f"family={family}"]).spec
+    assert spec.paper and spec.question.endswith("?") and "higher" in spec.utility
+
+
 def test_its_config_holds_the_engine_keys_and_its_own_sections(case):
     _, cell = case
     assert set(cell.world) - set(ENGINE_KEYS) <= set(cell.spec.sections)
