@@ -1,4 +1,4 @@
-"""The `arena` family as the sweep engine sees it (issue 13; docs/arena.md).
+"""The `arena` family as the sweep engine sees it (docs/arena.md).
 
 The engine passes a plain dict config with the sections
   jobs:      paper 003's job stream (market/iaas/jobs.py);

@@ -5,7 +5,7 @@ with delayed feedback, and the draws.
     python -m bench.iaas_opti_learning [--slots 30000] [--repeats 3] [--seed 0]
                                        [--out bench/results/iaas_opti_learning.json | --out -]
 
-Goal (issue 13): at most 60 s on the 2-core machine. The 98 policies are our 91 ({beta, b},
+Goal: at most 60 s on the 2-core machine. The 98 policies are our 91 ({beta, b},
 Sec. V-A's grid) and the 7 theta = 1 policies (one per bid); job type 3 of Sec. V-C (x0 = 5),
 prices i.i.d. exponential of mean 0.11. The first repeat includes loading (or compiling) the
 Numba kernel; the median over repeats is the number to read.

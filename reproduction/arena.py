@@ -1,4 +1,4 @@
-"""The spot arena (issue 13, docs/arena.md): which paper's spot-allocation mechanisms win where,
+"""The spot arena (docs/arena.md): which paper's spot-allocation mechanisms win where,
 and the meta-learner against the best fixed mechanism. Every experiment is
 `python -m sweep -m experiment=arena/<name>`; `python -m reproduction arena` runs them all and
 writes reports/arena/: `<market>.csv` (alpha of every mechanism in every cell, all replicates),

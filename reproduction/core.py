@@ -45,7 +45,7 @@ FIGURES = {
     "ucb": Figure("ucb", "core/ucb", "bundle", "bundle",
                   "Remark 2: LARA with a UCB bonus (H_k = 0) against the exploration threshold"),
 }
-# LARA as printed and the two readings of issue 33, each judged against the best baseline
+# LARA as printed and the two readings (delivery, min_need), each judged against the best baseline
 LARA_VARIANTS = ("LARA", "LARA(delivery=deadline)", "LARA(min_need=1)")
 # Our readings, not the paper's algorithm as printed: "(ours)" in every figure legend
 OURS = ("LARA(delivery=deadline)", "LARA(min_need=1)", "LRF(min_need=1)", "ETF(min_need=1)")

@@ -1,4 +1,4 @@
-"""Paper 004 in the regimes issue 34 asked for (docs/sow/reproduction.md, "Regimes"): Theorem 4.1
+"""Paper 004 in the overloaded regimes (docs/sow/reproduction.md, "Regimes"): Theorem 4.1
 where Alg. 2's relaxed usage nears N' (conf/experiment/sow/theorem41.yaml, births=dense) and a
 realistic overloaded day with a value-density greedy beside first-come greedy
 (conf/experiment/sow/daily.yaml, births=daily). Reports: reports/sow/{theorem41,daily}.csv and .png.
@@ -33,7 +33,7 @@ from .sow_ratios import epsilon_of, series_ratio
 # most V_bar buys no usage past y / N' = 1 - log 2 / log(4 V_bar D_max) (13/14 here).
 T41_V_BAR, T41_D_MAX = 4096.0, 1
 PRICE_CEILING = 1.0 - math.log(2.0) / math.log(4.0 * T41_V_BAR * T41_D_MAX)
-USAGE_FLOOR = 0.9          # Theorem 4.1's cells must reach 0.9 N' to test the theorem (issue 34)
+USAGE_FLOOR = 0.9          # Theorem 4.1's cells must reach 0.9 N' to test the theorem
 GREEDIES = ("FirstComeGreedy", "ValueDensityGreedy")
 
 

@@ -29,7 +29,7 @@ offline_optimum.Problem4 (pooled symmetric nodes, variables only where a task fi
   `solve=False` keeps the greedy start and never calls CP-SAT (Titan's greedy alone).
 - Decision time: the slot's model building plus solving time divided by the number of
   its tasks, stored for each of them (Fig. 13 averages the solver time the same way).
-- Objective (`objective`, issue 31; docs/auction/model.md): the paper states none for its
+- Objective (`objective`; docs/auction/model.md): the paper states none for its
   Titan, only that Titan [4] "targets the offline scenario and ignores the pricing, deadline,
   and data pre-processing issues" (Sec. 1). `welfare` (the default, the name `Titan`) is
   problem (4)'s objective above, ours. `throughput` is bid-blind: the most tasks admitted

@@ -13,7 +13,7 @@ the same bundle (common random numbers). `utility` is the number of threads that
 d_k (the paper's metric); when OPT runs, rows carry `opt_ratio` (OPT's count / the row's, inf
 for a row with none) and `of_opt` (the row's count / OPT's).
 
-`starved_by_fit` (every row): the threads starved by their fit (issue 33), i.e. the threads
+`starved_by_fit` (every row): the threads starved by their fit, i.e. the threads
 that at the end of the bundle have not completed and that at some exploit unit of the mechanism
 (a unit split from the predictions, after exploration) were active with a predicted need of 0,
 "done by the fit" by eq. 3.6 (S_hat = 0; Remark 2's S_tilde = 0 under UCB) although their
@@ -52,7 +52,7 @@ INPUT_FILES = {"bundle.path": curve_values}
 # Documented keys listed at null in conf/bundle/<kind>.yaml (each file: the keys its kind uses), so that
 # the command line sets them without `+`; null is the code's default (algorithms/common/optional_keys.py).
 OPTIONAL_KEYS = (
-    # the lara section's settings of issue 33 (algorithms/core/allocator_config.py)
+    # the lara section's delivery and min_need (algorithms/core/allocator_config.py)
     "lara.delivery", "lara.min_need",
     # parametric kinds (docs/core/calibration.md)
     "bundle.difficulty", "bundle.exponent", "bundle.jitter", "bundle.noise", "bundle.noise_cell",

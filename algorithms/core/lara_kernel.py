@@ -25,7 +25,7 @@ unit, `done_by_fit`; 0.0 before); `n` counts the points and `fitted` marks the t
 distinct ln s (weighted_rls.py's module docstring). The rows of `consts` are the threads'
 N_k, d_k, b_k, ln eps_k and `min_need` (the same for every thread). The flag and `min_need`
 ride in these arrays, and the two choices `when_none_selected` and `delivery` in one integer,
-so that `lara_step` takes no more arguments than before issue 33 (each argument costs Numba's
+so that `lara_step` takes no more arguments than it needs (each argument costs Numba's
 dispatcher time at every call).
 
 Same numbers as the NumPy path: every float operation is the reference's, in its order (eq. 3.5

@@ -41,7 +41,7 @@ from .scheduler_framework import ORACLES, FrameworkSettings
 __all__ = ["AUDITS", "BASELINES", "BOUNDS", "MechanismSpec", "SowSettings", "mechanism_specs"]
 
 BASELINES = ("ReserveWorstCase", "FirstComeGreedy")
-BASELINES += ("ValueDensityGreedy",)  # value_density_greedy.py (issue 34)
+BASELINES += ("ValueDensityGreedy",)  # value_density_greedy.py
 BOUNDS = ("OPT", "LP", "ExAnte")
 REDUCTION = "Reduction"
 AUDITS = ("TruthAudit", "PrefixAudit")

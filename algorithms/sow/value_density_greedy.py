@@ -1,4 +1,4 @@
-"""Baseline: value-density greedy without prices (issue 34), a welfare baseline beside
+"""Baseline: value-density greedy without prices, a welfare baseline beside
 first-come greedy (algorithms/sow/first_come_greedy.py).
 
 The scheduler a cluster operator would write once jobs carry values: each round, the waiting jobs

@@ -6,8 +6,8 @@ Why a kind of its own. Under eq. (7) a job of value V, concurrency c and duratio
 only while the unit price p(y) there is below its value density V / (c d) <= V_bar, and
 p(y) = V_bar at y = N' log(2 D_max V_bar) / log(4 V_bar D_max). With the family's default bounds
 (V_bar = 16, D_max = 4) that is 7/8 of N': no workload whatever pushes the relaxed usage past
-about 0.875 N' + C_max, and the recurring pipelines (mostly c d >= 2) stop far below (the review
-of issue 34 measured 0.62 N' at twice the load). The relaxed usage nears N' only with jobs whose
+about 0.875 N' + C_max, and the recurring pipelines (mostly c d >= 2) stop far below (measured:
+0.62 N' at twice the load). The relaxed usage nears N' only with jobs whose
 density is close to V_bar (c = d = 1 and V near V_bar) and bounds with a large 4 V_bar D_max (the
 ceiling is 1 - log 2 / log(4 V_bar D_max) of N'). This generator makes such jobs, as many as the
 cluster can take and more:

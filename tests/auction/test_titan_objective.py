@@ -1,4 +1,4 @@
-"""Titan's objective as a setting (issue 31): `welfare` (problem (4), plain `Titan`) against the
+"""Titan's objective as a setting: `welfare` (problem (4), plain `Titan`) against the
 bid-blind `throughput` (the most admitted tasks, then the least cost): by hand and by brute
 force on a small world where they choose differently, name parsing, and `Titan(objective=
 welfare)` bit-identical to `Titan`."""

@@ -1,4 +1,4 @@
-"""`lara.delivery` (issue 33): how LARA splits the unit among the threads Alg. 1 selects, by the
+"""`lara.delivery`: how LARA splits the unit among the threads Alg. 1 selects, by the
 cascade of eq. 3.8 (Alg. 2 line 11, the default) or in deadline order, each selected thread
 served in full (a reading of Theorem 1; algorithms/core/lara.py). Alg. 1's selected set does
 not depend on the delivery: checked on recorded decisions of random bundles, where the compiled

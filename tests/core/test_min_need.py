@@ -1,4 +1,4 @@
-"""`lara.min_need` and the `starved_by_fit` column (issue 33): a thread whose fit says it is done
+"""`lara.min_need` and the `starved_by_fit` column: a thread whose fit says it is done
 (eq. 3.6 gives S_hat = 0) while its observed loss is still above eps_k gets no data under the
 paper's allocation (need 0), reports no new loss, and its fit never changes; with min_need = m
 > 0 its need is m data units instead, so it keeps receiving data (explore_then_exploit.py)."""

@@ -206,7 +206,7 @@ def test_too_many_outages_for_their_length_is_an_error():
 
 
 def test_vast_like_preset_statistics():
-    """conf/market/vast_like.yaml, the market paper 000's text describes (issue 30): spot below
+    """conf/market/vast_like.yaml, the market paper 000's text describes: spot below
     on-demand in at least 90% of slots ("significantly more cost-effective", Sec. II-B), median
     0.60 +- 0.03 of P90 (Sec. II-B), availability higher by day (Sec. II-C), within [0, 16] and
     zero on at most 2% of slots, and no daily price cycle."""
@@ -232,7 +232,7 @@ def test_vast_like_preset_statistics():
 def test_paper_like_preset_statistics():
     """conf/market/paper_like.yaml: the level around on-demand (median about 60% of P90 and P90
     above on-demand, Sec. II-B), zero-availability spells on 10-30% of the slots, several slots
-    long, and a mean availability of 8-12 of 16 (issue 11)."""
+    long, and a mean availability of 8-12 of 16."""
     import yaml
 
     from sweep.api import CONF_DIR
