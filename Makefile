@@ -5,10 +5,12 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 UI_PORT ?= 5000
+# The families `make smoke` sweeps (conf/family/<name>.yaml), comma-separated.
+SMOKE_FAMILIES ?= spot,auction,core,iaas,sow,arena
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install sweep test test-fast smoke ui bench bench-fig9 bench-auction bench-sow clean reproduce-spot reproduce-auction reproduce-core reproduce-iaas reproduce-arena reproduce-sow
+.PHONY: help install sweep test test-fast lint smoke ui bench bench-fig9 bench-auction bench-sow bench-tiny-load clean reproduce-spot reproduce-auction reproduce-core reproduce-iaas reproduce-arena reproduce-sow
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-15s %s\n", $$1, $$2}'
@@ -34,8 +36,11 @@ test: $(STAMP) ## Run the whole test suite on two workers (unit tests, smoke mul
 test-fast: $(STAMP) ## Run the tests not marked slow (everyday work; `make test` is the full suite CI runs)
 	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow" $(ARGS)
 
-smoke: $(STAMP) ## Run the smoke multirun alone (what CI runs end to end)
-	$(PY) -m sweep -m experiment=smoke $(ARGS)
+lint: $(STAMP) ## Check the code with ruff (the rules in pyproject.toml)
+	$(VENV)/bin/ruff check .
+
+smoke: $(STAMP) ## Sweep every family on tiny worlds: 12 cells, under a minute on 2 cores (ARGS=tracking=off: no mlflow.db; docs/ci.md)
+	$(PY) -m sweep -m family=$(SMOKE_FAMILIES) seed=0,1 debug=tiny $(ARGS)
 
 ui: $(STAMP) ## Browse mlflow.db in the MLflow UI at 127.0.0.1 (port 5000, or UI_PORT=...)
 	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1 --port $(UI_PORT)
@@ -51,6 +56,9 @@ bench-auction: $(BENCH_STAMP) ## Time the auction family at 200 nodes, high load
 
 bench-sow: $(BENCH_STAMP) ## Time paper 004's reduction on 1,000 SoWs at N = 100 and its growth with R, N, support (writes bench/results/sow_speed.json)
 	$(PY) -m bench.sow_speed $(ARGS)
+
+bench-tiny-load: $(BENCH_STAMP) ## Time every experiment at debug=tiny, quiet and beside two busy processes (writes bench/results/tiny_load.json)
+	$(PY) -m bench.tiny_load $(ARGS)
 
 reproduce-spot: $(STAMP) ## Reproduce paper 000's Figs. 5-10 into reports/spot/ (long: see docs/spot/reproduction.md)
 	$(PY) -m reproduction spot $(ARGS)

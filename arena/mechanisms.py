@@ -62,7 +62,7 @@ class Settings:
     normalisation: str = "bound"
 
     @classmethod
-    def from_config(cls, config: Mapping) -> "Settings":
+    def from_config(cls, config: Mapping) -> Settings:
         pool = spot_pool.PoolConfig.from_dict(config.get("pool"))
         grids = as_section(config.get("policies"), "policies")
         reject_unknown_keys(("betas", "bids", "thetas", "theta_reading"), grids, "policies")

@@ -25,8 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from algorithms.common.policy_selection import (delays_from_arrivals, draw_policies, exponentiated_gradient,
-                                                 job_bounds)
+from algorithms.common.policy_selection import delays_from_arrivals, draw_policies, exponentiated_gradient, job_bounds
 from algorithms.iaas.opti_learning import cost_bound
 from arena.outcome import StreamOutcome
 from arena.world import LEN, ON_DEMAND, World

@@ -77,7 +77,7 @@ class MarketConfig:
     trace: tuple | None = None  # (spot_price, availability) arrays of the trace, when kind is trace
 
     @classmethod
-    def from_config(cls, section) -> "MarketConfig":
+    def from_config(cls, section) -> MarketConfig:
         d = as_section(section, "market")
         reject_unknown_keys(MARKET_KEYS, d, "market")
         kind = choice(d.get("kind", cls.kind), "market.kind", KINDS)

@@ -33,8 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reproduction.auction import CALIBRATED as FIGURES_CALIBRATED
-from reproduction.auction import PROJECT_CALIBRATED
+from reproduction.auction import CALIBRATED as FIGURES_CALIBRATED, PROJECT_CALIBRATED
 
 ROOT = Path(__file__).resolve().parent.parent
 DONE = re.compile(r"Done: ([\d,]+) cells?(?:\(s\))?, ([\d,]+) simulations? in ([\d.]+) s")  # "1 cell", "4 cells", older trees "4 cell(s)"

@@ -320,7 +320,7 @@ def main(argv=None) -> int:
     report: dict = {
         "benchmark": "bench/grid_scale.py",
         "invocation": " ".join(["python -m bench.grid_scale", *map(shlex.quote, sys.argv[1:] if argv is None else argv)]),
-        "started_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "started_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "revision": git_revision(),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                     "packages": versions(), "load_average_at_start": list(os.getloadavg())},
@@ -379,7 +379,7 @@ def main(argv=None) -> int:
         "median_seconds": median,
         "median_ru_maxrss_kib": {name: statistics.median(r["ru_maxrss_kib"] for r in rs) for name, rs in runs.items()},
         "ratios": ratios,
-        "finished_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "finished_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     })
     report["machine"]["load_average_at_end"] = list(os.getloadavg())
     if "grid_10k" in runs:

@@ -16,8 +16,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reproduction.auction import (CALIBRATED, CALIBRATED_A40, COMPARISONS, PAPER_TUNED, PAPER_TUNED_A40, SHORT,
-                                  SHORT_PROJECT, labels)
+from reproduction.auction import (
+    CALIBRATED,
+    CALIBRATED_A40,
+    COMPARISONS,
+    PAPER_TUNED,
+    PAPER_TUNED_A40,
+    SHORT,
+    SHORT_PROJECT,
+    labels,
+)
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports" / "auction"
 FIGURES = {figure.name.split("_")[0]: figure for figure in COMPARISONS}

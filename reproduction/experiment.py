@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pandas as pd
 
@@ -34,7 +34,7 @@ class Experiment:
     report (CSV + PNG in `context.out`) from `context.run_dir(name)`."""
 
     name: str
-    experiment: Optional[str]
+    experiment: str | None
     report: Callable[[Context], Any]
     multirun: bool = True
 
@@ -48,9 +48,9 @@ class Check:
     experiment: str
     check: str
     ours: float
-    holds: Optional[bool]
+    holds: bool | None
     rule: str = ""
-    paper: Optional[float] = None
+    paper: float | None = None
 
 
 CHECK_COLUMNS = ["experiment", "check", "paper", "ours", "rule", "holds"]

@@ -15,10 +15,8 @@ from sweep.statistics import student_t_interval
 
 from .experiment import Check, Context, Experiment
 from .sow_ratios import epsilon_of, series_ratio
-from .sow_regimes import REGIMES_EXPERIMENTS
-from .sow_regimes import checks as regimes_checks
-from .sow_theorem52 import THEOREM52_EXPERIMENTS
-from .sow_theorem52 import checks as theorem52_checks
+from .sow_regimes import REGIMES_EXPERIMENTS, checks as regimes_checks
+from .sow_theorem52 import THEOREM52_EXPERIMENTS, checks as theorem52_checks
 
 # Default bounds of conf/family/sow.yaml: C_max = 4, D_max = 4, V_bar = 16.
 C_MAX, D_MAX, V_BAR = 4, 4, 16.0

@@ -28,9 +28,9 @@ from algorithms.spot import family, pool
 from sweep.plots import pyplot, save
 from sweep.statistics import paired_ratio_interval, t_half_width
 
+from . import spot_theorems
 from .experiment import Check, Context, Experiment
 from .figure import Figure
-from . import spot_theorems
 
 # A group is one reading of a mechanism: its best member in a cell is what the tables show.
 GROUPS = ("OD-Only", "MSU", "MSU(switch=time)", "UP-track", "UP", "AHANP", "AHANP(start=fresh)",
@@ -304,7 +304,7 @@ def fig9_report(sweep_dir: Path, out_dir: Path, name: str = "fig9") -> pd.DataFr
     for column, (title, by_scheme) in enumerate(panels):
         for r, scheme in enumerate(NORMALISATIONS):
             top, bottom = axes[2 * r][column], axes[2 * r + 1][column]
-            for sub, (names, run) in by_scheme[scheme].items():
+            for sub, (_names, run) in by_scheme[scheme].items():
                 jobs = np.arange(1, run.n_jobs + 1)
                 line, = top.plot(jobs, np.cumsum(run.expected_utility) / jobs, label=f"selector, {sub}")
                 leader = np.cumsum(run.expected_utility) + run.regret

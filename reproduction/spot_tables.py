@@ -102,7 +102,7 @@ def main(argv=None) -> None:
             print(headline_table(pd.read_csv(args.reports / "fig5_headline.csv", keep_default_na=False,
                                              na_values=[""])))
         elif name == "deadline":
-            for other, (file, keys) in (("fig5", COMPARISONS["fig5"]), ("fig6", COMPARISONS["fig6"])):
+            for file, keys in (COMPARISONS["fig5"], COMPARISONS["fig6"]):
                 table = pd.read_csv(args.reports / file)
                 print(deadline_rates(table, keys, ("AHANP", "AHANP(start=fresh)", "AHANP(start=cold)", "AHAP")))
                 print()

@@ -39,7 +39,13 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from algorithms.common.policy_selection import exponentiated_gradient, job_bounds, learning_rate, normalise, regret_bound
+from algorithms.common.policy_selection import (
+    exponentiated_gradient,
+    job_bounds,
+    learning_rate,
+    normalise,
+    regret_bound,
+)
 from algorithms.spot import pool
 from sweep.statistics import t_half_width
 

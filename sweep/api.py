@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import itertools
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 from hydra import compose, initialize_config_dir

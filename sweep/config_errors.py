@@ -21,9 +21,10 @@ import difflib
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any
 
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from omegaconf import DictConfig, OmegaConf
@@ -44,7 +45,7 @@ _NEEDS_MULTIRUN = re.compile(r"Sweep parameters '([^']+)' requires --multirun")
 
 
 def config_error_message(err: BaseException, overrides: Sequence[str], *, multirun: bool = False,
-                         sweep: Optional[Sequence[str]] = None) -> str:
+                         sweep: Sequence[str] | None = None) -> str:
     """One line for a Hydra or OmegaConf error raised while composing the config of
     ``overrides`` (a single run's command line, or one cell of a multirun).
 
@@ -160,14 +161,14 @@ class _Config:
 
 
 class _Explainer:
-    def __init__(self, overrides: list[str], multirun: bool, sweep: Optional[list[str]]):
+    def __init__(self, overrides: list[str], multirun: bool, sweep: list[str] | None):
         from hydra.core.override_parser.overrides_parser import OverridesParser
 
         self.overrides = overrides
         self.multirun = multirun
         self.sweep = sweep
         self._parser = OverridesParser.create()
-        self._configs: dict[tuple[str, ...], Optional[_Config]] = {}
+        self._configs: dict[tuple[str, ...], _Config | None] = {}
 
     # -- the errors --------------------------------------------------------------------------
     def explain(self, err: BaseException) -> str:
@@ -256,7 +257,7 @@ class _Explainer:
             return False
         return True
 
-    def _foreign_group(self, group: str, where: Optional[str]) -> str:
+    def _foreign_group(self, group: str, where: str | None) -> str:
         """``market=trace`` on an auction cell: a group that is not in this cell's defaults list."""
         if where and where.startswith("experiment/"):
             experiment = where[len("experiment/"):]
@@ -322,7 +323,7 @@ class _Explainer:
             return False
 
     # -- compositions ------------------------------------------------------------------------
-    def _compose(self, overrides: Sequence[str]) -> Optional[_Config]:
+    def _compose(self, overrides: Sequence[str]) -> _Config | None:
         """The config of ``overrides`` (no sweeps), None if it does not compose; each composed once."""
         from hydra.types import RunMode
 
@@ -347,7 +348,7 @@ class _Explainer:
                 plain.append(text)
         return plain
 
-    def _base(self, keys: Sequence[str]) -> Optional[_Config]:
+    def _base(self, keys: Sequence[str]) -> _Config | None:
         """The config without the overrides of ``keys``, nor any other override that does not
         compose on its own (a second typo): what the cell would be without its mistakes."""
         kept = [text for text in self._plain(self.overrides)

@@ -13,7 +13,7 @@ import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Optional, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -63,7 +63,7 @@ class FamilySpec:
     prepare: Callable[[dict], Any]
     mechanism_names: Callable[[dict], list[str]]
     simulate_replicate: Callable[[Any, int, np.random.Generator], list[dict]]
-    cell_outputs: Optional[Callable[[dict, Any], dict]] = None
+    cell_outputs: Callable[[dict, Any], dict] | None = None
     """``cell_outputs(config, frame) -> dict``: analyses of a whole cell (sweep/cell_outputs.py)."""
     summary_columns: tuple[str, ...] = ()
     """Row columns summarised like `utility` (mean, std, Student-t 95% CI) in summary.csv and MLflow."""
@@ -75,7 +75,7 @@ class FamilySpec:
     input_files: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
     """Dotted config key -> reader of that input file's parsed content (arrays of the values
     the world is built from). The seed and the config hash see this content, not the bytes."""
-    max_replicates_per_chunk: Optional[int] = None
+    max_replicates_per_chunk: int | None = None
     """At most this many replicates per Ray call (a family whose replicate takes seconds)."""
     optional_keys: tuple[str, ...] = ()
     """Dotted keys the family's YAML lists at null only so that the command line can set them
@@ -159,7 +159,7 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_family(module_name: str) -> FamilySpec:
     """Import the family module `module_name` and check it; ConfigError if it cannot be used."""
     if not isinstance(module_name, str) or not module_name:

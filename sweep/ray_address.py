@@ -15,8 +15,8 @@ import importlib.util
 import socket
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from .errors import ConfigError
 
@@ -101,7 +101,7 @@ def probe(endpoint: Endpoint, timeout: float, environ: Mapping[str, str]) -> Non
             sock.settimeout(left)
             try:
                 sock.connect(sockaddr)
-            except socket.timeout:
+            except TimeoutError:
                 failures.append(f"no reply to the connection {within} (a host that is down, a firewall or a "
                                 f"wrong address)")
                 continue
@@ -158,7 +158,7 @@ def _http2_answer(sock: socket.socket, deadline: float) -> bytes | None:
             if not data:
                 break
             received += data
-    except socket.timeout:
+    except TimeoutError:
         return received or None
     except OSError:  # reset by the peer
         pass

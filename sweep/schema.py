@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass, fields
-from typing import Any, Optional
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -28,8 +28,8 @@ TRACKING_KINDS = ("sqlite", "server", "off")
 @dataclass
 class RunnerConfig:
     kind: str = "local"
-    address: Optional[str] = None
-    num_workers: Optional[int] = None
+    address: str | None = None
+    num_workers: int | None = None
     chunk_size: int = 256
     in_flight_per_worker: int = 2
     max_retries: int = 3
@@ -58,7 +58,7 @@ class RunnerConfig:
 @dataclass
 class TrackingConfig:
     kind: str = "sqlite"
-    uri: Optional[str] = None
+    uri: str | None = None
     child_runs: int = 20  # cells logged as child runs (with their mechanism runs); every cell is in the parent's table
 
     def check(self) -> None:

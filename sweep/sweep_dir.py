@@ -21,8 +21,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, NamedTuple, Sequence
+from typing import NamedTuple
 
 import yaml
 

@@ -6,7 +6,9 @@ cores themselves, so they share one worker (the xdist group `sweeps`) and never 
 another; the unit tests run beside them on the other worker."""
 from __future__ import annotations
 
+# isort: off
 import sweep.common_env  # noqa: F401  (first: the pinned arithmetic, before anything loads numpy)
+# isort: on
 
 from pathlib import Path
 

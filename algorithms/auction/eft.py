@@ -17,7 +17,6 @@ from algorithms.auction.earliest_finish import earliest_finish
 from algorithms.auction.outcome import AuctionOutcome
 from market.auction.lora_instance import LoraInstance
 
-
 ADMITS = ("all", "positive")
 
 

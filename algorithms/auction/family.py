@@ -45,11 +45,11 @@ from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
 from market.auction.arrival_trace import load_arrival_trace
-from market.common.fields import as_section, choice, is_real, real, reject_unknown_keys
 from market.auction.gpu_cluster import ClusterParams
 from market.auction.labor_vendors import VendorParams
 from market.auction.lora_instance import LoraInstance, draw_instance
 from market.auction.lora_tasks import TaskParams
+from market.common.fields import as_section, choice, is_real, real, reject_unknown_keys
 
 NAME = "auction"
 PAPER = "001: Online Scheduling and Pricing for Multi-LoRA Fine-Tuning Tasks"

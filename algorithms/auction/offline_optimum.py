@@ -58,9 +58,9 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from algorithms.auction.ledger import EPS, Ledger, Schedule
-from algorithms.common.cpsat import deterministic_solver
 from algorithms.auction.outcome import AuctionOutcome
 from algorithms.auction.schedule_dp import chunk_size
+from algorithms.common.cpsat import deterministic_solver
 from market.auction.lora_instance import LoraInstance
 
 MONEY_SCALE = 100  # model units per cent

@@ -9,11 +9,10 @@ listed twice (also through a group such as spot's `AHAP`) is an error, never dro
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from collections.abc import Sequence
-from typing import Iterable, Union
 
-Value = Union[int, float, str]
+Value = int | float | str
 _NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_\-]*)(?:\((.*)\))?$")
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-.]*$")

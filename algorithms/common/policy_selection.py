@@ -477,7 +477,7 @@ def phase_schedule(boundaries: Sequence[int], settings: Sequence[Any], n_jobs: i
     return schedule
 
 
-def weights_frame(run: SelectionRun, policy_names: Sequence[str]) -> "pd.DataFrame":
+def weights_frame(run: SelectionRun, policy_names: Sequence[str]) -> pd.DataFrame:
     """Wide table of `run.weights` for a Parquet artifact (the data of Fig. 10's
     heatmap, paper 000 Sec. VI-B): column "job" = k = 0..K (row k
     selects job k; row K is the final weight vector), then one column per policy

@@ -42,7 +42,7 @@ class PredictionSettings:
     min_need: float = 0.0             # need of a thread done by the fit; 0 = as printed
 
     @classmethod
-    def from_config(cls, section, where: str = "lara", base: "PredictionSettings | None" = None):
+    def from_config(cls, section, where: str = "lara", base: PredictionSettings | None = None):
         d = as_section(section, where)
         reject_unknown_keys(cls, d, where)
         out = base or cls()

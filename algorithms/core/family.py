@@ -76,7 +76,7 @@ class OutputSettings:
     predictions: int = 1    # replicates < this record the predictors' S_hat (table `predictions`)
 
     @classmethod
-    def from_config(cls, section) -> "OutputSettings":
+    def from_config(cls, section) -> OutputSettings:
         d = as_section(section, "outputs")
         reject_unknown_keys(cls, d, "outputs")
         return cls(integer(d.get("trajectories", 1), "outputs.trajectories", 0),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Optional, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -60,7 +60,7 @@ class Outcome:
     completion_time: np.ndarray   # int (K,): the unit in which it succeeded, 0 if it did not
     data: np.ndarray              # float (K,): data learned
     last_loss: np.ndarray         # float (K,): the last loss reported (nan if none)
-    eta: Optional[np.ndarray]     # float (T, K): eta[t-1, k], when recorded
+    eta: np.ndarray | None     # float (T, K): eta[t-1, k], when recorded
     decision_seconds: float       # wall time inside `allocate` (all units)
     decisions: int                # calls of `allocate`
     allocator_trace: list = field(default_factory=list)  # what the allocator logged (its `trace`)

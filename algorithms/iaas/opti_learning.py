@@ -31,9 +31,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from algorithms.common.policy_selection import (OnlineWeights, SelectionRun, delays_from_arrivals,
-                                                 draw_policies, exponentiated_gradient, job_bounds,
-                                                 policies_at)
+from algorithms.common.policy_selection import (
+    OnlineWeights,
+    SelectionRun,
+    delays_from_arrivals,
+    draw_policies,
+    exponentiated_gradient,
+    job_bounds,
+    policies_at,
+)
 from algorithms.iaas.job_execution import LEN, ON_DEMAND_PRICE, run_job_policies
 from algorithms.iaas.policies import KIND_CODES, Policy, stream_cost
 from algorithms.iaas.self_owned import idle_minimum, utilisation, wanted_instances

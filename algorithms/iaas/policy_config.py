@@ -51,7 +51,7 @@ class PolicySettings:
     normalisation: str = "bound"
 
     @classmethod
-    def from_config(cls, config: Mapping) -> "PolicySettings":
+    def from_config(cls, config: Mapping) -> PolicySettings:
         grids = as_section(config.get("policies"), "policies")
         reject_unknown_keys(("betas", "bids", "thetas", "beta0s", "theta_reading", "beta_per_bid"), grids,
                             "policies")

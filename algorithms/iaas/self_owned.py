@@ -9,7 +9,6 @@ spot and on-demand instances process (job_execution.py).
 """
 from __future__ import annotations
 
-
 import numpy as np
 from numba import njit
 

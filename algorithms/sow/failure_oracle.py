@@ -52,7 +52,7 @@ class Candidates:
     concurrency: np.ndarray  # [J] int
 
     @classmethod
-    def build(cls, runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]], concurrency) -> "Candidates":
+    def build(cls, runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]], concurrency) -> Candidates:
         """`runs[j] = (start, duration, weight)` arrays of one job (weights need not be normalised)."""
         width = max((len(r[0]) for r in runs), default=1)
         J = len(runs)

@@ -33,25 +33,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.optimum_columns import add_optimum_columns
+from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
+from market.common.fields import as_section, real, reject_unknown_keys
 from market.sow.birth_sequences import BirthParams, bounds_from_config, draw_births
 from market.sow.sow_trace import load_sow_trace
 from market.sow.statement_of_work import BirthSequence, Bounds, Realisation, realise
-from market.common.fields import as_section, real, reject_unknown_keys
 
 from .first_come_greedy import first_come_greedy
-from .value_density_greedy import value_density_greedy
-from .mechanism_config import MechanismSpec, SowSettings, mechanism_specs
+from .mechanism_config import STOCHASTIC, MechanismSpec, SowSettings, mechanism_specs, warn_oracle_accuracy
 from .offline_optimum import ex_ante_bound, hindsight_lp_bound, hindsight_optimum
 from .outcome import JobOutcomes
 from .prefix_invariance import cut_points, prefix_changes
 from .reserve_worst_case import reserve_worst_case
 from .scheduler_framework import run_framework
-from .truthfulness import TOLERANCE, audit_run
-from .mechanism_config import STOCHASTIC, warn_oracle_accuracy
 from .stochastic_menu import audit_stochastic, check_stochastic, run_stochastic, stochastic_columns
+from .truthfulness import TOLERANCE, audit_run
+from .value_density_greedy import value_density_greedy
 
 NAME = "sow"
 PAPER = "004: Truthful Online Scheduling of Cloud Workloads under Uncertainty"

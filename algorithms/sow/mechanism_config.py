@@ -71,7 +71,7 @@ class SowSettings:
     time_limit: float = 20.0
 
     @classmethod
-    def from_config(cls, config: Mapping) -> "SowSettings":
+    def from_config(cls, config: Mapping) -> SowSettings:
         cluster = as_section(config.get("cluster"), "cluster")
         reject_unknown_keys(["nodes"], cluster, "cluster")
         reduction = as_section(config.get("reduction"), "reduction")

@@ -135,8 +135,11 @@ def _hindsight_candidates(sequence, arrival, duration):
         jobs.append(np.full(s.size, j, dtype=np.int64))
         starts.append(s)
         values.append(v)
-    cat = (lambda parts, dtype: np.concatenate(parts) if parts else np.zeros(0, dtype))
-    return cat(jobs, np.int64), cat(starts, np.int64), cat(values, float)
+    return _concatenate(jobs, np.int64), _concatenate(starts, np.int64), _concatenate(values, float)
+
+
+def _concatenate(parts: list[np.ndarray], dtype) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
 
 def check_schedule(sequence: BirthSequence, realisation: Realisation, nodes: int, start) -> np.ndarray:

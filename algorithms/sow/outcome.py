@@ -30,7 +30,7 @@ class JobOutcomes:
     extra: dict = field(default_factory=dict)  # mechanism-specific per-job columns
 
     @classmethod
-    def empty(cls, jobs: int) -> "JobOutcomes":
+    def empty(cls, jobs: int) -> JobOutcomes:
         return cls(np.full(jobs, NOT_STARTED, np.int64), np.full(jobs, NOT_STARTED, np.int64),
                    np.zeros(jobs, bool), np.zeros(jobs, bool), np.zeros(jobs, bool), np.zeros(jobs),
                    np.zeros(jobs))

@@ -65,8 +65,7 @@ import math
 import numbers
 import sys
 
-from algorithms.spot.pool import AHANP_STARTS as STARTS
-from algorithms.spot.pool import ahanp_name
+from algorithms.spot.pool import AHANP_STARTS as STARTS, ahanp_name
 from algorithms.spot.simulation import MarketInfo, SlotState, SpotPolicy
 from market.spot.finetune_job import FineTuneJob
 

@@ -14,7 +14,7 @@ and so is the result, `PoolResult`.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit

@@ -45,7 +45,6 @@ from algorithms.spot.simulation import MarketInfo, SlotState, SpotPolicy
 from algorithms.spot.window_problem import WindowSolver, window_length
 from market.spot.finetune_job import FineTuneJob
 
-
 MAX_LINE_WINDOW = 62
 
 

@@ -27,7 +27,7 @@ exactly as Python's `round(x, 9)` (correctly rounded, halves to even; `round9`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numba import njit

@@ -254,7 +254,7 @@ def make_forecast(prepared: PreparedSpot, world: SpotMarket, job: FineTuneJob, r
                        growth=prepared.noise.growth)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed(name: str) -> tuple[str, dict]:
     """`pool_names.parse`, once per name (every replicate builds the same policies);
     callers must not change the returned dict."""

@@ -20,8 +20,8 @@ it) is the one it had before the readings. `pool.ahanp_start` lists the starts t
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from algorithms.common.mechanism_names import check_unique, parse_name
 from market.common.fields import as_section, choice, number_list, reject_unknown_keys
@@ -72,7 +72,7 @@ class PoolConfig:
     ahanp_start: tuple[str, ...] = ("literal",)
 
     @classmethod
-    def from_dict(cls, d: Mapping | None) -> "PoolConfig":
+    def from_dict(cls, d: Mapping | None) -> PoolConfig:
         d = as_section(d, "pool")
         reject_unknown_keys(cls, d, "pool")
         return cls(

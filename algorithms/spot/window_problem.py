@@ -87,8 +87,8 @@ import functools
 import itertools
 import math
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -322,7 +322,7 @@ def _slot_data(tables: _JobTables, memo: dict, price: float, availability: int,
 
 
 def _cost_floor(tables: _JobTables, memo: dict, job: FineTuneJob, later: list, later_key: tuple,
-                on_demand_price: float) -> "_CostFloor":
+                on_demand_price: float) -> _CostFloor:
     """The `_CostFloor` of the window slots `later` (their `_slot_data`), memoised per job."""
     key = ("floor", later_key, on_demand_price)
     got = memo.get(key)

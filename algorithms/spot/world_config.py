@@ -8,8 +8,8 @@ policy pool Alg. 2 selects from (Sec. V, VI-A).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from algorithms.common.policy_selection import NORMALISATIONS
 from market.common.fields import as_section, choice, integer, interval, real, reject_unknown_keys
@@ -37,7 +37,7 @@ class ForecastConfig:
     refit_every: int = 10
 
     @classmethod
-    def from_dict(cls, d: Mapping | None) -> "ForecastConfig":
+    def from_dict(cls, d: Mapping | None) -> ForecastConfig:
         d = _strict("forecast", d, cls)
         kind = choice(d.get("kind", cls.kind), "forecast.kind", FORECAST_KINDS)
         order = tuple(d.get("order", cls.order))
@@ -72,7 +72,7 @@ class NoiseConfig:
     growth: str = "flat"
 
     @classmethod
-    def from_dict(cls, d: Mapping | None) -> "NoiseConfig":
+    def from_dict(cls, d: Mapping | None) -> NoiseConfig:
         d = _strict("noise", d, cls)
         kind, level = _kind_level(d.get("kind", cls.kind), d.get("level", cls.level), "noise")
         growth = choice(d.get("growth", cls.growth), "noise.growth", GROWTH_LAWS)
@@ -121,7 +121,7 @@ class JobSampling:
     n_max: tuple[int, int] | None = None
 
     @classmethod
-    def from_dict(cls, d: Mapping | None) -> "JobSampling":
+    def from_dict(cls, d: Mapping | None) -> JobSampling:
         d = _strict("job_sampling", d, cls)
         out = {}
         for name in ("workload", "n_min", "n_max"):
@@ -152,7 +152,7 @@ class SelectionConfig:
     normalisation: str = "worst_case"
 
     @classmethod
-    def from_dict(cls, d: Mapping | None) -> "SelectionConfig":
+    def from_dict(cls, d: Mapping | None) -> SelectionConfig:
         d = _strict("selection", d, cls)
         names = d.get("mechanisms") or ()
         if isinstance(names, str) or not isinstance(names, Sequence):

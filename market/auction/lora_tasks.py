@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from market.auction.arrival_trace import load_arrival_trace, scaled_window
-from market.common.fields import as_section, integer, interval, is_real, real, reject_unknown_keys
 from market.auction.gpu_cluster import NODE_TYPES, SLOTS_PER_DAY
+from market.common.fields import as_section, integer, interval, is_real, real, reject_unknown_keys
 
 LOADS = {"light": 30.0, "medium": 50.0, "high": 80.0}
 REFERENCE_RATE = NODE_TYPES["A100-80GB"].task_rate

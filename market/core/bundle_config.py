@@ -34,7 +34,7 @@ class BundleConfig:
     curves: Mapping | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def from_config(cls, section) -> "BundleConfig":
+    def from_config(cls, section) -> BundleConfig:
         d = as_section(section, "bundle")
         kind = choice(d.get("kind", "table1"), "bundle.kind", KINDS)
         if kind == "real":

@@ -95,7 +95,7 @@ class BundleParams:
     deadline_slack: tuple = (1.5, 4.0)
 
     @classmethod
-    def from_config(cls, section: Mapping | None) -> "BundleParams":
+    def from_config(cls, section: Mapping | None) -> BundleParams:
         d = as_section(section, "bundle")
         reject_unknown_keys(cls, d, "bundle")
 

@@ -44,7 +44,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from sklearn import datasets as _sk_datasets
@@ -76,7 +76,7 @@ class LearnerSpec:
     momentum: float = 0.0  # sgd only (Nesterov)
     description: str = ""
 
-    def build(self, batch_size: int, seed: int) -> "_RecordingMLP":
+    def build(self, batch_size: int, seed: int) -> _RecordingMLP:
         extra = {"momentum": self.momentum, "nesterovs_momentum": True} if self.solver == "sgd" else {}
         return _RecordingMLP(hidden_layer_sizes=self.hidden, solver=self.solver,
                              learning_rate="constant", learning_rate_init=self.learning_rate,
@@ -107,7 +107,7 @@ DATASETS: dict[str, str] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of a catalogue data set, features standardised over the whole set (a constant
     feature is left at 0); read-only arrays, loaded once per process."""
@@ -396,7 +396,7 @@ class LiveBundleParams:
 
     @classmethod
     def from_config(cls, section, *, prefix: str = "bundle",
-                    also_known: Sequence[str] = ()) -> "LiveBundleParams":
+                    also_known: Sequence[str] = ()) -> LiveBundleParams:
         """Build from a config mapping (None: all defaults). Unknown keys, other than
         `also_known` (keys the caller handles, such as a bundle `kind`), are an error naming
         `prefix`; a bad value's error names `prefix.key`."""
@@ -455,7 +455,7 @@ def plan_live_bundle(rng: np.random.Generator, params: LiveBundleParams | Mappin
     k = params.threads
     threads, curves, info, plans = [], [], [], []
     deadline = 0
-    for i in range(k):
+    for _ in range(k):
         learner = params.learners[int(rng.integers(len(params.learners)))]
         dataset = params.datasets[int(rng.integers(len(params.datasets)))]
         budget = int(rng.integers(params.budget[0], params.budget[1] + 1))

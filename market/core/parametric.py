@@ -62,7 +62,7 @@ class PowerLaw:
 
     @classmethod
     def through(cls, threshold: float, data: float, exponent: float, *, floor_share: float = 0.0,
-                bend_share: float | None = None, bend_ratio: float = 1.0) -> "PowerLaw":
+                bend_share: float | None = None, bend_ratio: float = 1.0) -> PowerLaw:
         """The curve whose noise-free loss is `threshold` at `data` (calibration rule,
         docs/core/calibration.md): floor c = floor_share * threshold (floor_share in [0, 1)),
         bend at s_bend = bend_share * data with b2 = bend_ratio * b."""

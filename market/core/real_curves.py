@@ -428,7 +428,7 @@ class RealBundleParams:
             put("curve_ids", tuple(items))
 
     @classmethod
-    def from_config(cls, section, also_known: Sequence[str] = ("kind",)) -> "RealBundleParams":
+    def from_config(cls, section, also_known: Sequence[str] = ("kind",)) -> RealBundleParams:
         """From the `bundle` config section (a dict; missing keys take the defaults). Keys not
         fields of this class are an error unless listed in `also_known` (default: `kind`)."""
         section = F.as_section(section, "bundle")

@@ -12,8 +12,8 @@ A bundle is the threads and one loss curve per thread (market/core/curves.py).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -79,7 +79,7 @@ class Bundle:
         """T: the last deadline."""
         return max(th.deadline for th in self.threads)
 
-    def arrays(self) -> "ThreadArrays":
+    def arrays(self) -> ThreadArrays:
         return ThreadArrays.of(self.threads)
 
 
@@ -94,7 +94,7 @@ class ThreadArrays:
     labels: tuple[str, ...]
 
     @classmethod
-    def of(cls, threads: Sequence[Thread]) -> "ThreadArrays":
+    def of(cls, threads: Sequence[Thread]) -> ThreadArrays:
         return cls(np.array([t.begin for t in threads], dtype=np.int64),
                    np.array([t.deadline for t in threads], dtype=np.int64),
                    np.array([t.budget for t in threads], dtype=float),

@@ -41,7 +41,7 @@ class JobParams:
     slots: int = 2000
 
     @classmethod
-    def from_config(cls, section: Mapping | None) -> "JobParams":
+    def from_config(cls, section: Mapping | None) -> JobParams:
         d = as_section(section, "jobs")
         reject_unknown_keys(cls, d, "jobs")
 

@@ -44,7 +44,7 @@ class PriceParams:
     start: int | None = None
 
     @classmethod
-    def from_config(cls, section: Mapping | None) -> "PriceParams":
+    def from_config(cls, section: Mapping | None) -> PriceParams:
         d = as_section(section, "prices")
         reject_unknown_keys(cls, d, "prices")
 

@@ -56,9 +56,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from market.common.fields import as_section, choice, integer, interval, real, reject_unknown_keys
-from market.sow.prior_births import PriorParams, draw_prior_births
 from market.sow.daily_births import DailyParams, daily_births
 from market.sow.dense_births import DenseParams, dense_births
+from market.sow.prior_births import PriorParams, draw_prior_births
 from market.sow.sow_trace import load_sow_trace
 from market.sow.statement_of_work import SIGNALS, BirthSequence, Bounds, StatementOfWork
 
@@ -215,7 +215,7 @@ class RecurringParams:
     half_life: int = 4               # decaying shape: the value halves every half_life rounds
 
     @classmethod
-    def from_config(cls, d: Mapping, bounds: Bounds) -> "RecurringParams":
+    def from_config(cls, d: Mapping, bounds: Bounds) -> RecurringParams:
         get = _getter(cls, d)
         lead = integer(get("lead"), "births.lead", minimum=0)
         jitter = integer(get("arrival_jitter"), "births.arrival_jitter", minimum=0)
@@ -320,7 +320,7 @@ class ToyParams:
     X: int = 4
 
     @classmethod
-    def from_config(cls, d: Mapping, bounds: Bounds) -> "ToyParams":
+    def from_config(cls, d: Mapping, bounds: Bounds) -> ToyParams:
         get = _getter(cls, d)
         x = integer(get("X"), "births.X", minimum=1)
         if bounds.horizon < x + 2 or bounds.max_value < 2.0 ** x:
@@ -373,7 +373,7 @@ class AdversarialParams:
     slack: int = 2         # V = value for finishes up to the last arrival + high duration + slack
 
     @classmethod
-    def from_config(cls, d: Mapping, bounds: Bounds) -> "AdversarialParams":
+    def from_config(cls, d: Mapping, bounds: Bounds) -> AdversarialParams:
         get = _getter(cls, d)
         concurrency, nodes = _sized_for_hint(get, bounds)
         lead = integer(get("lead"), "births.lead", minimum=0)
@@ -439,7 +439,7 @@ class BlockingParams:
     low_slack: int = 8         # low jobs: V = low_value for f <= arrival + low_duration + low_slack
 
     @classmethod
-    def from_config(cls, d: Mapping, bounds: Bounds) -> "BlockingParams":
+    def from_config(cls, d: Mapping, bounds: Bounds) -> BlockingParams:
         get = _getter(cls, d)
         concurrency, nodes = _sized_for_hint(get, bounds)
         lead = integer(get("lead"), "births.lead", minimum=0)
@@ -497,7 +497,7 @@ class TraceParams:
     path: str = "data/sow_example_sows.csv"
 
     @classmethod
-    def from_config(cls, d: Mapping, bounds: Bounds) -> "TraceParams":
+    def from_config(cls, d: Mapping, bounds: Bounds) -> TraceParams:
         path = d.get("path", cls.path)
         if isinstance(path, os.PathLike):
             path = os.fspath(path)
@@ -538,7 +538,7 @@ class BirthParams:
     generator: RecurringParams | ToyParams | AdversarialParams | BlockingParams | TraceParams | None = None
 
     @classmethod
-    def from_config(cls, section: Mapping | None, bounds: Bounds) -> "BirthParams":
+    def from_config(cls, section: Mapping | None, bounds: Bounds) -> BirthParams:
         d = as_section(section, "births")
         kind = choice(d.pop("kind", cls.kind), "births.kind", KINDS)
         signal = choice(d.pop("signal", cls.signal), "births.signal", SIGNALS)

@@ -155,7 +155,7 @@ class DailyParams:
     classes: tuple = DEFAULT_CLASSES   # ((name, JobClass), ...) in config order
 
     @classmethod
-    def from_config(cls, d: Mapping, bounds: Bounds) -> "DailyParams":
+    def from_config(cls, d: Mapping, bounds: Bounds) -> DailyParams:
         def get(key):  # a value the config leaves out is the class default
             return d[key] if key in d else getattr(cls, key, None)
 

@@ -102,7 +102,7 @@ class DenseParams:
     half_life: int = 1           # the value halves every half_life rounds after the earliest finish
 
     @classmethod
-    def from_config(cls, d: Mapping, bounds: Bounds) -> "DenseParams":
+    def from_config(cls, d: Mapping, bounds: Bounds) -> DenseParams:
         def get(key):  # a value the config leaves out is the class default
             return d.get(key, getattr(cls, key))
 

@@ -108,7 +108,7 @@ class PriorBirthSequence(BirthSequence):
             if prior.variants[prior.drawn] is not sow:
                 raise ValueError(f"jobs[{j}] is not the drawn variant of its prior")
 
-    def check(self, nodes: int | None = None, where: str = "jobs") -> "PriorBirthSequence":
+    def check(self, nodes: int | None = None, where: str = "jobs") -> PriorBirthSequence:
         super().check(nodes, where)
         for j, prior in enumerate(self.priors):
             for v, sow in enumerate(prior.variants):
@@ -150,7 +150,7 @@ class PriorParams:
     order: str = "random"
 
     @classmethod
-    def from_config(cls, d: Mapping, bounds: Bounds) -> "PriorParams":
+    def from_config(cls, d: Mapping, bounds: Bounds) -> PriorParams:
         def get(key):  # a value the config leaves out, or null, is the class default
             return d[key] if d.get(key) is not None else getattr(cls, key)
 

@@ -71,7 +71,7 @@ class StatementOfWork:
     def expected_duration(self) -> float:
         return float(self.probability @ self.duration)
 
-    def replace(self, **changes) -> "StatementOfWork":
+    def replace(self, **changes) -> StatementOfWork:
         fields = {"birth": self.birth, "concurrency": self.concurrency, "values": self.values,
                   "arrival": self.arrival, "duration": self.duration, "probability": self.probability}
         fields.update(changes)
@@ -139,7 +139,7 @@ class BirthSequence:
         if self.signal not in SIGNALS:
             raise ValueError(f"signal must be one of {', '.join(SIGNALS)}, got {self.signal!r}")
 
-    def check(self, nodes: int | None = None, where: str = "jobs") -> "BirthSequence":
+    def check(self, nodes: int | None = None, where: str = "jobs") -> BirthSequence:
         births = [sow.birth for sow in self.jobs]
         for j, sow in enumerate(self.jobs):
             check_sow(sow, self.bounds, f"{where}[{j}]", nodes)

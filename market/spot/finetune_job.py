@@ -56,7 +56,7 @@ class FineTuneJob:
         self.check()
 
     @classmethod
-    def from_dict(cls, d) -> "FineTuneJob":
+    def from_dict(cls, d) -> FineTuneJob:
         """Build a job from a mapping of field names; unknown keys are an error."""
         reject_unknown_keys(cls, d, "job")
         return cls(**dict(d))

@@ -62,7 +62,7 @@ class NoiseSpec:
         _check_kind_level(self.kind, self.level)
 
     @classmethod
-    def from_dict(cls, d) -> "NoiseSpec":
+    def from_dict(cls, d) -> NoiseSpec:
         """Build from a mapping; unknown keys are an error naming `noise`."""
         reject_unknown_keys(cls, d, "noise")
         return cls(**dict(d))

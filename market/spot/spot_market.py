@@ -71,7 +71,7 @@ class SpotMarket:
     def __len__(self) -> int:
         return int(self.price.shape[0])
 
-    def window(self, start: int, length: int) -> "SpotMarket":
+    def window(self, start: int, length: int) -> SpotMarket:
         """Slots start .. start + length - 1 as a new market."""
         if start < 0 or length < 0 or start + length > len(self):
             raise ValueError(
@@ -163,7 +163,7 @@ class SyntheticMarketParams:
     PRICE_CAP = 3.0
 
     @classmethod
-    def from_dict(cls, d) -> "SyntheticMarketParams":
+    def from_dict(cls, d) -> SyntheticMarketParams:
         """Build from a mapping of field names; unknown keys are an error."""
         reject_unknown_keys(cls, d, "market", context=" for kind 'synthetic'", also_known=("kind",))
         params = cls(**dict(d))

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from algorithms.iaas.policies import Policy
+from algorithms.spot.simulation import SpotPolicy
 from arena.hourly_billing import run_hourly
 from arena.iaas_policies import run_iaas_policy
-from algorithms.spot.simulation import SpotPolicy
 from arena.spot_policies import finetune_view, persistence_forecast, run_spot_policy, run_spot_stream
 from arena.world import World
 from market.iaas.jobs import JobStream

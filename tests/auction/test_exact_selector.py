@@ -11,7 +11,7 @@ import pytest
 from algorithms.auction.exact_selector import exact_select
 from algorithms.auction.ledger import Schedule
 from algorithms.auction.pdftsp import PdFTSP
-from tests.auction.worlds import A100, A40, make_instance
+from tests.auction.worlds import A40, A100, make_instance
 
 
 def _random_case(rng: np.random.Generator):

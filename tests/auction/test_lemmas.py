@@ -40,8 +40,8 @@ from algorithms.auction import family
 from algorithms.auction.offline_optimum import OfflineOptimum, offline_optimum
 from algorithms.auction.pdftsp import PdFTSP
 from algorithms.auction.schedule_dp import search
-from reproduction.auction import CALIBRATED, PDFTSP, PROJECT_CALIBRATED
 from market.auction.lora_instance import LoraInstance
+from reproduction.auction import CALIBRATED, PDFTSP, PROJECT_CALIBRATED
 
 LEMMA = "pdFTSP(kappa=lemma)"   # kappa = 1 / the generator's smallest gross bbar, the paper's schedule space
 
@@ -61,7 +61,7 @@ NODE_TYPES = ("A100-80GB", "mixed")
 TOL = 1e-7  # cents
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def prepared(calibration: str, load: float, node_type: str) -> family.PreparedAuction:
     cal = CALIBRATIONS[calibration]
     return family.prepare({"cluster": {"nodes": 4, "node_type": node_type, **cal["cluster"]},
@@ -69,7 +69,7 @@ def prepared(calibration: str, load: float, node_type: str) -> family.PreparedAu
                            "mechanisms": list(VARIANTS[calibration])})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def world(calibration: str, load: float, node_type: str, seed: int) -> tuple[LoraInstance, OfflineOptimum]:
     """One of Fig. 12's worlds and its proven offline optimum (cached per process)."""
     prep = prepared(calibration, load, node_type)
@@ -149,7 +149,7 @@ class Audit:
         return self.dual / self.almost if self.almost > 0 else math.inf if self.dual > 0 else 1.0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def audit(calibration: str, name: str, load: float, node_type: str, seed: int) -> Audit:
     instance, opt = world(calibration, load, node_type, seed)
     params = prepared(calibration, load, node_type).pdftsp[name]

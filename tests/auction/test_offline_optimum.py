@@ -8,14 +8,20 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.auction.eft import EFT
 from algorithms.auction.ledger import EPS, Schedule, check_schedule
 from algorithms.auction.ntm import NTM
-from algorithms.auction.offline_optimum import (OPT, NotProvenOptimal, competitive_ratio, memory_scale,
-                                                offline_optimum, optimal_welfare, solve_offline)
+from algorithms.auction.offline_optimum import (
+    OPT,
+    NotProvenOptimal,
+    competitive_ratio,
+    memory_scale,
+    offline_optimum,
+    optimal_welfare,
+    solve_offline,
+)
 from algorithms.auction.pdftsp import PdFTSP
 from algorithms.auction.titan import Titan
 from market.auction.gpu_cluster import NodeType

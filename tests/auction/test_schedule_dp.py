@@ -5,8 +5,7 @@ import itertools
 import math
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from algorithms.auction.ledger import Schedule, check_schedule
 from algorithms.auction.schedule_dp import chunk_size, find_schedule

@@ -8,7 +8,6 @@ from mlflow.tracking import MlflowClient
 
 from tests.engine.conftest import run_cli
 
-
 MECHANISMS = ["pdFTSP", "Titan", "EFT", "NTM", "OPT"]
 
 

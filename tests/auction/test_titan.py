@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from ortools.sat.python import cp_model
 
 from algorithms.auction.offline_optimum import Problem4, capacity_left, offline_optimum

@@ -8,11 +8,18 @@ from types import MappingProxyType
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from market.common.fields import (
-    as_section, choice, in_range, integer, interval, is_integral, is_real, real, reject_unknown_keys,
+    as_section,
+    choice,
+    in_range,
+    integer,
+    interval,
+    is_integral,
+    is_real,
+    real,
+    reject_unknown_keys,
 )
 
 KEY = "sec.field"

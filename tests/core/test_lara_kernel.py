@@ -18,8 +18,16 @@ import numpy as np
 import pytest
 
 from algorithms.core.lara import DELIVERIES, LARA
-from algorithms.core.lara_kernel import (BAD_POINT, REPEATED, ROWS, CompiledLARA, pairwise_sum, remaining_need,
-                                         rls_update, tree_search_sorted)
+from algorithms.core.lara_kernel import (
+    BAD_POINT,
+    REPEATED,
+    ROWS,
+    CompiledLARA,
+    pairwise_sum,
+    remaining_need,
+    rls_update,
+    tree_search_sorted,
+)
 from algorithms.core.remaining_data import remaining_data
 from algorithms.core.simulation import UnitView, simulate
 from algorithms.core.tree_search import TOL, adaptive_tree_search, deadline_order
@@ -190,7 +198,7 @@ def test_rls_and_need_are_the_banks():
         n, fitted = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool)
         s = rng.uniform(1.0, 100.0, k)
         eps = rng.uniform(0.01, 1.0, k)
-        for step in range(60):
+        for _step in range(60):
             idx = rng.permutation(k)[: int(rng.integers(1, k + 1))]
             grow = rng.random(idx.size) < 0.7
             s[idx] = np.where(grow, s[idx] * rng.uniform(1.0, 1.5, idx.size), s[idx])

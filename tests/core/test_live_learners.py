@@ -13,8 +13,14 @@ import pytest
 from algorithms.core.simulation import simulate
 from market.core.curves import LossCurve
 from market.core.live_learners import (
-    DATASETS, FLOOR_TOL, LEARNERS, LiveBundleParams, LiveLearnerCurve, live_bundle,
-    load_dataset, plan_live_bundle,
+    DATASETS,
+    FLOOR_TOL,
+    LEARNERS,
+    LiveBundleParams,
+    LiveLearnerCurve,
+    live_bundle,
+    load_dataset,
+    plan_live_bundle,
 )
 from market.core.threads import Bundle
 

@@ -10,12 +10,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy.optimize import linprog
 
-from algorithms.core.offline_optimum import (edf_schedule, horn_feasible, offline_optimum, solve_offline_optimum,
-                                             true_need_units)
+from algorithms.core.offline_optimum import (
+    edf_schedule,
+    horn_feasible,
+    offline_optimum,
+    solve_offline_optimum,
+    true_need_units,
+)
 from algorithms.core.tree_search import adaptive_tree_search
 from market.core.threads import Bundle, Thread
 

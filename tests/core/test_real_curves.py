@@ -14,8 +14,7 @@ import pytest
 
 from market.common.csv_trace import TraceError
 from market.core.curves import LossCurve
-from market.core.real_curves import (DEFAULT_PATH, RealBundleParams, RealCurve, load_curves,
-                                     real_bundle)
+from market.core.real_curves import DEFAULT_PATH, RealBundleParams, RealCurve, load_curves, real_bundle
 from market.core.threads import Bundle
 
 DATA = Path(__file__).resolve().parents[2] / "data"

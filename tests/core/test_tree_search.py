@@ -9,11 +9,15 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from algorithms.core.tree_search import (adaptive_tree_search, adaptive_tree_search_reference, cascade_shares,
-                                         deadline_order, delivered_units)
+from algorithms.core.tree_search import (
+    adaptive_tree_search,
+    adaptive_tree_search_reference,
+    cascade_shares,
+    deadline_order,
+    delivered_units,
+)
 
 # Needs on a grid of quarters (sums are exact in floating point, so "feasible" is exact), with
 # zeros and inf; deadlines d0 + 1 .. d0 + 8 (ties likely).

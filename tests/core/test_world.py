@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from market.core.bundle_generators import (DIFFICULTY, TABLE1, TABLE2, BundleParams, draw_bundle)
+from market.core.bundle_generators import DIFFICULTY, TABLE1, TABLE2, BundleParams, draw_bundle
 from market.core.curves import LossCurve
 from market.core.parametric import BLOCK, CACHED_BLOCKS, XI_MAX, ParametricCurve, PowerLaw
 

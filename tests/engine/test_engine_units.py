@@ -1,8 +1,6 @@
 """Small pieces of the engine: hashing and seeds, chunking, summaries, metric names, plugin discovery."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -122,13 +120,12 @@ def test_config_files_carry_the_model_defaults():
         {"outage_fraction": None, "outage_slots": None}
     assert market == {key: value for key, value in defaults.items() if not key.startswith("outage_")}
     assert defaults["outage_fraction"] == 0.0
-    from algorithms.spot.pool import PoolConfig
-    from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig
-
     from omegaconf import OmegaConf
 
     from algorithms.common.optional_keys import without_null_keys
     from algorithms.spot.family import OPTIONAL_KEYS
+    from algorithms.spot.pool import PoolConfig
+    from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig
 
     plain = without_null_keys(OmegaConf.to_container(cfg), OPTIONAL_KEYS)  # as the engine hands it on
     assert ForecastConfig.from_dict(plain["forecast"]) == ForecastConfig()

@@ -4,7 +4,6 @@ lightning-hydra-template runs `experiment=glob(*)` with a fast-dev flag)."""
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pandas as pd
 import pytest

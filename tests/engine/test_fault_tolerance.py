@@ -1,7 +1,6 @@
 """Resume after Ctrl-C, a worker process killed mid-sweep, and a Ray cluster on loopback."""
 from __future__ import annotations
 
-import os
 import shlex
 import signal
 import subprocess

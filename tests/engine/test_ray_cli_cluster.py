@@ -22,7 +22,7 @@ from sweep.errors import ConfigError
 from sweep.schema import RunnerConfig
 from sweep.task_queue import auth_failure_message, driver_auth
 
-from .conftest import ROOT, free_port, run_cli
+from .conftest import free_port, run_cli
 from .ray_nodes import started_by, stop
 
 RAY = Path(sys.executable).parent / "ray"

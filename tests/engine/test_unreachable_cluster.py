@@ -129,7 +129,7 @@ def test_a_connection_attempt_without_reply_fails_when_the_timeout_is_up(monkeyp
     class Dropped(socket.socket):
         def connect(self, address):
             time.sleep(self.gettimeout())
-            raise socket.timeout("timed out")
+            raise TimeoutError("timed out")
 
     monkeypatch.setattr(socket, "socket", Dropped)
     started = time.monotonic()

@@ -12,9 +12,21 @@ from algorithms.iaas.job_execution import OURS, THETA, proportion_split, proport
 from algorithms.iaas.policies import BETAS, Policy, ours_grid, stream_cost
 from market.iaas.jobs import JobParams, JobStream, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices
-from reproduction.iaas_alternatives import (FIG4_CHOICES, FIG4_COLUMNS, LOST, Choice, beta_label, best_betas,
-                                            choice_money, expected_value_path, fig4, fig4_summary, run_money,
-                                            spot_slots, unit_cost)
+from reproduction.iaas_alternatives import (
+    FIG4_CHOICES,
+    FIG4_COLUMNS,
+    LOST,
+    Choice,
+    best_betas,
+    beta_label,
+    choice_money,
+    expected_value_path,
+    fig4,
+    fig4_summary,
+    run_money,
+    spot_slots,
+    unit_cost,
+)
 
 
 def table(rows: dict, betas=BETAS) -> dict:

@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 from algorithms.iaas.job_execution import ON_DEMAND_PRICE
-from algorithms.iaas.opti_learning import (NORMALISATIONS, _opti_learning_self_owned, cost_bound, learning_rates,
-                                           opti_learning, proposition6_bound)
+from algorithms.iaas.opti_learning import (
+    NORMALISATIONS,
+    _opti_learning_self_owned,
+    cost_bound,
+    learning_rates,
+    opti_learning,
+    proposition6_bound,
+)
 from algorithms.iaas.policies import Policy, ours_grid, stream_cost
 from algorithms.iaas.self_owned import wanted_instances
 from market.iaas.jobs import JobParams, JobStream, draw_jobs

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from market.common.csv_trace import TraceError
-from market.iaas.spot_prices import (PriceParams, draw_prices, load_price_trace, surviving_fraction,
-                                     survival_table)
+from market.iaas.spot_prices import PriceParams, draw_prices, load_price_trace, survival_table, surviving_fraction
 
 REAL = Path(__file__).resolve().parents[2] / "data" / "market_aws_us-west-2a_v100.csv"
 HEADER = "slot,timestamp,spot_price,availability\n"
@@ -153,7 +152,7 @@ def test_surviving_fraction_by_hand():
 
 
 def test_literal_mean_leaves_every_bid_under_2_5_percent():
-    for mean, bid, fraction in survival_table(means=(1.1,)):
+    for _, _, fraction in survival_table(means=(1.1,)):
         assert 0 < fraction < 0.025
     spread = [f for _, _, f in survival_table(means=(0.11,))]
     assert spread == sorted(spread) and 0.12 < spread[0] < 0.13 and 0.61 < spread[-1] < 0.62

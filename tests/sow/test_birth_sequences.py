@@ -7,8 +7,17 @@ import numpy as np
 import pytest
 
 from market.common.csv_trace import TraceError
-from market.sow.birth_sequences import (KINDS, AdversarialParams, BirthParams, BlockingParams, RecurringParams,
-                                        ToyParams, binomial_offsets, bounds_from_config, draw_births)
+from market.sow.birth_sequences import (
+    KINDS,
+    AdversarialParams,
+    BirthParams,
+    BlockingParams,
+    RecurringParams,
+    ToyParams,
+    binomial_offsets,
+    bounds_from_config,
+    draw_births,
+)
 from market.sow.statement_of_work import Bounds, check_sow
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "sow_example_sows.csv"

@@ -4,8 +4,7 @@ three conditions, on 200 random instances and by hand."""
 import numpy as np
 import pytest
 
-from algorithms.sow.fractional_unit_allocation import (build_fractional_unit_allocation,
-                                                       definition1_violations)
+from algorithms.sow.fractional_unit_allocation import build_fractional_unit_allocation, definition1_violations
 from algorithms.sow.stochastic_lp import solve_stochastic_lp
 from market.sow.prior_births import Prior
 from market.sow.statement_of_work import Bounds, sow_from_lists

@@ -35,7 +35,7 @@ def all_plans(sow, signal, S):
 def test_best_plan_is_the_best_of_all_plans(signal):
     rng = np.random.default_rng(7)
     S, D = BOUNDS.horizon, BOUNDS.max_duration
-    for trial in range(40):
+    for _trial in range(40):
         sow = random_sow(rng, int(rng.integers(0, 3)), BOUNDS, points=3)
         price = np.cumsum(rng.uniform(0.1, 3.0, (S, D)), axis=1) * sow.concurrency
         failure = rng.uniform(0, 0.6, (S, D)) * (rng.random((S, D)) < 0.5)

@@ -9,8 +9,14 @@ import itertools
 import numpy as np
 import pytest
 
-from algorithms.sow.offline_optimum import (NOT_RUN, candidate_starts, check_schedule, ex_ante_bound,
-                                            hindsight_lp_bound, hindsight_optimum)
+from algorithms.sow.offline_optimum import (
+    NOT_RUN,
+    candidate_starts,
+    check_schedule,
+    ex_ante_bound,
+    hindsight_lp_bound,
+    hindsight_optimum,
+)
 from market.sow.statement_of_work import BirthSequence, Bounds, Realisation, realise, sow_from_lists
 from tests.sow.worlds import random_sequence
 

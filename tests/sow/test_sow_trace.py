@@ -81,9 +81,9 @@ def test_broken_files_name_file_and_line(tmp_path, rows, line, pattern):
 @pytest.mark.parametrize("rows, line, pattern", [
     ([f"0,0,1,0,1,1,{V}", "1,1,1,1,1,0.5,1 2 0 0 0", "1,1,1,2,1,0.5,1 2 0 0 0"], 3,
      r"the value function increases from 1 at birth\+0 to 2 at birth\+1"),
-    ([f"0,0,1,0,1,1,9 9 0.5 0 0"], 2, r"value at finish birth\+2 is 0\.5, outside \{0\} U \[1, V_bar = 10\]"),
+    (["0,0,1,0,1,1,9 9 0.5 0 0"], 2, r"value at finish birth\+2 is 0\.5, outside \{0\} U \[1, V_bar = 10\]"),
     ([f"0,0,1,0,1,1,{V}", f"1,0,4,0,1,1,{V}"], 3, r"concurrency 4 is above C_max = 3"),
-    ([f"0,0,1,0,1,1,9 9 5 0 0 0"], 2, r"the value function must have S_max \+ 1 = 5 values"),
+    (["0,0,1,0,1,1,9 9 5 0 0 0"], 2, r"the value function must have S_max \+ 1 = 5 values"),
     ([f"0,2,1,1,1,1,{V}"], 2, r"arrival 1 is outside \[birth, birth \+ S_max\) = \[2, 6\)"),
     ([f"0,0,1,0,1,0.5,{V}", f"0,0,1,0,1,0.25,{V}"], 2, r"probabilities sum to 0\.75, not 1"),
     ([f"0,0,1,0,1,0.5,{V}", f"0,0,1,0,1,0.5,{V}"], 2, r"lists an \(arrival, duration\) pair twice"),

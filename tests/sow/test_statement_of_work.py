@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from market.sow.statement_of_work import (BirthSequence, Bounds, StatementOfWork, check_sow, realise,
-                                          sow_from_lists)
+from market.sow.statement_of_work import BirthSequence, Bounds, StatementOfWork, check_sow, realise, sow_from_lists
 from tests.sow.worlds import random_sequence
 
 BOUNDS = Bounds(max_concurrency=3, max_duration=3, horizon=6, max_value=10.0)

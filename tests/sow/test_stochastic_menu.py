@@ -6,8 +6,14 @@ import pytest
 
 from algorithms.sow.fractional_unit_allocation import FractionalUnitAllocation
 from algorithms.sow.scheduler_framework import FrameworkSettings, run_framework
-from algorithms.sow.stochastic_menu import (BundleMenu, audit_stochastic, capacity_condition, check_stochastic,
-                                            prepare_stochastic, run_stochastic)
+from algorithms.sow.stochastic_menu import (
+    BundleMenu,
+    audit_stochastic,
+    capacity_condition,
+    check_stochastic,
+    prepare_stochastic,
+    run_stochastic,
+)
 from market.sow.birth_sequences import BirthParams, draw_births
 from market.sow.statement_of_work import Bounds, realise
 

@@ -2,7 +2,6 @@
 in the family (Stochastic needs it; the oracle accuracy warning) and the Theorem 5.2 report's checks
 (reproduction/sow_theorem52.py) on hand-made frames."""
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,8 +15,10 @@ from market.sow.statement_of_work import Bounds
 from reproduction.experiment import Context
 from reproduction.sow_theorem52 import cell_ratios, checks, slope
 
+PRIOR_BOUNDS = Bounds(2, 4, 24, 64.0)
 
-def prior(config=None, bounds=Bounds(2, 4, 24, 64.0), seed=0):
+
+def prior(config=None, bounds=PRIOR_BOUNDS, seed=0):
     return draw_births(BirthParams.from_config({"kind": "prior", "signal": "duration", **(config or {})}, bounds),
                        bounds, np.random.default_rng(seed))
 

@@ -183,7 +183,7 @@ def test_misreports_are_valid_and_cover_every_kind():
     assert {("value", s) for s in (0.25, 0.5, 0.75, 1.5, 2.0, 4.0)} <= kinds
     assert {("concurrency", 1.0), ("narrow", 1.0), ("widen", 3.0), ("duration", -1.0), ("duration", 1.0)} <= kinds
     assert {("arrival", k) for k in (-2.0, -1.0, 1.0, 2.0)} <= kinds
-    for kind, parameter, report in reports:
+    for kind, _parameter, report in reports:
         check_sow(report, BOUNDS, kind, 2)
         assert report.birth == truth.birth
     by = {(k, p): r for k, p, r in reports}

@@ -14,6 +14,7 @@ from market.sow.statement_of_work import realise
 from tests.sow.test_baselines import B, values, world  # the same hand-built worlds
 from tests.sow.worlds import random_sequence
 
+
 def test_the_denser_job_goes_first_where_first_come_blocks_it():
     # N = 1, both jobs arrive at round 0. Job 0 (submitted first): c = 1, d = 2, V = 2 for any
     # finish up to b + 6: density 2 / 2 = 1. Job 1: c = 1, d = 1, V = 3 only for a finish at

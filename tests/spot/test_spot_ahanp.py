@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.spot.ahanp import AHANP, COLD_RISE
 from algorithms.spot.offline_optimum import solve_offline

@@ -7,8 +7,7 @@ on-demand) and random worlds."""
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.spot.ahanp import AHANP
 from algorithms.spot.ahanp_batch import AHANPPool

@@ -3,8 +3,7 @@ Sec. VI-B claim that it beats the baselines with good predictions."""
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.spot.ahap import AHAP
 from algorithms.spot.msu import MaximalSpotUtilization

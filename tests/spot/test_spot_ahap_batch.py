@@ -10,12 +10,9 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from algorithms.spot import family
-from algorithms.spot import window_kernels as wk
-from algorithms.spot import window_problem as wp
+from algorithms.spot import family, window_kernels as wk, window_problem as wp
 from algorithms.spot.ahap import AHAP
 from algorithms.spot.ahap_batch import AHAPPool, round9
 from algorithms.spot.simulation import simulate

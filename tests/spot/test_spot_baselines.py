@@ -3,8 +3,7 @@ hand-computed cases and random worlds."""
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.spot.msu import MaximalSpotUtilization, switch_slot
 from algorithms.spot.od_only import OnDemandOnly

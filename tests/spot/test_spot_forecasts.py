@@ -4,8 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy import stats
 
 from market.spot.arima_forecast import ArimaSeries, arima_forecast, cached_arima_forecast
@@ -224,11 +223,17 @@ def test_heavy_tails():
     heavy = np.abs(standard_errors("fixed_heavy", rng, (200_000,)))
     assert np.median(uniform) == pytest.approx(0.5, rel=0.02)
     assert np.median(heavy) == pytest.approx(0.5, rel=0.02)
-    tail = lambda x: np.quantile(x, 0.99) / np.median(x)
+
+    def tail(x):
+        return np.quantile(x, 0.99) / np.median(x)
+
     assert tail(uniform) == pytest.approx(1.98, rel=0.02)
     assert tail(heavy) > 3 * tail(uniform)
     f = big_price_forecast()
-    rel = lambda kind: np.abs(noisy(f, kind, 0.1, scales=(8.0, 2.0)).price[:, 1:] / 2.0 - 1.0)
+
+    def rel(kind):
+        return np.abs(noisy(f, kind, 0.1, scales=(8.0, 2.0)).price[:, 1:] / 2.0 - 1.0)
+
     assert tail(rel("mag_dep_heavy")) > 3 * tail(rel("mag_dep_uniform"))
 
 

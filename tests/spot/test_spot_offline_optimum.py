@@ -4,8 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.spot.msu import MaximalSpotUtilization
 from algorithms.spot.od_only import OnDemandOnly

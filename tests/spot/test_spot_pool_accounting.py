@@ -4,8 +4,7 @@ not, for several policies side by side, give the same outcomes bit for bit, and 
 simulate rejects (5b, 5c-5d) sets the matching error and stops only that policy."""
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.spot.pool_accounting import (
     AVAILABILITY_ERROR,

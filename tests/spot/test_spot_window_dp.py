@@ -8,11 +8,9 @@ exact float ties) and on windows of the paper's size."""
 import math
 
 import numpy as np
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from algorithms.spot import window_kernels as wk
-from algorithms.spot import window_problem as wp
+from algorithms.spot import window_kernels as wk, window_problem as wp
 from market.spot.finetune_job import FineTuneJob
 from tests.spot.reference_kernels import solve_reference
 from tests.spot.test_spot_window_problem import PROPS, window_cases

@@ -4,8 +4,7 @@ plain definitions: the cost floor equals the NumPy formulation (np.interp) bit f
 and the dominance pruning drops exactly the candidates its definition says."""
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.spot import window_problem as wp
 from tests.spot import reference_kernels as rk
