@@ -3,31 +3,36 @@
 An experiment per family, a parent run per multirun (or single run), a child run per
 cell (its overrides as params, the cell's own metrics and step series, tags with the config
 hash and git commit, the cell's Parquet and resolved config as artifacts) and under it a run
-per mechanism (param ``mechanism``, metrics ``utility_mean``, ``cost_ci95_high``, ...), so that
-the UI can group and chart by mechanism. The store is opened and every run logged on one
-background thread, so that tracking overlaps simulation. If the store fails, the sweep still
-finishes on disk: a single warning says how to upload the sweep dir later
-(``python -m sweep.upload``).
+per mechanism (named by the mechanism, param ``mechanism``, metrics ``utility_mean``,
+``cost_ci95_high``, ...), so that the UI can group and chart by mechanism. The parent run
+compares the mechanisms over the whole sweep: a cell x mechanism table of mean utility with its
+95% interval, a figure per grid key with intervals, and ``utility_mean/<mechanism>`` metrics
+whose names map back to the mechanisms through ``mechanism_names.json`` (docs/mlflow.md). The
+store is opened and every run logged on one background thread, so that tracking overlaps
+simulation. If the store fails, the sweep still finishes on disk: a single warning says how to
+upload the sweep dir later (``python -m sweep.upload``).
 """
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
+from .cell_outputs import read_series
 from .cells import Cell
 from .cli import counted
-from .cell_outputs import read_series
 from .results import CELL_META, RESULTS, SUMMARY, atomic_write_text, read_meta, update_meta
 from .schema import TrackingConfig
 from .seeding import get_dotted
@@ -37,6 +42,10 @@ TRACKING_STATE = "tracking.json"
 STOPPING_WAIT_SECONDS = 6.0  # a stopped sweep waits this long for the logging call in progress
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _ALLOWED = re.compile(r"[^A-Za-z0-9_\-. /:]")
+_KEY_PUNCTUATION = str.maketrans({"(": " ", ")": " ", ",": " ", "=": ":", "/": " "})
+WIDE_TABLE = "utility_by_cell.json"
+LONG_TABLE = "summary_table.json"
+NAMES_FILE = "mechanism_names.json"
 
 
 def metric_key(*parts: str) -> str:
@@ -44,6 +53,103 @@ def metric_key(*parts: str) -> str:
     text = "/".join(parts)
     text = text.replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
     return _ALLOWED.sub("_", text)
+
+
+def mechanism_key(name: str) -> str:
+    """The mechanism's name as MLflow takes it in a metric name: MLflow 3.17 accepts letters,
+    digits, ``_ - . : /`` and spaces, so ``AHAP(w=3,v=2,sigma=0.5)`` becomes
+    ``AHAP w:3 v:2 sigma:0.5`` (``=`` -> ``:``; brackets, commas and ``/`` -> spaces), which
+    still reads as the name; ``OD-Only`` stays ``OD-Only``."""
+    text = " ".join(_ALLOWED.sub("_", name.translate(_KEY_PUNCTUATION)).split())
+    return "_" + text if text in ("", ".", "..") else text
+
+
+def mechanism_keys(names: Sequence[str]) -> dict[str, str]:
+    """Name -> metric key for a sweep's mechanisms, one key per name: two names that read alike
+    after ``mechanism_key`` get ``_2``, ``_3`` ... (``mechanism_names.json`` maps them back)."""
+    keys: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in dict.fromkeys(names):
+        key, count = mechanism_key(name), 1
+        while key in taken:
+            count += 1
+            key = f"{mechanism_key(name)}_{count}"
+        keys[name] = key
+        taken.add(key)
+    return keys
+
+
+def table_header(name: str) -> str:
+    """A column name MLflow's table viewer shows: it reads ``a.b`` as a nested path and shows
+    the column empty (seen in the UI), so grid keys write ``job/deadline`` and mechanism names
+    ``sigma=0·5``."""
+    return name.replace(".", "·")
+
+
+def interval_text(mean: float, half: float, n: float) -> str:
+    """``104.8 ± 1.2``: the mean to the precision of its 95% half-width (two significant digits)."""
+    if pd.isna(mean):
+        return ""
+    if pd.isna(half) or n < 2:
+        return f"{mean:.4g} (n={int(n)})"
+    if half == 0:
+        return f"{mean:g} ± 0"
+    digits = min(max(0, 1 - math.floor(math.log10(half))), 8)
+    return f"{mean:.{digits}f} ± {half:.{digits}f}"
+
+
+def wide_table(summary: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """One row per cell (its grid ``keys``, by their last part: the viewer's columns show about
+    15 characters), one column per mechanism: mean utility ± the 95%
+    half-width as text, then ``best``: the best mechanism, ``A ≈ B`` when the two best 95%
+    intervals overlap (the ranking is not settled), ``tie: A, B`` when equal. Text rather than
+    number columns: the UI's table viewer has room for a column per mechanism but not three,
+    and the numbers stay in ``summary.csv`` and ``summary_table.json``."""
+    keys = [key for key in keys if key in summary]
+    headers = dict(zip(keys, short_keys(keys)))
+    rows = []
+    for _, cell in summary.groupby("cell_index", sort=True):
+        row = {headers[key].replace(".", "/"): cell[key].iloc[0] for key in keys}
+        for _, line in cell.iterrows():
+            half = (line["utility_ci95_high"] - line["utility_ci95_low"]) / 2
+            row[table_header(str(line["mechanism"]))] = interval_text(line["utility_mean"], half, line["n"])
+        row["best"] = best_text(best_mechanism(cell))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def best_text(best: dict[str, str | float]) -> str:
+    """The wide table's ``best`` column from ``best_mechanism``."""
+    if not best:
+        return ""
+    name = str(best["best_mechanism"])
+    overlaps = best.get("best_overlaps_second") == "true" and "runner_up" in best
+    return f"{name} ≈ {best['runner_up']}" if overlaps else name
+
+
+def long_table(summary: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """``summary.csv`` as the UI's table viewer shows it: the grid keys, the mechanism and its
+    utility first (the viewer has room for about seven columns), the cell's long name dropped
+    (its keys are the first columns), ``.`` in names written ``/``."""
+    first = [key for key in keys if key in summary] + ["mechanism", "n", "utility_mean", "utility_ci95_low",
+                                                       "utility_ci95_high"]
+    first = [column for column in first if column in summary]
+    rest = [column for column in summary.columns if column not in first and column != "cell"]
+    table = summary[first + rest]
+    return table.rename(columns={column: column.replace(".", "/") for column in table.columns})
+
+
+def experiment_description(spec) -> str:
+    """The family experiment's description (the UI's "Description"): the paper, the question
+    and what utility means, from the family module's PAPER, QUESTION and UTILITY."""
+    lines = [f"**Paper {spec.paper}**" if spec.paper else f"**Family `{spec.name}`**", ""]
+    if spec.question:
+        lines += [f"Question: {spec.question}", ""]
+    if spec.utility:
+        lines += [f"Utility: {spec.utility}.", ""]
+    lines.append("One parent run per sweep: its `utility_by_cell.json` table and `utility_vs_<key>.png` "
+                 "figures compare the mechanisms cell by cell, with 95% intervals (docs/mlflow.md).")
+    return "\n".join(lines)
 
 
 def resolve_uri(uri: str) -> str:
@@ -124,6 +230,10 @@ class MlflowTracker(NullTracker):
         self._cells = 0
         self._family_cells: dict[str, set[int]] = {}
         self._inputs: dict[str, dict[str, str]] = {}  # family -> input file -> the key naming it
+        self._specs: dict[str, Any] = {}  # family -> FamilySpec: the experiment's description
+        self._logged: dict[str, int] = {}  # family -> cells with a child run under this sweep's parent
+        self._out_dir: Path | None = None
+        self._overrides = ""
 
     # -- failure handling: warn once, keep the sweep going on disk
     def _fail(self, err: BaseException) -> None:
@@ -155,13 +265,19 @@ class MlflowTracker(NullTracker):
                     raise ConnectionError(f"{self.uri}/health answered {response.status}")
 
     def _experiment(self, family: str) -> str:
+        """The family's experiment, created with its description or given the current one."""
+        spec = self._specs.get(family)
+        note = experiment_description(spec) if spec is not None else None
         experiment = self.client.get_experiment_by_name(family)
         if experiment is not None:
+            if note is not None and experiment.tags.get("mlflow.note.content") != note:
+                self.client.set_experiment_tag(experiment.experiment_id, "mlflow.note.content", note)
             return experiment.experiment_id
         location = None
         if self.uri.startswith("sqlite:///"):
             location = (Path(self.uri[len("sqlite:///"):]).parent / "mlartifacts").as_uri()
-        return self.client.create_experiment(family, artifact_location=location)
+        tags = {"mlflow.note.content": note} if note is not None else None
+        return self.client.create_experiment(family, artifact_location=location, tags=tags)
 
     def start(self, out_dir: Path, families: Sequence[str], run_name: str, params: dict[str, Any]) -> None:
         """Open the store and the parent runs on the logging thread: importing MLflow and opening
@@ -175,6 +291,7 @@ class MlflowTracker(NullTracker):
             from mlflow.tracking import MlflowClient
 
             self.client = MlflowClient(tracking_uri=self.uri)
+            self._out_dir, self._overrides = Path(out_dir), str(params.get("overrides", ""))
             state_path = Path(out_dir) / TRACKING_STATE
             state = json.loads(state_path.read_text()) if state_path.exists() else {}
             earlier = state.get("parents", {}) if state.get("uri") == self.uri else {}
@@ -189,11 +306,12 @@ class MlflowTracker(NullTracker):
                 if not parent:
                     run = self.client.create_run(
                         experiment_id,
-                        run_name=self._parent_name(run_name),
+                        run_name=self._parent_name(run_name, family),
                         tags={"git_commit": self._commit, "sweep_dir": str(Path(out_dir).resolve()), "family": family,
                               "mlflow.source.git.commit": self._commit.removesuffix("-dirty"),
                               "mlflow.source.name": "python -m sweep", "mlflow.source.type": "LOCAL",
-                              "mlflow.note.content": self._description(out_dir, params)},
+                              "grid": self._grid_text()[:5000],
+                              "mlflow.note.content": self._description(family)},
                     )
                     parent = run.info.run_id
                     self.client.log_batch(parent, params=[Param(k, str(v)[:6000]) for k, v in params.items()])
@@ -216,25 +334,54 @@ class MlflowTracker(NullTracker):
         self._inputs = {}
         for cell in cells:
             self._family_cells.setdefault(cell.family, set()).add(cell.index)
+            if cell.family not in self._specs:
+                self._specs[cell.family] = cell.spec
             for key in cell.spec.input_files:
                 path = get_dotted(cell.world, key)
                 if isinstance(path, str) and os.path.isfile(path):
                     self._inputs.setdefault(cell.family, {})[path] = key
 
-    def _parent_name(self, fallback: str) -> str:
+    def _parent_name(self, fallback: str, family: str) -> str:
+        """``spot 36: deadline×workload×mean_availability``: the UI's run-name column shows
+        about 40 characters, so the keys go by their last part; the ``grid`` tag and the
+        description hold them in full."""
         if not self.varying:
-            return fallback
-        return f"{' x '.join(self.varying)} ({self._cells:,} cells)"[:250]
+            return f"{family}: {fallback}"[:250]
+        cells = len(self._family_cells.get(family, ())) or self._cells
+        return f"{family} {cells:,}: {'×'.join(short_keys(self.varying))}"[:250]
 
-    def _description(self, out_dir: Path, params: dict[str, Any]) -> str:
-        """The parent run's description (the UI's "Description"): the grid and where it lives."""
-        lines = [f"Sweep of {counted(self._cells, 'cell')} in `{Path(out_dir).resolve()}`.", ""]
+    def _cell_run_name(self, cell: Cell) -> str:
+        """``deadline=8,workload=60``: what varies, by the keys' last part (the run's params and
+        the ``cell`` tag have them in full)."""
+        keys = [key for key in self.varying if key in cell.params]
+        return ",".join(f"{short}={cell.params[key]}" for key, short in zip(keys, short_keys(keys))) or cell.name
+
+    def _grid_text(self) -> str:
+        return "; ".join(f"{key}={','.join(values)}" for key, values in self._grid.items() if key in self.varying)
+
+    def _description(self, family: str, names: dict[str, str] | None = None) -> str:
+        """The parent run's description (the UI's "Description"): the grid, where it lives, how
+        many cells have child runs and how to log the rest."""
+        cells = len(self._family_cells.get(family, ())) or self._cells
+        out_dir = self._out_dir.resolve() if self._out_dir else "?"
+        logged = min(self._logged.get(family, 0), cells)
+        lines = [f"Sweep of {counted(cells, 'cell')}: compare the mechanisms in the artifacts `{WIDE_TABLE}` (a row "
+                 "per cell, mean utility ± 95% interval per mechanism) and `utility_vs_<key>.png`; every cell is "
+                 "there.", "",
+                 f"Child runs: {logged:,} of {cells:,} cells (`tracking.child_runs={self.child_runs}`)."]
+        if logged < cells:
+            lines.append(f"Log the others under this run with `python -m sweep.upload {out_dir} "
+                         f"--tracking-uri {self.uri} --child-runs {cells}` (cells already logged are skipped).")
+        renamed = {name: key for name, key in (names or {}).items() if key != name}
+        if renamed:
+            shown = "; ".join(f"`utility_mean/{key}` is `{name}`" for name, key in list(renamed.items())[:4])
+            lines += ["", f"Metric names: {shown}" + (" ..." if len(renamed) > 4 else "")
+                      + f" (MLflow refuses `(),=` in a name; `{NAMES_FILE}` maps every key to its mechanism)."]
+        lines += ["", f"Sweep dir: `{out_dir}`"] + ([f"Overrides: `{self._overrides}`"] if self._overrides else [])
+        lines.append("")
         for key, values in self._grid.items():
             shown = ", ".join(values[:12]) + (f", ... ({len(values)} values)" if len(values) > 12 else "")
             lines.append(f"- `{key}`: {shown}" + ("" if key in self.varying else " (every cell)"))
-        lines += ["", f"Overrides: `{params.get('overrides', '')}`",
-                  f"Child runs: the first {self.child_runs:,} cells; every cell is in `summary_table.json` "
-                  "and the `utility_vs_*.png` figures of this run."]
         return "\n".join(lines)
 
     def already_logged(self, meta: dict | None, family: str) -> bool:
@@ -257,12 +404,13 @@ class MlflowTracker(NullTracker):
             return
         meta = read_meta(cell_dir) or {}
         if unless_logged and self.already_logged(meta, cell.family):
+            self._logged[cell.family] = self._logged.get(cell.family, 0) + 1
             return
         try:
             from mlflow.entities import Metric, Param, RunTag
 
             experiment_id, parent = self.parents[cell.family]
-            name = ",".join(f"{k}={cell.params[k]}" for k in self.varying if k in cell.params) or cell.name
+            name = self._cell_run_name(cell)
             run = self.client.create_run(experiment_id, run_name=name[:250], tags={"mlflow.parentRunId": parent})
             now = int(time.time() * 1000)
             metrics = [Metric(metric_key(k), v, now, 0) for k, v in meta.get("metrics", {}).items()]
@@ -296,6 +444,7 @@ class MlflowTracker(NullTracker):
             self._log_mechanisms(experiment_id, run.info.run_id, name, cell, values, summary, now)
             self.client.set_terminated(run.info.run_id)
             update_meta(cell_dir, mlflow_run_id=run.info.run_id, mlflow_parent_run_id=parent)
+            self._logged[cell.family] = self._logged.get(cell.family, 0) + 1
         except Exception as err:
             self._fail(err)
 
@@ -306,8 +455,7 @@ class MlflowTracker(NullTracker):
         from mlflow.entities import Metric, Param, RunTag
 
         for mechanism, scalars in mechanism_metrics(summary).items():
-            run = self.client.create_run(experiment_id, run_name=f"{mechanism} | {cell_name}"[:250],
-                                         tags={"mlflow.parentRunId": cell_run})
+            run = self.client.create_run(experiment_id, run_name=mechanism[:250], tags={"mlflow.parentRunId": cell_run})
             self.client.log_batch(
                 run.info.run_id,
                 metrics=[Metric(k, v, now, 0) for k, v in scalars.items()],
@@ -343,40 +491,49 @@ class MlflowTracker(NullTracker):
 
             now = int(time.time() * 1000)
             for family, (_, parent) in self.parents.items():
-                values = (metrics or {}).get(family, {})
+                summary = self._family_summary(Path(out_dir), family)
+                names = mechanism_keys([str(m) for m in summary["mechanism"]]) if summary is not None else {}
+                values = renamed_metrics((metrics or {}).get(family, {}), names)
                 if values:
                     self.client.log_batch(parent, metrics=[Metric(k, v, now, 0) for k, v in values.items()])
+                self.client.set_tag(parent, "mlflow.note.content", self._description(family, names))
                 if not stopping:
                     for name in (SUMMARY, RESULTS, "multirun.yaml"):
                         if (Path(out_dir) / name).exists():
                             self.client.log_artifact(parent, str(Path(out_dir) / name))
-                    self._log_grid_views(parent, Path(out_dir), family)
+                    if summary is not None:
+                        self.client.log_dict(parent, {key: name for name, key in names.items()}, NAMES_FILE)
+                        self._log_grid_views(parent, summary)
                     self._log_inputs(parent, family)
                 self.client.set_terminated(parent, status=status)
         except Exception as err:
             self._fail(err)
 
-    def _log_grid_views(self, parent: str, out_dir: Path, family: str) -> None:
-        """The cell x mechanism table as a table the UI shows, and utility against each grid key."""
+    def _family_summary(self, out_dir: Path, family: str) -> pd.DataFrame | None:
+        """``summary.csv``'s rows of the family's cells, None without one."""
         path = out_dir / SUMMARY
         if not path.exists() or path.stat().st_size == 0:
-            return
+            return None
         summary = pd.read_csv(path)
         if "mechanism" not in summary:
-            return
+            return None
         if family in self._family_cells:  # a sweep over families: this family's cells only
             summary = summary[summary["cell_index"].isin(self._family_cells[family])]
-        # MLflow's table viewer reads a column named `job.deadline` as a nested path and shows it
-        # empty (seen in the UI); `job/deadline` shows. summary.csv keeps the config's names.
-        table = summary.rename(columns={column: column.replace(".", "/") for column in summary.columns})
-        self.client.log_table(parent, data=table, artifact_file="summary_table.json")
-        from .plots import lines_by_mechanism
+        return summary
+
+    def _log_grid_views(self, parent: str, summary: pd.DataFrame) -> None:
+        """The cell x mechanism tables the UI shows (wide: a column per mechanism; long: a row
+        per cell and mechanism) and mean utility with its intervals against each grid key."""
+        self.client.log_table(parent, data=wide_table(summary, self.varying), artifact_file=WIDE_TABLE)
+        self.client.log_table(parent, data=long_table(summary, self.varying), artifact_file=LONG_TABLE)
+        from .plots import interval_lines
 
         with tempfile.TemporaryDirectory(prefix="sweep-figures-") as folder:
             for key in self.varying:
-                if key in summary and pd.api.types.is_numeric_dtype(summary[key]):
+                if key in summary:
                     figure = Path(folder) / f"utility_vs_{metric_key(key).replace('/', '_')}.png"
-                    if lines_by_mechanism(summary, key, "utility_mean", figure):
+                    others = [other for other in self.varying if other != key]
+                    if interval_lines(summary, key, others, figure):
                         self.client.log_artifact(parent, str(figure))
 
     def _log_inputs(self, parent: str, family: str) -> None:
@@ -410,7 +567,8 @@ class MlflowTracker(NullTracker):
 
 def best_mechanism(summary: pd.DataFrame) -> dict[str, str | float]:
     """The cell's best mechanism by mean utility, with its margin over the second and whether
-    the two are tied or their 95% intervals overlap (tags ``best_*``, metric ``best_margin``)."""
+    the two are tied or their 95% intervals overlap (tags ``best_*``, metric ``best_margin``;
+    ``runner_up`` names the second)."""
     if not len(summary) or "utility_mean" not in summary:
         return {}
     ranked = summary.sort_values("utility_mean", ascending=False, kind="stable")
@@ -421,6 +579,7 @@ def best_mechanism(summary: pd.DataFrame) -> dict[str, str | float]:
         margin = float(first["utility_mean"] - second["utility_mean"])
         tied = list(ranked.loc[ranked["utility_mean"] == first["utility_mean"], "mechanism"].astype(str))
         best.update({
+            "runner_up": str(second["mechanism"]),
             "best_margin": margin,
             "best_tie": "true" if len(tied) > 1 else "false",
             "best_overlaps_second": "true" if float(second["utility_ci95_high"]) >= float(first["utility_ci95_low"])
@@ -429,6 +588,19 @@ def best_mechanism(summary: pd.DataFrame) -> dict[str, str | float]:
         if len(tied) > 1:
             best["best_mechanism"] = "tie: " + ", ".join(tied)
     return best
+
+
+def short_keys(keys: Sequence[str]) -> list[str]:
+    """Grid keys by their last part (``job.deadline`` -> ``deadline``), in full where two share it."""
+    last = [key.split(".")[-1] for key in keys]
+    return [short if last.count(short) == 1 else key for key, short in zip(keys, last)]
+
+
+def renamed_metrics(values: dict[str, float], names: dict[str, str]) -> dict[str, float]:
+    """The parent's metrics with ``utility_mean/<metric_key(name)>`` (the engine's) renamed to
+    ``utility_mean/<mechanism_key(name)>``, the name MLflow shows for the mechanism."""
+    renames = {metric_key("utility_mean", name): f"utility_mean/{key}" for name, key in names.items()}
+    return {renames.get(key, key): value for key, value in values.items()}
 
 
 def make_tracker(config: TrackingConfig) -> NullTracker:

@@ -1,6 +1,10 @@
 """Upload a finished sweep dir to MLflow, for sweeps run with tracking off or unreachable.
 
+With the sweep's own tracking URI it reuses the sweep's parent run (``tracking.json``) and
+skips the cells already logged: ``--child-runs N`` logs more of a tracked sweep's cells.
+
     python -m sweep.upload multirun/2026-11-22/10-00-00 --tracking-uri http://127.0.0.1:5000
+    python -m sweep.upload SWEEP_DIR --tracking-uri sqlite:///mlflow.db --child-runs 1000
 """
 from __future__ import annotations
 
@@ -13,8 +17,8 @@ import yaml
 
 from .cells import Cell
 from .cli import counted
-from .errors import ConfigError
 from .engine import utility_means
+from .errors import ConfigError
 from .results import CELL_META, CELL_TABLE, RESULTS, read_meta, summarize
 from .schema import TrackingConfig
 from .tracking import MlflowTracker
@@ -50,7 +54,7 @@ def upload(sweep_dir: Path, uri: str, child_runs: int = TrackingConfig.child_run
         return 2
     for cell, cell_dir in cells:
         try:
-            cell.spec
+            _ = cell.spec  # loads and checks the family module the cell names
         except ConfigError as err:
             sys.stderr.write(f"Error: {cell_dir / 'config.yaml'}: {err}\n")
             return 2

@@ -10,9 +10,9 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from sweep.engine import run_cells
+from sweep.plots import interval_lines
 from sweep.schema import TrackingConfig
 from sweep.tracking import best_mechanism
-from sweep.plots import lines_by_mechanism
 
 from .test_side_tables import in_process_queue, make_cell, runner
 
@@ -24,7 +24,8 @@ def summary(means, lows, highs) -> pd.DataFrame:
 
 def test_best_mechanism_has_its_margin_and_says_when_it_ties_or_overlaps():
     assert best_mechanism(summary([1.0, 3.0, 2.0], [0.5, 2.9, 1.0], [1.5, 3.1, 2.8])) == {
-        "best_mechanism": "B", "best_margin": 1.0, "best_tie": "false", "best_overlaps_second": "false"}
+        "best_mechanism": "B", "runner_up": "C", "best_margin": 1.0, "best_tie": "false",
+        "best_overlaps_second": "false"}
     assert best_mechanism(summary([1.0, 3.0, 2.5], [0.5, 2.0, 1.0], [1.5, 4.0, 3.0]))["best_overlaps_second"] == "true"
     tie = best_mechanism(summary([3.0, 3.0, 2.0], [2.0, 2.0, 1.0], [4.0, 4.0, 3.0]))
     assert tie["best_mechanism"] == "tie: A, B" and tie["best_tie"] == "true" and tie["best_margin"] == 0.0
@@ -32,12 +33,13 @@ def test_best_mechanism_has_its_margin_and_says_when_it_ties_or_overlaps():
     assert best_mechanism(pd.DataFrame()) == {}
 
 
-def test_lines_by_mechanism_draws_only_a_key_that_varies(tmp_path):
+def test_interval_lines_draws_only_a_key_that_varies(tmp_path):
     table = pd.DataFrame({"k": [1, 1, 2, 2], "other": [0, 0, 0, 0], "mechanism": ["A", "B", "A", "B"],
-                          "utility_mean": [1.0, 2.0, 3.0, 4.0]})
-    assert lines_by_mechanism(table, "k", "utility_mean", tmp_path / "k.png")
+                          "n": 5, "utility_mean": [1.0, 2.0, 3.0, 4.0], "utility_std": 1.0,
+                          "utility_ci95_low": [0.5, 1.5, 2.5, 3.5], "utility_ci95_high": [1.5, 2.5, 3.5, 4.5]})
+    assert interval_lines(table, "k", ["other"], tmp_path / "k.png") == 1
     assert (tmp_path / "k.png").stat().st_size > 1000
-    assert not lines_by_mechanism(table, "other", "utility_mean", tmp_path / "other.png")
+    assert not interval_lines(table, "other", ["k"], tmp_path / "other.png")
     assert not (tmp_path / "other.png").exists()
 
 
@@ -55,12 +57,14 @@ def test_child_runs_stop_at_the_cap_and_the_parent_holds_every_cell(monkeypatch,
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags and "mechanism" not in r.data.tags]
     assert len(parents) == 1 and len(children) == 2
     parent = parents[0]
-    assert parent.info.run_name == "job.tasks (3 cells)"
-    assert {c.info.run_name for c in children} <= {"job.tasks=2", "job.tasks=3", "job.tasks=4"}
+    assert parent.info.run_name == f"{cells[0].family} 3: tasks"
+    assert parent.data.tags["grid"] == "job.tasks=2,3,4"
+    assert {c.info.run_name for c in children} <= {"tasks=2", "tasks=3", "tasks=4"}
     assert parent.data.tags["mlflow.source.name"] == "python -m sweep"
     assert "`job.tasks`: 2, 3, 4" in parent.data.tags["mlflow.note.content"]
     artifacts = {a.path for a in client.list_artifacts(parent.info.run_id)}
-    assert {"summary.csv", "results.parquet", "summary_table.json", "utility_vs_job.tasks.png"} <= artifacts
+    assert {"summary.csv", "results.parquet", "summary_table.json", "utility_by_cell.json", "mechanism_names.json",
+            "utility_vs_job.tasks.png"} <= artifacts
     table = json.loads(open(client.download_artifacts(parent.info.run_id, "summary_table.json", str(tmp_path)))
                        .read())
     assert len(table["data"]) == 3 * 3  # every cell x mechanism, the uncapped ones too
@@ -77,6 +81,7 @@ def test_child_runs_stop_at_the_cap_and_the_parent_holds_every_cell(monkeypatch,
     for name in ("A", "B", "C"):
         found = client.search_runs([experiment.experiment_id], f"params.mechanism = '{name}'")
         assert len(found) == 2 and {r.data.tags["mlflow.parentRunId"] for r in found} == set(cell_runs)
+        assert {r.info.run_name for r in found} == {name}
         assert {r.data.params["job.tasks"] for r in found} == {c.data.params["job.tasks"] for c in children}
         assert set(found[0].data.metrics) == set(found[1].data.metrics) >= {"utility_mean", "utility_rank"}
         for run in found:
