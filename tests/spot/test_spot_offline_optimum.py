@@ -148,5 +148,5 @@ def test_rejects_short_market_and_bad_time_limit():
     job = FineTuneJob()
     with pytest.raises(ValueError, match="deadline needs 10"):
         solve_offline(job, SpotMarket([0.5] * 3, [1] * 3))
-    with pytest.raises(ValueError, match="time_limit_s"):
-        solve_offline(job, SpotMarket([0.5] * 10, [1] * 10), time_limit_s=0)
+    with pytest.raises(ValueError, match="time_limit"):
+        solve_offline(job, SpotMarket([0.5] * 10, [1] * 10), time_limit=0)
