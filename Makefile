@@ -30,7 +30,7 @@ install: $(STAMP) ## Create .venv and install the pinned dependencies
 sweep: $(STAMP) ## Run the demo multirun (spot family, local Ray, MLflow in mlflow.db); ARGS=... adds overrides
 	$(PY) -m sweep -m experiment=demo $(ARGS)
 
-test: $(STAMP) ## Run the whole test suite on two workers (unit tests, smoke multirun on real Ray and MLflow)
+test: lint ## Lint, then run the whole test suite on two workers (unit tests, smoke multirun on real Ray and MLflow)
 	$(PY) -m pytest -q -n 2 --dist loadgroup $(ARGS)
 
 test-fast: $(STAMP) ## Run the tests not marked slow (everyday work; `make test` is the full suite CI runs)

@@ -20,12 +20,18 @@ inherits the driver's environment; a cluster's workers import `sweep` before num
 `python -m reproduction`. A variable already set is kept; SWEEP_NATIVE_MATH=1 turns the pins off
 (each CPU's fastest code, results reproducible only on the same kind of CPU). CPUs without
 AVX2/FMA and other architectures are left as they are (Haswell kernels would not run there).
+
+A simulation worker also runs its math libraries on one thread each (`pin_worker_threads`): the
+pool already has one worker per CPU, and a library's extra threads only compete with the other
+workers (OpenBLAS's idle threads spin). Ray sets OMP_NUM_THREADS=1 for a one-CPU actor, which
+OpenBLAS follows; the pins make that hold whatever OMP_NUM_THREADS says, and for Numba. A thread
+variable the user set is kept.
 """
 from __future__ import annotations
 
 import os
 import platform
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 
 OPT_OUT = "SWEEP_NATIVE_MATH"
 OPENBLAS = {"OPENBLAS_CORETYPE": "Haswell"}
@@ -67,6 +73,30 @@ def pin(environ: MutableMapping[str, str] = os.environ, flags: frozenset[str] | 
         wanted.update(NUMPY)
     added = {key: value for key, value in wanted.items() if key not in environ}
     environ.update(added)
+    return added
+
+
+# One thread each in a simulation worker; OMP_NUM_THREADS is Ray's (and the user's) to set.
+WORKER_THREADS = {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+
+
+def worker_threads(environ: Mapping[str, str]) -> dict[str, str]:
+    """The thread variables a simulation worker sets: those of WORKER_THREADS not set yet."""
+    return {key: value for key, value in WORKER_THREADS.items() if key not in environ}
+
+
+def pin_worker_threads() -> dict[str, str]:
+    """In a simulation worker: one thread for each math library, unless its variable is set.
+
+    The variables act on libraries loaded later (a family's scipy, Numba); the BLAS libraries
+    already loaded (numpy's OpenBLAS) are limited through threadpoolctl. Returns the variables
+    it set. Never run in the driver: a user's own numpy keeps its threads."""
+    added = worker_threads(os.environ)
+    os.environ.update(added)
+    if "OPENBLAS_NUM_THREADS" in added:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1, user_api="blas")  # stays in force (not used as a context manager)
     return added
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 from tqdm import tqdm
@@ -18,10 +18,10 @@ from . import cell_outputs, stop_signals
 from .cells import Cell
 from .cli import counted
 from .results import (
+    Reused,
     cell_frame,
     cell_tables,
     load_complete_cell,
-    Reused,
     load_reusable_replicates,
     side_table_names,
     summarize,

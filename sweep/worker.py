@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .common_env import pin_worker_threads
 from .family import REQUIRED_COLUMNS, load_family
 from .results import check_table_name, concat_columns, frame_of_chunks, serialise_cell
 from .seeding import replicate_rng
@@ -30,7 +31,11 @@ _TABLE_LEADING = ("replicate", "mechanism")
 
 
 class SimulationWorker:
-    def __init__(self) -> None:
+    def __init__(self, pin_threads: bool = False) -> None:
+        """``pin_threads``: this worker is a process of its own (a Ray actor), whose math libraries
+        run one thread each (sweep/common_env.py: ``pin_worker_threads``)."""
+        if pin_threads:
+            pin_worker_threads()
         self._prepared: OrderedDict[str, Any] = OrderedDict()
 
     def _prepare(self, family, payload: dict) -> Any:

@@ -9,9 +9,10 @@
 - Cells are composed once, by the `ray_queue` launcher, which validates every cell before any
   work; the basic sweeper's own composition of every job beforehand is skipped.
 """
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List, Sequence
+from typing import Any
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper, BasicSweeperConf
 from hydra.core.config_store import ConfigStore
@@ -28,9 +29,15 @@ ConfigStore.instance().store(group="hydra/sweeper", name="checked", node=Checked
 
 
 class CheckedSweeper(BasicSweeper):
-    def sweep(self, arguments: List[str]) -> Any:
+    def sweep(self, arguments: list[str]) -> Any:
         from sweep import stop_signals
-        from sweep.cli import exit_if_not_a_folder, exit_with_error, interrupted, mark_engine_reached, remove_if_no_results
+        from sweep.cli import (
+            exit_if_not_a_folder,
+            exit_with_error,
+            interrupted,
+            mark_engine_reached,
+            remove_if_no_results,
+        )
 
         mark_engine_reached()
         assert self.config is not None

@@ -9,9 +9,9 @@ import importlib
 import logging
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.utils import JobReturn, JobStatus, configure_log, filter_overrides, setup_globals
@@ -37,9 +37,9 @@ ConfigStore.instance().store(group="hydra/launcher", name="ray_queue", node=RayQ
 class RayQueueLauncher(Launcher):
     def __init__(self) -> None:
         super().__init__()
-        self.config: Optional[DictConfig] = None
-        self.hydra_context: Optional[HydraContext] = None
-        self.task_function: Optional[TaskFunction] = None
+        self.config: DictConfig | None = None
+        self.hydra_context: HydraContext | None = None
+        self.task_function: TaskFunction | None = None
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         self.config = config
@@ -47,8 +47,14 @@ class RayQueueLauncher(Launcher):
         self.task_function = task_function
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
-        from sweep.cli import (counted, exit_with_error, interrupted, mark_engine_reached, remove_if_no_results,
-                               run_cells_or_exit)
+        from sweep.cli import (
+            counted,
+            exit_with_error,
+            interrupted,
+            mark_engine_reached,
+            remove_if_no_results,
+            run_cells_or_exit,
+        )
         from sweep.errors import ConfigError
         from sweep.timeline import Timeline
         from sweep.tracking import parent_params
@@ -89,7 +95,7 @@ class RayQueueLauncher(Launcher):
             run_params=parent_params(sweep_overrides) | {"cells": len(cells)},
             timeline=timeline,
         )
-        returns: List[JobReturn] = []
+        returns: list[JobReturn] = []
         for overrides, cell in zip(job_overrides, cells):
             ret = JobReturn(
                 overrides=list(overrides),
@@ -179,7 +185,7 @@ class RayQueueLauncher(Launcher):
                 # starts, so that another grid is refused at once (sweep/sweep_dir.py).
                 first, cells = compose_all()
                 reconcile(sweep_dir, cells, extend_requested())
-                ray_error = _start_ray(first.runner, timeline)
+                ray_error = _start_ray(first.runner, timeline, len(job_overrides))
                 stop_signals.check()
                 log.debug("composed %d cells, %d of them by Hydra's full composition", len(cells),
                           composer.full_compositions)
@@ -196,11 +202,11 @@ class RayQueueLauncher(Launcher):
                 composing = pool.submit(compose_all, first)
                 try:
                     runner = early or first.runner
-                    ray_error = _start_ray(runner, timeline)
+                    ray_error = _start_ray(runner, timeline, len(job_overrides))
                     first, cells = _result_unless_stopped(composing)
                     if _ray_settings(runner) != _ray_settings(first.runner):
                         _stop_ray()
-                        ray_error = _start_ray(first.runner, timeline)
+                        ray_error = _start_ray(first.runner, timeline, len(job_overrides))
                     stop_signals.check()
                 finally:
                     stop.set()
@@ -250,9 +256,10 @@ def _ray_settings(runner) -> tuple:
     return runner.kind, runner.address, runner.num_workers, runner.ship_code
 
 
-def _start_ray(runner, timeline) -> BaseException | None:
-    """Start or join Ray as ``runner`` says, and start the actors while the cells are still being
-    composed; the error, if any, is returned for after the cells."""
+def _start_ray(runner, timeline, cells: int) -> BaseException | None:
+    """Start or join Ray as ``runner`` says, and start the actors (no more than there are
+    ``cells``) while the cells are still being composed; the error, if any, is returned for
+    after the cells."""
     from sweep import stop_signals
     from sweep.task_queue import connect, prestart_pool
 
@@ -260,7 +267,7 @@ def _start_ray(runner, timeline) -> BaseException | None:
         with stop_signals.around_ray_init():
             cpus = connect(runner)
         timeline.mark("ray_connected")
-        prestart_pool(runner, cpus)
+        prestart_pool(runner, cpus, cells)
     except KeyboardInterrupt:
         raise
     except BaseException as err:  # reported once every cell is checked: bad cells first
