@@ -36,8 +36,9 @@ test: lint ## Lint, then run the whole test suite on two workers (unit tests, sm
 test-fast: $(STAMP) ## Run the tests not marked slow (everyday work; `make test` is the full suite CI runs)
 	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow" $(ARGS)
 
-lint: $(STAMP) ## Check the code with ruff (the rules in pyproject.toml)
+lint: $(STAMP) ## Check the code with ruff: its rules (pyproject.toml) and its format (`ruff format .` applies it)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check --quiet .
 
 smoke: $(STAMP) ## Sweep every family on tiny worlds: 12 cells, under a minute on 2 cores (ARGS=tracking=off: no mlflow.db; docs/ci.md)
 	$(PY) -m sweep -m family=$(SMOKE_FAMILIES) seed=0,1 debug=tiny $(ARGS)

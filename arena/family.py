@@ -16,6 +16,7 @@ prices (arena/outcome.py). A `Meta` row runs the meta-learner over `learning.can
 whatever else the cell runs; its side table `meta` holds each candidate's final weight, alpha
 and the jobs it was chosen for.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -36,15 +37,16 @@ from market.spot.spot_trace import spot_trace_values
 
 NAME = "arena"
 PAPER = "000 and 003 on one spot market: the spot mechanisms of both papers, one job stream, hourly billing"
-QUESTION = "Which paper's spot mechanism costs least on which market, and does a meta-learner over both keep up with the best?"
+QUESTION = (
+    "Which paper's spot mechanism costs least on which market, and does a meta-learner over both keep up with the best?"
+)
 UTILITY = "minus alpha, the cost per instance-hour of work in on-demand prices (OD-Only about -1.07); higher (nearer 0) is cheaper"
 SECTIONS = ("jobs", "market", "pool", "policies", "adapt", "learning")
 SUMMARY_COLUMNS = ("unit_cost", "spot_share", "missed", "fallback_share")
 INPUT_FILES = {"market.trace.path": spot_trace_values}
 # Documented keys listed at null in conf/family/arena.yaml, so that the command line sets them without `+`;
 # null is the code's default (algorithms/common/optional_keys.py).
-OPTIONAL_KEYS = ("jobs.pareto_shape", "jobs.pareto_scale", "jobs.size_hours", "pool.sigma_reading",
-                 "pool.ahanp_start")
+OPTIONAL_KEYS = ("jobs.pareto_shape", "jobs.pareto_scale", "jobs.size_hours", "pool.sigma_reading", "pool.ahanp_start")
 
 
 @dataclass(frozen=True)
@@ -95,9 +97,15 @@ def simulate_replicate(prepared: PreparedArena, replicate: int, rng: np.random.G
             continue
         names = [c.name for c in prepared.candidates]
         normalisation = dict(spec.params).get("normalisation", prepared.settings.normalisation)
-        realised, info = meta_learner(world, names, [outcome(c) for c in prepared.candidates],
-                                      prepared.settings.feedback, prepared.settings.max_bid(),
-                                      mechanism_stream(rng, spec.name), normalisation)
+        realised, info = meta_learner(
+            world,
+            names,
+            [outcome(c) for c in prepared.candidates],
+            prepared.settings.feedback,
+            prepared.settings.max_bid(),
+            mechanism_stream(rng, spec.name),
+            normalisation,
+        )
         row = realised.row(spec.name, LEARNER)
         row.update(info["extra"])
         row["tables"] = {"meta": info["table"]}

@@ -23,6 +23,7 @@ would no longer fit into the parallelism times the slots left, the job takes del
 (every spot instance still running, on-demand for the rest) to the end, and the plan is not
 asked again. From the start a job fits (d_j >= z_j / delta_j), so every job meets its deadline.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -41,8 +42,8 @@ class HourlyResult:
     on_demand_cost: float
     spot_work: float
     on_demand_work: float
-    finish: int          # the slot in which it was done (0: not done)
-    fell_back: int       # the slot from which the safety net ran it (0: never)
+    finish: int  # the slot in which it was done (0: not done)
+    fell_back: int  # the slot from which the safety net ran it (0: never)
 
     @property
     def cost(self) -> float:
@@ -54,8 +55,18 @@ Plan = Callable[[int, float], tuple[int, int]]
 work done before it."""
 
 
-def run_hourly(arrival: int, deadline: int, size: float, parallelism: int, price: np.ndarray, up: np.ndarray,
-               plan: Plan, bid: float, on_demand: float = 1.0, slots_per_hour: int = 12) -> HourlyResult:
+def run_hourly(
+    arrival: int,
+    deadline: int,
+    size: float,
+    parallelism: int,
+    price: np.ndarray,
+    up: np.ndarray,
+    plan: Plan,
+    bid: float,
+    on_demand: float = 1.0,
+    slots_per_hour: int = 12,
+) -> HourlyResult:
     """Run one job from slot `arrival` to `arrival + deadline - 1` (module docstring);
     `price[t - 1]` and `up[t - 1]` are slot t's spot price and whether spot is obtainable."""
     end = arrival + deadline - 1
@@ -89,8 +100,9 @@ def run_hourly(arrival: int, deadline: int, size: float, parallelism: int, price
         want = parallelism - spot_now if fell_back else od_target
         paid, od_cost = pay_on_demand(paid_until, t, want, on_demand, slots_per_hour, od_cost)
         spot_work, od_work, work = do_work(spot_now, min(paid, parallelism - spot_now), work, spot_work, od_work)
-        spot_ran, spot_alive, spot_cost = charge_spot_hour(spot_alive, spot_ran, spot_n, hour_price, work,
-                                                           slots_per_hour, spot_cost)
+        spot_ran, spot_alive, spot_cost = charge_spot_hour(
+            spot_alive, spot_ran, spot_n, hour_price, work, slots_per_hour, spot_cost
+        )
         if work <= TOL:
             return HourlyResult(spot_cost, od_cost, spot_work, od_work, t, fell_back)
     return HourlyResult(spot_cost, od_cost, spot_work, od_work, 0, fell_back)

@@ -8,6 +8,7 @@ with +inf in the slots where the market is down (arena/world.py: the cloud ends 
 instance there, and the hour is free); bids are relative to the on-demand price too. The
 kernel's timing, billing and fallbacks are paper 003's own: nothing is adapted but the units.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,7 +23,17 @@ def run_iaas_policy(policy: Policy, world: World) -> StreamOutcome:
     """Every job of `world` under `policy` (its beta0 is ignored: the arena has no self-owned
     instances)."""
     jobs = world.jobs
-    money, slots = run_jobs(jobs.arrival, jobs.deadline, np.asarray(jobs.size, dtype=float), jobs.parallelism,
-                            world.cloud_price(), KIND_CODES[policy.kind], float(policy.beta), float(policy.bid),
-                            float(policy.theta), ON_DEMAND, LEN)
+    money, slots = run_jobs(
+        jobs.arrival,
+        jobs.deadline,
+        np.asarray(jobs.size, dtype=float),
+        jobs.parallelism,
+        world.cloud_price(),
+        KIND_CODES[policy.kind],
+        float(policy.beta),
+        float(policy.bid),
+        float(policy.theta),
+        ON_DEMAND,
+        LEN,
+    )
     return from_columns(money[:, 0], money[:, 1], money[:, 2], money[:, 3], slots[:, 0], slots[:, 1])

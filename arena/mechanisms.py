@@ -16,6 +16,7 @@ Names (the grammar of algorithms/common/mechanism_names.py):
   normalised as `learning.normalisation` says, or `Meta(normalisation=bound|job_minmax)`.
 A mechanism listed twice, also through a group, is an error.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -77,8 +78,9 @@ class Settings:
         normalisation = choice(learning.get("normalisation", "bound"), "learning.normalisation", NORMALISATIONS)
         settings = cls(pool, policies, bid, (), feedback, normalisation)
         listed = learning.get("candidates", list(DEFAULT_CANDIDATES))
-        candidates = expand(listed_names({"mechanisms": listed}, "learning.candidates"), settings,
-                            "learning.candidates")
+        candidates = expand(
+            listed_names({"mechanisms": listed}, "learning.candidates"), settings, "learning.candidates"
+        )
         if any(spec_of(name, settings).kind == META for name in candidates):
             raise ValueError("learning.candidates: the meta-learner cannot be its own candidate")
         if len(candidates) < 2:
@@ -132,12 +134,22 @@ def spec_of(name: str, settings: Settings, where: str = "mechanisms") -> Spec:
         bid = _number(params["b"], f"{where}: {name}: b")
         if kind == "Dynalloc":
             beta = real(params["beta"], f"{where}: {name}: beta", 0.0, 1.0, strict_max=True)
-            return Spec(f"Dynalloc(beta={beta:g},b={bid:g})", PAPER_003, kind, (("beta", beta), ("b", bid)),
-                        Policy("ours", bid, beta))
+            return Spec(
+                f"Dynalloc(beta={beta:g},b={bid:g})",
+                PAPER_003,
+                kind,
+                (("beta", beta), ("b", bid)),
+                Policy("ours", bid, beta),
+            )
         theta = _number(params["theta"], f"{where}: {name}: theta", 1.0)
         reading = THETA_READINGS[settings.policies.theta_reading]
-        return Spec(f"Theta(theta={theta:g},b={bid:g})", PAPER_003, kind, (("theta", theta), ("b", bid)),
-                    Policy(reading, bid, theta=theta))
+        return Spec(
+            f"Theta(theta={theta:g},b={bid:g})",
+            PAPER_003,
+            kind,
+            (("theta", theta), ("b", bid)),
+            Policy(reading, bid, theta=theta),
+        )
     forecast = "oracle"
     if kind == "AHAP" and "forecast" in params:
         forecast = choice(params["forecast"], f"{where}: {name}: forecast", FORECASTS)
@@ -145,8 +157,10 @@ def spec_of(name: str, settings: Settings, where: str = "mechanisms") -> Spec:
     try:
         spot_kind, spot_params = spot_pool.parse(name)
     except ValueError:
-        known = "OD-Only, MSU, UP, UP-track, AHAP, AHANP, AHAP(w=W,v=V,sigma=S), AHANP(sigma=S), " \
-                "Dynalloc, Theta, Dynalloc(beta=B,b=P), Theta(theta=T,b=P), Meta"
+        known = (
+            "OD-Only, MSU, UP, UP-track, AHAP, AHANP, AHAP(w=W,v=V,sigma=S), AHANP(sigma=S), "
+            "Dynalloc, Theta, Dynalloc(beta=B,b=P), Theta(theta=T,b=P), Meta"
+        )
         raise ValueError(f"{where}: unknown mechanism {name!r} for the arena (known: {known})") from None
     if spot_kind == spot_pool.OPTIMUM:
         raise ValueError(f"{where}: {name}: the arena has no offline optimum (docs/arena.md, 'Not done')")

@@ -19,6 +19,7 @@ The learning rate is Theorem 2's default (`learning_rate(M, K)`). `learning.feed
 Each job's mechanism is drawn from its weight row with the learner's own random stream
 (algorithms/common/streams.py), so the row does not depend on the other mechanisms of a cell.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -42,8 +43,15 @@ def feedback_delays(arrival: np.ndarray, deadline: np.ndarray, feedback: str) ->
     return np.searchsorted(arrival, known_at, side="right") - np.arange(1, arrival.size + 1)
 
 
-def meta_learner(world: World, names: Sequence[str], outcomes: Sequence[StreamOutcome], feedback: str,
-                 max_bid: float, rng: np.random.Generator, normalisation: str = "bound") -> tuple[StreamOutcome, dict]:
+def meta_learner(
+    world: World,
+    names: Sequence[str],
+    outcomes: Sequence[StreamOutcome],
+    feedback: str,
+    max_bid: float,
+    rng: np.random.Generator,
+    normalisation: str = "bound",
+) -> tuple[StreamOutcome, dict]:
     """The realised outcome of the learner's choices, and its row's extra columns and side table."""
     jobs = world.jobs
     k = len(jobs)
@@ -69,11 +77,20 @@ def meta_learner(world: World, names: Sequence[str], outcomes: Sequence[StreamOu
     def pick(field: str) -> np.ndarray:
         return np.column_stack([getattr(o, field) for o in outcomes])[rows, chosen] if k else np.zeros(0)
 
-    realised = StreamOutcome(pick("spot_cost"), pick("on_demand_cost"), pick("spot_work"), pick("on_demand_work"),
-                             pick("finish").astype(np.int64), pick("fell_back").astype(np.int64))
+    realised = StreamOutcome(
+        pick("spot_cost"),
+        pick("on_demand_cost"),
+        pick("spot_work"),
+        pick("on_demand_work"),
+        pick("finish").astype(np.int64),
+        pick("fell_back").astype(np.int64),
+    )
     extra["expected_unit_cost"] = expected
     extra["top_candidate"] = names[int(np.argmax(weights))]
-    table = {"candidate": list(names), "final_weight": np.asarray(weights, dtype=float),
-             "unit_cost": np.asarray(unit, dtype=float),
-             "chosen_jobs": np.bincount(chosen, minlength=len(names)).astype(np.int64)}
+    table = {
+        "candidate": list(names),
+        "final_weight": np.asarray(weights, dtype=float),
+        "unit_cost": np.asarray(unit, dtype=float),
+        "chosen_jobs": np.bincount(chosen, minlength=len(names)).astype(np.int64),
+    }
     return realised, {"extra": extra, "table": table}

@@ -19,6 +19,7 @@ an oracle forecast of the same hourly series (its `forecast.kind: oracle`), or, 
 (n^o, n^s) is billed by paper 003's rules with the spot instances bid at `bid`
 (`adapt.bid`, default the on-demand price: spot whenever it is cheaper).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,8 +48,18 @@ BASELINES: dict[str, type[SpotPolicy]] = {
 
 def finetune_view(size: float, deadline: int, parallelism: int) -> FineTuneJob:
     """The job as paper 000's policies see it (module docstring)."""
-    return FineTuneJob(workload=size / LEN, deadline=max(1, deadline // LEN), n_min=1, n_max=parallelism,
-                       alpha=1.0, beta=0.0, mu1=1.0, mu2=1.0, value=1.0, gamma=2.0)
+    return FineTuneJob(
+        workload=size / LEN,
+        deadline=max(1, deadline // LEN),
+        n_min=1,
+        n_max=parallelism,
+        alpha=1.0,
+        beta=0.0,
+        mu1=1.0,
+        mu2=1.0,
+        value=1.0,
+        gamma=2.0,
+    )
 
 
 def make_policy(kind: str, params: dict) -> SpotPolicy:
@@ -66,8 +77,9 @@ def persistence_forecast(price: np.ndarray, avail: np.ndarray, window: int) -> S
     return SpotForecast(np.repeat(price[:, None], window + 1, axis=1), np.repeat(avail[:, None], window + 1, axis=1))
 
 
-def run_spot_policy(policy: SpotPolicy, window: int, world: World, j: int, bid: float,
-                    forecast_kind: str = "oracle") -> HourlyResult:
+def run_spot_policy(
+    policy: SpotPolicy, window: int, world: World, j: int, bid: float, forecast_kind: str = "oracle"
+) -> HourlyResult:
     """Job j of `world` under `policy`, one decision per hour, billed by paper 003's rules.
     `window`: the forecast horizon in hours AHAP reads (0 for the others, which get none);
     `forecast_kind`: `oracle` or `persistence`."""
@@ -85,9 +97,13 @@ def run_spot_policy(policy: SpotPolicy, window: int, world: World, j: int, bid: 
         # AHAP's window never passes the job's deadline (window_problem.window_length): the
         # forecast rows need `window` hours after it, which are never read; the last hour's
         # values stand there, so the world's length does not depend on the windows.
-        forecast = oracle_forecast(SpotMarket(np.pad(price, (0, window), mode="edge"),
-                                              np.pad(avail, (0, window), mode="edge"), ON_DEMAND, delta),
-                                   job.deadline, window)
+        forecast = oracle_forecast(
+            SpotMarket(
+                np.pad(price, (0, window), mode="edge"), np.pad(avail, (0, window), mode="edge"), ON_DEMAND, delta
+            ),
+            job.deadline,
+            window,
+        )
     policy.reset(job, MarketInfo(ON_DEMAND, delta, job.deadline, forecast))
     previous = [0]
 
@@ -95,8 +111,9 @@ def run_spot_policy(policy: SpotPolicy, window: int, world: World, j: int, bid: 
         if hour >= job.deadline:
             return 0, 0
         t = hour + 1
-        state = SlotState(t, done / LEN, previous[0], float(price[hour]), int(avail[hour]), job, ON_DEMAND,
-                          price[:t], avail[:t])
+        state = SlotState(
+            t, done / LEN, previous[0], float(price[hour]), int(avail[hour]), job, ON_DEMAND, price[:t], avail[:t]
+        )
         on_demand, spot = policy.decide(t, state)
         spot = min(int(spot), int(avail[hour]))
         previous[0] = int(on_demand) + spot
@@ -112,6 +129,9 @@ def run_spot_stream(kind: str, params: dict, world: World, bid: float, sigma_rea
     window = int(params.get("window", 0))
     policy = AHAP(sigma_reading=sigma_reading, **params) if kind == "AHAP" else make_policy(kind, params)
     results = [run_spot_policy(policy, window, world, j, bid, forecast_kind) for j in range(len(world.jobs))]
-    return from_columns(*(np.array([getattr(r, f) for r in results]) if results else np.zeros(0)
-                          for f in ("spot_cost", "on_demand_cost", "spot_work", "on_demand_work", "finish",
-                                    "fell_back")))
+    return from_columns(
+        *(
+            np.array([getattr(r, f) for r in results]) if results else np.zeros(0)
+            for f in ("spot_cost", "on_demand_cost", "spot_work", "on_demand_work", "finish", "fell_back")
+        )
+    )

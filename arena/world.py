@@ -27,6 +27,7 @@ Draws, in this order, from the replicate's Generator: the jobs (market/iaas/jobs
 then the market (synthetic: its `sample`; trace: one integer when the start is null;
 exponential: one exponential per held value).
 """
+
 from __future__ import annotations
 
 import math
@@ -93,8 +94,9 @@ class MarketConfig:
         start = integer(trace.get("start"), "market.trace.start", minimum=0, optional=True)
         exponential = as_section(d.get("exponential"), "market.exponential")
         reject_unknown_keys(EXPONENTIAL_KEYS, exponential, "market.exponential")
-        mean = real(exponential.get("mean", cls.exponential_mean), "market.exponential.mean", minimum=0.0,
-                    strict_min=True)
+        mean = real(
+            exponential.get("mean", cls.exponential_mean), "market.exponential.mean", minimum=0.0, strict_min=True
+        )
         hold = integer(exponential.get("hold", cls.exponential_hold), "market.exponential.hold", minimum=1)
         values = None
         if kind == "trace":
@@ -103,16 +105,19 @@ class MarketConfig:
             loaded = spot_trace_values(path)
             values = (loaded["spot_price"], loaded["availability"])
             if start is not None and start >= len(values[0]):
-                raise ValueError(f"market.trace.start must be null or an integer in [0, {len(values[0]) - 1}] "
-                                 f"(the trace {path} has {len(values[0])} slots), got {start!r}")
+                raise ValueError(
+                    f"market.trace.start must be null or an integer in [0, {len(values[0]) - 1}] "
+                    f"(the trace {path} has {len(values[0])} slots), got {start!r}"
+                )
         return cls(kind, scale, synthetic, path, start, mean, hold, values)
 
     def draw(self, slots: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(price relative to on-demand, up) for arena slots 1..`slots` (module docstring)."""
         if self.kind == "exponential":
             held = -(-slots // self.exponential_hold)
-            draws = draw_prices(PriceParams(kind="exponential", mean=self.exponential_mean, on_demand=ON_DEMAND),
-                                held, rng)
+            draws = draw_prices(
+                PriceParams(kind="exponential", mean=self.exponential_mean, on_demand=ON_DEMAND), held, rng
+            )
             price = np.repeat(draws, self.exponential_hold)[:slots]
             up = np.ones(slots, dtype=bool)
         else:

@@ -18,6 +18,7 @@ The calibration is the reproduction's (conf/calibration/paper_like.yaml, docs/au
    at this size takes far longer than the goal; the first slots are the cheapest for it,
    since the cluster is still empty).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,23 +37,36 @@ import numpy as np
 from reproduction.auction import CALIBRATED as FIGURES_CALIBRATED, PROJECT_CALIBRATED
 
 ROOT = Path(__file__).resolve().parent.parent
-DONE = re.compile(r"Done: ([\d,]+) cells?(?:\(s\))?, ([\d,]+) simulations? in ([\d.]+) s")  # "1 cell", "4 cells", older trees "4 cell(s)"
+DONE = re.compile(
+    r"Done: ([\d,]+) cells?(?:\(s\))?, ([\d,]+) simulations? in ([\d.]+) s"
+)  # "1 cell", "4 cells", older trees "4 cell(s)"
 SETTING = ["family=auction", "cluster.nodes=200", "tasks.load=high"]
 CALIBRATED = {"paper_like": FIGURES_CALIBRATED, "project": PROJECT_CALIBRATED}
 
 
 def end_to_end(setting: list[str]) -> dict:
     with tempfile.TemporaryDirectory(prefix="auction-scale-") as tmp:
-        command = [sys.executable, "-m", "sweep", *setting, "mechanisms=[pdFTSP]", "replicates=1",
-                   "tracking=off", f"hydra.run.dir={tmp}"]
+        command = [
+            sys.executable,
+            "-m",
+            "sweep",
+            *setting,
+            "mechanisms=[pdFTSP]",
+            "replicates=1",
+            "tracking=off",
+            f"hydra.run.dir={tmp}",
+        ]
         start = time.perf_counter()
         proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"sweep failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     match = DONE.search(proc.stdout)
-    return {"wall_seconds": wall, "engine_seconds": float(match.group(3)) if match else None,
-            "command": " ".join(command[1:-1])}
+    return {
+        "wall_seconds": wall,
+        "engine_seconds": float(match.group(3)) if match else None,
+        "command": " ".join(command[1:-1]),
+    }
 
 
 def decision_times(titan_slots: int, setting: list[str], calibrated: str) -> dict:
@@ -72,22 +86,33 @@ def decision_times(titan_slots: int, setting: list[str], calibrated: str) -> dic
     for name in ("pdFTSP", calibrated):
         started = time.perf_counter()
         result = family.make_mechanism(name, prepared).run(instance)
-        out[name] = {"seconds": time.perf_counter() - started,
-                     "decision_ms_per_task": 1000 * float(np.mean(result.decision_seconds)),
-                     "admitted": int(result.admitted.sum())}
+        out[name] = {
+            "seconds": time.perf_counter() - started,
+            "decision_ms_per_task": 1000 * float(np.mean(result.decision_seconds)),
+            "admitted": int(result.admitted.sum()),
+        }
     slots = np.unique(instance.tasks.arrival)[:titan_slots]
     keep = np.isin(instance.tasks.arrival, slots)
     t = instance.tasks
-    head = LoraInstance(instance.cluster, LoraTasks(*(getattr(t, f)[keep] for f in (
-        "arrival", "deadline", "dataset", "work", "memory", "preprocess", "bid"))),
-        instance.vendor_price[keep], instance.vendor_delay[keep])
+    head = LoraInstance(
+        instance.cluster,
+        LoraTasks(
+            *(getattr(t, f)[keep] for f in ("arrival", "deadline", "dataset", "work", "memory", "preprocess", "bid"))
+        ),
+        instance.vendor_price[keep],
+        instance.vendor_delay[keep],
+    )
     titan = Titan(time_limit=prepared.titan_time_limit)
     started = time.perf_counter()
     result = titan.run(head, np.random.default_rng(0))
-    out["Titan"] = {"seconds": time.perf_counter() - started, "slots": int(len(slots)), "tasks": int(keep.sum()),
-                    "decision_ms_per_task": 1000 * float(np.mean(result.decision_seconds)),
-                    "limited_slots": titan.last_stats.limited_slots,
-                    "seconds_per_slot_median": statistics.median(titan.last_stats.solve_seconds)}
+    out["Titan"] = {
+        "seconds": time.perf_counter() - started,
+        "slots": int(len(slots)),
+        "tasks": int(keep.sum()),
+        "decision_ms_per_task": 1000 * float(np.mean(result.decision_seconds)),
+        "limited_slots": titan.last_stats.limited_slots,
+        "seconds_per_slot_median": statistics.median(titan.last_stats.solve_seconds),
+    }
     return out
 
 
@@ -96,30 +121,47 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--titan-slots", type=int, default=12)
     parser.add_argument("--calibration", default="paper_like", choices=tuple(CALIBRATED))
-    parser.add_argument("--out", type=Path, default=None, help="default: bench/results/auction_scale_<calibration>.json")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="default: bench/results/auction_scale_<calibration>.json"
+    )
     args = parser.parse_args(argv)
     args.out = args.out or ROOT / "bench" / "results" / f"auction_scale_{args.calibration}.json"
     setting = [*SETTING, f"calibration={args.calibration}"]
     runs = []
     for k in range(args.repeats):
         runs.append(end_to_end(setting))
-        print(f"end to end {k + 1}/{args.repeats}: {runs[-1]['wall_seconds']:.1f} s wall, "
-              f"engine {runs[-1]['engine_seconds']} s", flush=True)
+        print(
+            f"end to end {k + 1}/{args.repeats}: {runs[-1]['wall_seconds']:.1f} s wall, "
+            f"engine {runs[-1]['engine_seconds']} s",
+            flush=True,
+        )
     walls = [r["wall_seconds"] for r in runs]
     times = decision_times(args.titan_slots, setting, CALIBRATED[args.calibration])
-    result = {"machine": platform.platform(), "cpus": __import__("os").cpu_count(), "calibration": args.calibration,
-              "runs": runs,
-              "wall_median_seconds": statistics.median(walls), "goal_seconds": 600, "decision": times}
+    result = {
+        "machine": platform.platform(),
+        "cpus": __import__("os").cpu_count(),
+        "calibration": args.calibration,
+        "runs": runs,
+        "wall_median_seconds": statistics.median(walls),
+        "goal_seconds": 600,
+        "decision": times,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
-    print(f"wall median {result['wall_median_seconds']:.1f} s over {len(walls)} runs (goal 600 s); "
-          f"{times['tasks']:,} tasks")
+    print(
+        f"wall median {result['wall_median_seconds']:.1f} s over {len(walls)} runs (goal 600 s); "
+        f"{times['tasks']:,} tasks"
+    )
     for name in ("pdFTSP", CALIBRATED[args.calibration]):
-        print(f"  {name}: {times[name]['decision_ms_per_task']:.2f} ms per task, {times[name]['seconds']:.1f} s for the day, "
-              f"{times[name]['admitted']:,} admitted")
+        print(
+            f"  {name}: {times[name]['decision_ms_per_task']:.2f} ms per task, {times[name]['seconds']:.1f} s for the day, "
+            f"{times[name]['admitted']:,} admitted"
+        )
     ti = times["Titan"]
-    print(f"  Titan: {ti['decision_ms_per_task']:.2f} ms per task over its first {ti['slots']} slots "
-          f"({ti['tasks']} tasks, median {ti['seconds_per_slot_median']:.2f} s per slot, {ti['limited_slots']} at the limit)")
+    print(
+        f"  Titan: {ti['decision_ms_per_task']:.2f} ms per task over its first {ti['slots']} slots "
+        f"({ti['tasks']} tasks, median {ti['seconds_per_slot_median']:.2f} s per slot, {ti['limited_slots']} at the limit)"
+    )
     return 0
 
 

@@ -13,6 +13,7 @@ seeds [day, 2026]) and each pdFTSP variant below:
 - welfare and admissions of the DP run and of a run with `selector="exact"` (its own path), and
   the decision time per task of both (time.perf_counter, this process).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,16 +65,24 @@ def measure(nodes: int, load: float, days: int) -> dict:
             plain = prepared.pdftsp[name].build().run(instance)
             dp_seconds = time.perf_counter() - started
             assert plain.metrics()["welfare"] == dp.metrics()["welfare"]  # the audit changed nothing
-            rows.append({
-                "day": day, "variant": name, "tasks": len(instance.tasks), "decisions": int(found.sum()),
-                "dp_below_exact": int(below.sum()), "dp_above_exact": int(above.sum()),
-                "admission_flips": int(flips.sum()),
-                "largest_gap": float((best[found] - f[found]).max(initial=0.0)),
-                "welfare_dp": dp.metrics()["welfare"], "welfare_exact": exact.metrics()["welfare"],
-                "admitted_dp": int(dp.metrics()["admitted"]), "admitted_exact": int(exact.metrics()["admitted"]),
-                "ms_per_task_dp": 1000 * dp_seconds / len(instance.tasks),
-                "ms_per_task_exact": 1000 * exact_seconds / len(instance.tasks),
-            })
+            rows.append(
+                {
+                    "day": day,
+                    "variant": name,
+                    "tasks": len(instance.tasks),
+                    "decisions": int(found.sum()),
+                    "dp_below_exact": int(below.sum()),
+                    "dp_above_exact": int(above.sum()),
+                    "admission_flips": int(flips.sum()),
+                    "largest_gap": float((best[found] - f[found]).max(initial=0.0)),
+                    "welfare_dp": dp.metrics()["welfare"],
+                    "welfare_exact": exact.metrics()["welfare"],
+                    "admitted_dp": int(dp.metrics()["admitted"]),
+                    "admitted_exact": int(exact.metrics()["admitted"]),
+                    "ms_per_task_dp": 1000 * dp_seconds / len(instance.tasks),
+                    "ms_per_task_exact": 1000 * exact_seconds / len(instance.tasks),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     return {"nodes": nodes, "load": load, "days": days, "rows": rows}
 
@@ -87,8 +96,13 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     before = os.getloadavg()
     result = measure(args.nodes, args.load, args.days)
-    result.update(machine=platform.platform(), python=platform.python_version(), load_before=before,
-                  load_after=os.getloadavg(), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    result.update(
+        machine=platform.platform(),
+        python=platform.python_version(),
+        load_before=before,
+        load_after=os.getloadavg(),
+        date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    )
     if args.out != "-":
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
 

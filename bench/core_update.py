@@ -35,6 +35,7 @@ The machine is a shared 2-core VM: run it when `uptime` shows a load under 1. K 
 about two minutes (its bundle has about 100,000 unit times; most of it is `simulate` and the
 NumPy allocator), the whole default run about three to four.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -94,8 +95,12 @@ def timed_run(bundle, make, options: dict, limit: int | None = None):
 
 
 def same_outcome(a, b) -> bool:
-    return bool(np.array_equal(a.completed, b.completed) and np.array_equal(a.completion_time, b.completion_time)
-                and np.array_equal(a.data, b.data) and np.array_equal(a.eta, b.eta))
+    return bool(
+        np.array_equal(a.completed, b.completed)
+        and np.array_equal(a.completion_time, b.completion_time)
+        and np.array_equal(a.data, b.data)
+        and np.array_equal(a.eta, b.eta)
+    )
 
 
 def ms(seconds: list[float], q: float) -> float:
@@ -120,23 +125,35 @@ def side_by_side(bundle, k: int, repeats: int, options: dict, limit: int | None)
             results[name].append(outcome if limit is None else shares)
             ends[name].add(allocator.exploration_end)
             active = seen
-    row = {"exploration_end": sorted(ends["numpy"]), "timed_calls_per_run": len(times["numpy"]) // repeats,
-           "active_threads_at_timed_calls": {"median": float(np.median(active)), "min": int(np.min(active)),
-                                             "max": int(np.max(active))}}
+    row = {
+        "exploration_end": sorted(ends["numpy"]),
+        "timed_calls_per_run": len(times["numpy"]) // repeats,
+        "active_threads_at_timed_calls": {
+            "median": float(np.median(active)),
+            "min": int(np.min(active)),
+            "max": int(np.max(active)),
+        },
+    }
     for name in names:
-        row[name] = {"median_ms": ms(times[name], 50), "p90_ms": ms(times[name], 90),
-                     "per_thread_us": ms(times[name], 50) / k * 1e3,
-                     "per_repeat_median_ms": [x * 1e3 for x in per_repeat[name]],
-                     "timed_calls": len(times[name])}
+        row[name] = {
+            "median_ms": ms(times[name], 50),
+            "p90_ms": ms(times[name], 90),
+            "per_thread_us": ms(times[name], 50) / k * 1e3,
+            "per_repeat_median_ms": [x * 1e3 for x in per_repeat[name]],
+            "timed_calls": len(times[name]),
+        }
     row["ratio_numpy_over_compiled"] = row["numpy"]["median_ms"] / row["compiled"]["median_ms"]
     row["median_of_per_repeat_ratios"] = statistics.median(
-        a / b for a, b in zip(per_repeat["numpy"], per_repeat["compiled"]))
+        a / b for a, b in zip(per_repeat["numpy"], per_repeat["compiled"])
+    )
     if limit is None:
         row["same_outcome"] = all(same_outcome(a, b) for a, b in zip(results["numpy"], results["compiled"]))
         row["successes"] = results["numpy"][0].successes
     else:
-        row["same_shares"] = all(len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
-                                 for a, b in zip(results["numpy"], results["compiled"]))
+        row["same_shares"] = all(
+            len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+            for a, b in zip(results["numpy"], results["compiled"])
+        )
     row["wall_seconds"] = time.perf_counter() - start
     row["load_average_before"] = load_before
     row["load_average_after"] = os.getloadavg()
@@ -144,10 +161,15 @@ def side_by_side(bundle, k: int, repeats: int, options: dict, limit: int | None)
 
 
 def measure(k: int, seed: int, repeats: int, all_active_calls: int) -> dict:
-    bundle = draw_bundle(BundleParams.from_config({"kind": "scalability", "threads": k}),
-                         np.random.default_rng(seed + k))
-    row = {"threads": k, "horizon": bundle.horizon, "seed": seed + k,
-           "whole_run": side_by_side(bundle, k, repeats, {}, None)}
+    bundle = draw_bundle(
+        BundleParams.from_config({"kind": "scalability", "threads": k}), np.random.default_rng(seed + k)
+    )
+    row = {
+        "threads": k,
+        "horizon": bundle.horizon,
+        "seed": seed + k,
+        "whole_run": side_by_side(bundle, k, repeats, {}, None),
+    }
     if all_active_calls:
         row["all_active"] = side_by_side(bundle, k, repeats, {"explore": False}, all_active_calls)
     return row
@@ -162,11 +184,14 @@ def warm_up() -> None:
 def print_row(k: int, horizon: int, label: str, part: dict) -> None:
     npy, comp = part["numpy"], part["compiled"]
     same = part.get("same_outcome", part.get("same_shares"))
-    print(f"{k:>5} {horizon:>7} {label:<10} {part['timed_calls_per_run']:>6} "
-          f"{part['active_threads_at_timed_calls']['median']:>5.0f} | {npy['median_ms']:>8.4f} {npy['p90_ms']:>7.4f} | "
-          f"{comp['median_ms']:>8.4f} {comp['p90_ms']:>7.4f} | {part['ratio_numpy_over_compiled']:>5.1f} | "
-          f"{npy['per_thread_us']:>7.3f} {comp['per_thread_us']:>7.3f} | {'yes' if same else 'NO':>4} | "
-          f"{part['load_average_before'][0]:.2f}->{part['load_average_after'][0]:.2f}", flush=True)
+    print(
+        f"{k:>5} {horizon:>7} {label:<10} {part['timed_calls_per_run']:>6} "
+        f"{part['active_threads_at_timed_calls']['median']:>5.0f} | {npy['median_ms']:>8.4f} {npy['p90_ms']:>7.4f} | "
+        f"{comp['median_ms']:>8.4f} {comp['p90_ms']:>7.4f} | {part['ratio_numpy_over_compiled']:>5.1f} | "
+        f"{npy['per_thread_us']:>7.3f} {comp['per_thread_us']:>7.3f} | {'yes' if same else 'NO':>4} | "
+        f"{part['load_average_before'][0]:.2f}->{part['load_average_after'][0]:.2f}",
+        flush=True,
+    )
 
 
 def main(argv=None) -> None:
@@ -174,23 +199,34 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", default="10,25,50,100,250,500,1000", help="K values, comma-separated")
     parser.add_argument("--repeats", type=int, default=1, help="runs per allocator and K (order alternating)")
     parser.add_argument("--seed", type=int, default=0, help="the bundle of K threads uses seed + K")
-    parser.add_argument("--all-active-calls", type=int, default=200,
-                        help="calls timed in the all-active measurement (0: skip it)")
+    parser.add_argument(
+        "--all-active-calls", type=int, default=200, help="calls timed in the all-active measurement (0: skip it)"
+    )
     parser.add_argument("--out", default="bench/results/core_update.json", help="JSON results ('-': none)")
     args = parser.parse_args(argv)
     ks = [int(x) for x in args.threads.split(",")]
 
-    report: dict = {"command": "python -m bench.core_update " + " ".join(sys.argv[1:] if argv is None else argv),
-                    "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                                "numpy": np.__version__, "platform": platform.platform(),
-                                "load_average_at_start": os.getloadavg()},
-                    "goal": f"median <= {GOAL_MS} ms at K = {GOAL_THREADS}", "rows": []}
+    report: dict = {
+        "command": "python -m bench.core_update " + " ".join(sys.argv[1:] if argv is None else argv),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "platform": platform.platform(),
+            "load_average_at_start": os.getloadavg(),
+        },
+        "goal": f"median <= {GOAL_MS} ms at K = {GOAL_THREADS}",
+        "rows": [],
+    }
     start = time.perf_counter()
     warm_up()
     report["warm_up_seconds"] = time.perf_counter() - start
     print(f"{'':>24} {'':>6} {'':>5} | {'NumPy ms':^16} | {'compiled ms':^16} | {'':>5} | {'us / thread':^15} |")
-    print(f"{'K':>5} {'horizon':>7} {'run':<10} {'calls':>6} {'|A_t|':>5} | {'median':>8} {'p90':>7} | "
-          f"{'median':>8} {'p90':>7} | {'ratio':>5} | {'NumPy':>7} {'comp.':>7} | same | load", flush=True)
+    print(
+        f"{'K':>5} {'horizon':>7} {'run':<10} {'calls':>6} {'|A_t|':>5} | {'median':>8} {'p90':>7} | "
+        f"{'median':>8} {'p90':>7} | {'ratio':>5} | {'NumPy':>7} {'comp.':>7} | same | load",
+        flush=True,
+    )
     for k in ks:
         row = measure(k, args.seed, args.repeats, args.all_active_calls)
         report["rows"].append(row)
@@ -203,13 +239,21 @@ def main(argv=None) -> None:
     if goal is not None:
         whole = goal["whole_run"]
         report["goal_met"] = whole["compiled"]["median_ms"] <= GOAL_MS
-        print(f"\nK = {GOAL_THREADS}: compiled median {whole['compiled']['median_ms']:.4f} ms over the whole run "
-              f"(goal <= {GOAL_MS} ms: {'met' if report['goal_met'] else 'NOT met'}), NumPy "
-              f"{whole['numpy']['median_ms']:.4f} ms" + (
-                  f"; all {GOAL_THREADS} active: compiled {goal['all_active']['compiled']['median_ms']:.4f} ms, "
-                  f"NumPy {goal['all_active']['numpy']['median_ms']:.4f} ms" if "all_active" in goal else ""))
-    print(f"load average at start {report['machine']['load_average_at_start']}, at end "
-          f"{report['machine']['load_average_at_end']}; {report['total_seconds']:.0f} s")
+        print(
+            f"\nK = {GOAL_THREADS}: compiled median {whole['compiled']['median_ms']:.4f} ms over the whole run "
+            f"(goal <= {GOAL_MS} ms: {'met' if report['goal_met'] else 'NOT met'}), NumPy "
+            f"{whole['numpy']['median_ms']:.4f} ms"
+            + (
+                f"; all {GOAL_THREADS} active: compiled {goal['all_active']['compiled']['median_ms']:.4f} ms, "
+                f"NumPy {goal['all_active']['numpy']['median_ms']:.4f} ms"
+                if "all_active" in goal
+                else ""
+            )
+        )
+    print(
+        f"load average at start {report['machine']['load_average_at_start']}, at end "
+        f"{report['machine']['load_average_at_end']}; {report['total_seconds']:.0f} s"
+    )
     if args.out != "-":
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,7 @@ The machine is shared and has 2 cores: the driver, Ray's raylet and GCS and up t
 them, so wall-clock rates are lower bounds of what a driver with a core of its own does; the
 driver-CPU columns estimate that case.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,15 +57,31 @@ from sweep.schema import RunnerConfig, TrackingConfig, validate_world
 from sweep.task_queue import connect
 
 MECHANISMS = ("A", "B", "C", "D")
-PHASES = ("queue", "wait", "get", "on_done", "cell_frame", "write_cell", "write_sweep", "summarize",
-          "summarize_cells", "mlflow_cells", "mlflow_finish")
+PHASES = (
+    "queue",
+    "wait",
+    "get",
+    "on_done",
+    "cell_frame",
+    "write_cell",
+    "write_sweep",
+    "summarize",
+    "summarize_cells",
+    "mlflow_cells",
+    "mlflow_finish",
+)
 
 
 def build_cells(n_cells: int, replicates: int):
     cells = []
     for index in range(n_cells):
-        world = {"family": {"name": "noop", "module": "bench.noop_family"}, "seed": 0, "replicates": replicates,
-                 "mechanisms": list(MECHANISMS), "noop": {"cell": index}}
+        world = {
+            "family": {"name": "noop", "module": "bench.noop_family"},
+            "seed": 0,
+            "replicates": replicates,
+            "mechanisms": list(MECHANISMS),
+            "noop": {"cell": index},
+        }
         world, spec, mechanisms = validate_world(world)
         cells.append(cell_of_world(world, spec, mechanisms, {"noop.cell": index}, index, str(index)))
     return cells
@@ -90,6 +107,7 @@ class Clock:
             finally:
                 self.seconds[name] += time.perf_counter() - start
                 self.calls[name] += 1
+
         return timed
 
 
@@ -142,10 +160,12 @@ def one_run(cells, workers: int, chunk_size: int, clock: Clock, store: str | Non
 
 
 def median_run(runs: list[dict]) -> dict:
-    return {"wall": statistics.median(r["wall"] for r in runs),
-            "driver_cpu": statistics.median(r["driver_cpu"] for r in runs),
-            "chunks": runs[0]["chunks"],
-            "phases": {name: statistics.median(r["phases"][name] for r in runs) for name in runs[0]["phases"]}}
+    return {
+        "wall": statistics.median(r["wall"] for r in runs),
+        "driver_cpu": statistics.median(r["driver_cpu"] for r in runs),
+        "chunks": runs[0]["chunks"],
+        "phases": {name: statistics.median(r["phases"][name] for r in runs) for name in runs[0]["phases"]},
+    }
 
 
 def ints(text: str) -> list[int]:
@@ -193,36 +213,57 @@ def main(argv=None) -> None:
             for chunk, n in variants[shift:] + variants[:shift]:
                 run = one_run(cell_sets[(chunk, n)], workers, chunk, clock, store)
                 runs[(chunk, n)].append(run)
-                print(f"workers {workers:2d}  chunk_size {chunk:5d}  cells {n:4d}  repeat {repeat + 1}: "
-                      f"{run['chunks']:5d} chunks, {run['wall']:6.2f} s", flush=True)
+                print(
+                    f"workers {workers:2d}  chunk_size {chunk:5d}  cells {n:4d}  repeat {repeat + 1}: "
+                    f"{run['chunks']:5d} chunks, {run['wall']:6.2f} s",
+                    flush=True,
+                )
         for (chunk, n), values in runs.items():
             med = median_run(values)
             sims = n * per_cell[(chunk, n)] * len(MECHANISMS)
             per_chunk = sims / med["chunks"]
-            report_runs.append({
-                "workers": workers, "chunk_size": chunk, "cells": n, "replicates_per_cell": per_cell[(chunk, n)],
-                "simulations": sims, "chunks": med["chunks"], "simulations_per_chunk": per_chunk,
-                "pool_start_and_warm_seconds": pool_start,
-                "wall_seconds": [v["wall"] for v in values], "median_wall_seconds": med["wall"],
-                "median_driver_cpu_seconds": med["driver_cpu"],
-                "chunks_per_second": med["chunks"] / med["wall"],
-                "rows_per_second": sims / med["wall"],
-                "driver_cpu_ms_per_chunk": 1000 * med["driver_cpu"] / med["chunks"],
-                "driver_cpu_us_per_row": 1e6 * med["driver_cpu"] / sims,
-                # the same, if the driver had a core of its own and its CPU time were the only limit
-                "cores_busy_at_1ms_driver_cpu_bound": sims / med["driver_cpu"] / 1000,
-                # simulations/s x 1 ms: the cores one driver keeps busy if each simulation took 1 ms
-                "cores_busy_at_1ms": sims / med["wall"] / 1000,
-                "median_phase_seconds": med["phases"],
-            })
+            report_runs.append(
+                {
+                    "workers": workers,
+                    "chunk_size": chunk,
+                    "cells": n,
+                    "replicates_per_cell": per_cell[(chunk, n)],
+                    "simulations": sims,
+                    "chunks": med["chunks"],
+                    "simulations_per_chunk": per_chunk,
+                    "pool_start_and_warm_seconds": pool_start,
+                    "wall_seconds": [v["wall"] for v in values],
+                    "median_wall_seconds": med["wall"],
+                    "median_driver_cpu_seconds": med["driver_cpu"],
+                    "chunks_per_second": med["chunks"] / med["wall"],
+                    "rows_per_second": sims / med["wall"],
+                    "driver_cpu_ms_per_chunk": 1000 * med["driver_cpu"] / med["chunks"],
+                    "driver_cpu_us_per_row": 1e6 * med["driver_cpu"] / sims,
+                    # the same, if the driver had a core of its own and its CPU time were the only limit
+                    "cores_busy_at_1ms_driver_cpu_bound": sims / med["driver_cpu"] / 1000,
+                    # simulations/s x 1 ms: the cores one driver keeps busy if each simulation took 1 ms
+                    "cores_busy_at_1ms": sims / med["wall"] / 1000,
+                    "median_phase_seconds": med["phases"],
+                }
+            )
 
     report = {
         "command": " ".join(["python -m bench.dispatch", *(argv if argv is not None else sys.argv[1:])]),
-        "machine": {"os_cpus": os.cpu_count(), "ray_logical_cpus": cpus, "python": platform.python_version(),
-                    "platform": platform.platform(), "ray": ray.__version__},
-        "workload": {"family": "bench.noop_family", "mechanisms": len(MECHANISMS), "chunks_per_run": args.chunks,
-                     "repeats": args.repeats, "in_flight_per_worker": RunnerConfig().in_flight_per_worker,
-                     "tracking": args.tracking},
+        "machine": {
+            "os_cpus": os.cpu_count(),
+            "ray_logical_cpus": cpus,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "ray": ray.__version__,
+        },
+        "workload": {
+            "family": "bench.noop_family",
+            "mechanisms": len(MECHANISMS),
+            "chunks_per_run": args.chunks,
+            "repeats": args.repeats,
+            "in_flight_per_worker": RunnerConfig().in_flight_per_worker,
+            "tracking": args.tracking,
+        },
         "ray_start_seconds": ray_start,
         "runs": report_runs,
     }
@@ -243,21 +284,71 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
 def print_table(report: dict) -> None:
     mlflow = report["workload"]["tracking"] != "off"
     runs = report["runs"]
-    print(f"\nno-op simulations (one row each), {report['workload']['chunks_per_run']} chunks per run, "
-          f"median of {report['workload']['repeats']} run(s), tracking {report['workload']['tracking']}:\n")
-    print(markdown(
-        ["workers", "chunk_size", "cells", "rows", "chunks", "wall s", "chunks/s", "rows/s", "driver CPU ms/chunk",
-         "driver CPU us/row", "cores busy at 1 ms/sim (wall)", "(driver CPU bound)"],
-        [[str(r["workers"]), str(r["chunk_size"]), str(r["cells"]), f"{r['simulations']:,}", str(r["chunks"]),
-          f"{r['median_wall_seconds']:.2f}", f"{r['chunks_per_second']:,.0f}", f"{r['rows_per_second']:,.0f}",
-          f"{r['driver_cpu_ms_per_chunk']:.2f}", f"{r['driver_cpu_us_per_row']:.1f}", f"{r['cores_busy_at_1ms']:.1f}",
-          f"{r['cores_busy_at_1ms_driver_cpu_bound']:.1f}"] for r in runs]))
-    names = ["dispatch", "wait", "get", "ingest", "cell_frame", "write_cell", "write_sweep", "summarize",
-             "before_queue"] + (["summarize_cells", "mlflow_cells", "mlflow_finish"] if mlflow else [])
+    print(
+        f"\nno-op simulations (one row each), {report['workload']['chunks_per_run']} chunks per run, "
+        f"median of {report['workload']['repeats']} run(s), tracking {report['workload']['tracking']}:\n"
+    )
+    print(
+        markdown(
+            [
+                "workers",
+                "chunk_size",
+                "cells",
+                "rows",
+                "chunks",
+                "wall s",
+                "chunks/s",
+                "rows/s",
+                "driver CPU ms/chunk",
+                "driver CPU us/row",
+                "cores busy at 1 ms/sim (wall)",
+                "(driver CPU bound)",
+            ],
+            [
+                [
+                    str(r["workers"]),
+                    str(r["chunk_size"]),
+                    str(r["cells"]),
+                    f"{r['simulations']:,}",
+                    str(r["chunks"]),
+                    f"{r['median_wall_seconds']:.2f}",
+                    f"{r['chunks_per_second']:,.0f}",
+                    f"{r['rows_per_second']:,.0f}",
+                    f"{r['driver_cpu_ms_per_chunk']:.2f}",
+                    f"{r['driver_cpu_us_per_row']:.1f}",
+                    f"{r['cores_busy_at_1ms']:.1f}",
+                    f"{r['cores_busy_at_1ms_driver_cpu_bound']:.1f}",
+                ]
+                for r in runs
+            ],
+        )
+    )
+    names = [
+        "dispatch",
+        "wait",
+        "get",
+        "ingest",
+        "cell_frame",
+        "write_cell",
+        "write_sweep",
+        "summarize",
+        "before_queue",
+    ] + (["summarize_cells", "mlflow_cells", "mlflow_finish"] if mlflow else [])
     print("\nphases, seconds (median; write_sweep includes summarize):\n")
-    print(markdown(["workers", "chunk_size", "cells", *names],
-                   [[str(r["workers"]), str(r["chunk_size"]), str(r["cells"]),
-                     *(f"{r['median_phase_seconds'][name]:.2f}" for name in names)] for r in runs]))
+    print(
+        markdown(
+            ["workers", "chunk_size", "cells", *names],
+            [
+                [
+                    str(r["workers"]),
+                    str(r["chunk_size"]),
+                    str(r["cells"]),
+                    *(f"{r['median_phase_seconds'][name]:.2f}" for name in names),
+                ]
+                for r in runs
+            ],
+        )
+    )
 
 
 if __name__ == "__main__":

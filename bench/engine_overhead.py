@@ -10,6 +10,7 @@ from no actors (the previous pool is closed and its CPUs returned, untimed), so 
 time includes starting the actor pool, shipping cells, collecting chunks and writing
 Parquet results, as a sweep from the command line does.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -124,7 +125,7 @@ def main(argv=None) -> None:
         names = list(variants)
         for repeat in range(args.repeats):
             # rotate the order so that no variant always runs first or after the same neighbour
-            for name in names[repeat % len(names):] + names[: repeat % len(names)]:
+            for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
                 times[name].append(variants[name]())
                 print(f"repeat {repeat + 1}/{args.repeats}  {name:36s} {times[name][-1]:7.2f} s", flush=True)
 
@@ -132,8 +133,13 @@ def main(argv=None) -> None:
     loop = median["loop (1 process)"]
     report = {
         "machine": {"cpus_seen_by_ray": cpus, "python": platform.python_version(), "platform": platform.platform()},
-        "workload": {"cells": len(cells), "simulations": sims, "grid": GRID, "world": WORLD,
-                     "ms_per_simulation_in_loop": 1000 * loop / sims},
+        "workload": {
+            "cells": len(cells),
+            "simulations": sims,
+            "grid": GRID,
+            "world": WORLD,
+            "ms_per_simulation_in_loop": 1000 * loop / sims,
+        },
         "ray_start_seconds": ray_start,
         "seconds": times,
         "median_seconds": median,
@@ -142,16 +148,20 @@ def main(argv=None) -> None:
         "ratios": {
             "engine 1 worker / loop throughput (goal >= 0.90)": paired(times, "loop (1 process)", "engine, 1 worker"),
             "speed-up 1 -> 2 workers (goal >= 1.8)": paired(times, "engine, 1 worker", "engine, 2 workers"),
-            "MLflow SQLite cost (2 workers, time with / without)":
-                paired(times, "engine, 2 workers + MLflow SQLite", "engine, 2 workers"),
-            "Ray Tune time / engine time (2 workers)":
-                paired(times, "Ray Tune, grid search (defaults)", "engine, 2 workers"),
+            "MLflow SQLite cost (2 workers, time with / without)": paired(
+                times, "engine, 2 workers + MLflow SQLite", "engine, 2 workers"
+            ),
+            "Ray Tune time / engine time (2 workers)": paired(
+                times, "Ray Tune, grid search (defaults)", "engine, 2 workers"
+            ),
         },
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
-    print(f"\n{len(cells)} cells, {sims:,} simulations of {report['workload']['ms_per_simulation_in_loop']:.2f} ms; "
-          f"Ray start {ray_start:.1f} s (not in the times below); median of {args.repeats} repeats:")
+    print(
+        f"\n{len(cells)} cells, {sims:,} simulations of {report['workload']['ms_per_simulation_in_loop']:.2f} ms; "
+        f"Ray start {ray_start:.1f} s (not in the times below); median of {args.repeats} repeats:"
+    )
     print("| variant | median s | simulations/s | all runs (s) |\n|---|---:|---:|---|")
     for name, value in median.items():
         print(f"| {name} | {value:.2f} | {sims / value:,.0f} | {', '.join(f'{t:.2f}' for t in times[name])} |")

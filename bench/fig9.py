@@ -29,6 +29,7 @@
    older than conf/experiment/). Reported: wall per tree (median) and the median of the
    per-repeat ratios working tree / REV.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,15 +52,28 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 NOISE_KINDS = ("mag_dep_uniform", "fixed_uniform", "mag_dep_heavy", "fixed_heavy")
 PAPER_REPLICATES = 1000
-DONE = re.compile(r"Done: ([\d,]+) cells?(?:\(s\))?, ([\d,]+) simulations? in ([\d.]+) s")  # "1 cell", "4 cells", older trees "4 cell(s)"
+DONE = re.compile(
+    r"Done: ([\d,]+) cells?(?:\(s\))?, ([\d,]+) simulations? in ([\d.]+) s"
+)  # "1 cell", "4 cells", older trees "4 cell(s)"
 RAY_UP = re.compile(r"\(([\d,.]+) simulations/s on (\d+) workers?(?: once Ray was up)?\)")
 
 
 def sweep_command(replicates: int, sweep_dir: str, tree: Path = ROOT) -> list[str]:
-    experiment = ("experiment=spot/fig9" if (tree / "conf" / "experiment" / "spot" / "fig9.yaml").is_file()
-                  else "+sweep=paper_000_fig9")
-    return [sys.executable, "-m", "sweep", "-m", experiment, f"replicates={replicates}",
-            "tracking=off", f"hydra.sweep.dir={sweep_dir}"]
+    experiment = (
+        "experiment=spot/fig9"
+        if (tree / "conf" / "experiment" / "spot" / "fig9.yaml").is_file()
+        else "+sweep=paper_000_fig9"
+    )
+    return [
+        sys.executable,
+        "-m",
+        "sweep",
+        "-m",
+        experiment,
+        f"replicates={replicates}",
+        "tracking=off",
+        f"hydra.sweep.dir={sweep_dir}",
+    ]
 
 
 def end_to_end(replicates: int, tree: Path = ROOT) -> dict:
@@ -79,10 +93,16 @@ def end_to_end(replicates: int, tree: Path = ROOT) -> dict:
     cells, sims, engine = int(match[1].replace(",", "")), int(match[2].replace(",", "")), float(match[3])
     up = RAY_UP.search(proc.stdout + proc.stderr)
     rate = float(up[1].replace(",", "")) if up else None
-    return {"command": " ".join(command[1:]), "wall_seconds": wall, "engine_seconds": engine,
-            "simulations_per_second_once_ray_was_up": rate,
-            "simulation_seconds_once_ray_was_up": sims / rate if rate else None,
-            "cells": cells, "simulations": sims, "outputs": outputs}
+    return {
+        "command": " ".join(command[1:]),
+        "wall_seconds": wall,
+        "engine_seconds": engine,
+        "simulations_per_second_once_ray_was_up": rate,
+        "simulation_seconds_once_ray_was_up": sims / rate if rate else None,
+        "cells": cells,
+        "simulations": sims,
+        "outputs": outputs,
+    }
 
 
 def prepared_cells() -> list:
@@ -140,8 +160,9 @@ def profile(cells, replicates: int, limit: int = 12) -> dict:
     total = stats.total_tt
 
     def cumulative(name: str, module: str) -> tuple[int, float]:
-        found = [(v[1], v[3]) for (f, _, n), v in stats.stats.items()
-                 if n == name and f.endswith(f"spot{os.sep}{module}")]
+        found = [
+            (v[1], v[3]) for (f, _, n), v in stats.stats.items() if n == name and f.endswith(f"spot{os.sep}{module}")
+        ]
         return (sum(c for c, _ in found), sum(t for _, t in found)) if found else (0, 0.0)
 
     pools, pool_time = cumulative("run", "ahap_batch.py")  # AHAPPool.run
@@ -191,8 +212,7 @@ print(f"{(time.perf_counter() - start) / (4 * n)!r} {digest.hexdigest()}")
 def compare_end_to_end(rev: str, replicates: int, repeats: int) -> dict:
     """Step 1 for REV's tree and the working tree, side by side (alternating the order)."""
     base = Path(tempfile.mkdtemp(prefix="fig9-e2e-")) / "tree"
-    subprocess.run(["git", "worktree", "add", "--detach", str(base), rev], cwd=ROOT, check=True,
-                   capture_output=True)
+    subprocess.run(["git", "worktree", "add", "--detach", str(base), rev], cwd=ROOT, check=True, capture_output=True)
     trees = {f"baseline {rev}": base, "working tree": ROOT}
     walls: dict[str, list[float]] = {name: [] for name in trees}
     try:
@@ -200,23 +220,29 @@ def compare_end_to_end(rev: str, replicates: int, repeats: int) -> dict:
         for repeat in range(repeats):
             for name in list(trees) if repeat % 2 == 0 else list(trees)[::-1]:
                 walls[name].append(end_to_end(replicates, trees[name])["wall_seconds"])
-                print(f"end-to-end repeat {repeat + 1}/{repeats}  {name:24s} {walls[name][-1]:.1f} s "
-                      f"(load {os.getloadavg()[0]:.2f})", flush=True)
+                print(
+                    f"end-to-end repeat {repeat + 1}/{repeats}  {name:24s} {walls[name][-1]:.1f} s "
+                    f"(load {os.getloadavg()[0]:.2f})",
+                    flush=True,
+                )
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT, capture_output=True)
     old, new = walls.values()
-    return {"replicates": replicates, "wall_seconds": walls,
-            "median_wall_seconds": {name: statistics.median(v) for name, v in walls.items()},
-            "ratio (median of per-repeat ratios working tree / baseline)":
-                statistics.median(b / a for a, b in zip(old, new))}
+    return {
+        "replicates": replicates,
+        "wall_seconds": walls,
+        "median_wall_seconds": {name: statistics.median(v) for name, v in walls.items()},
+        "ratio (median of per-repeat ratios working tree / baseline)": statistics.median(
+            b / a for a, b in zip(old, new)
+        ),
+    }
 
 
 def compare_baseline(rev: str, replicates: int, repeats: int) -> dict:
     """Seconds per job and cell with REV's code and with the working tree's, side by side
     (a fresh process per measurement, alternating the order)."""
     base = Path(tempfile.mkdtemp(prefix="fig9-baseline-")) / "tree"
-    subprocess.run(["git", "worktree", "add", "--detach", str(base), rev], cwd=ROOT, check=True,
-                   capture_output=True)
+    subprocess.run(["git", "worktree", "add", "--detach", str(base), rev], cwd=ROOT, check=True, capture_output=True)
     trees = {f"baseline {rev}": base, "working tree": ROOT}
     names = list(trees)
     times: dict[str, list[float]] = {name: [] for name in names}
@@ -224,12 +250,20 @@ def compare_baseline(rev: str, replicates: int, repeats: int) -> dict:
     try:
         for repeat in range(repeats):
             for name in names if repeat % 2 == 0 else names[::-1]:
-                out = subprocess.run([sys.executable, "-c", SIDE_BY_SIDE, str(replicates)], cwd=trees[name],
-                                     capture_output=True, text=True, check=True).stdout.split()
+                out = subprocess.run(
+                    [sys.executable, "-c", SIDE_BY_SIDE, str(replicates)],
+                    cwd=trees[name],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout.split()
                 times[name].append(float(out[0]))
                 digests[name].add(out[1])
-                print(f"baseline repeat {repeat + 1}/{repeats}  {name:24s} {times[name][-1]:.4f} s per job and cell "
-                      f"(load {os.getloadavg()[0]:.2f})", flush=True)
+                print(
+                    f"baseline repeat {repeat + 1}/{repeats}  {name:24s} {times[name][-1]:.4f} s per job and cell "
+                    f"(load {os.getloadavg()[0]:.2f})",
+                    flush=True,
+                )
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT, capture_output=True)
     return {
@@ -237,8 +271,9 @@ def compare_baseline(rev: str, replicates: int, repeats: int) -> dict:
         "seconds_per_job_and_cell": times,
         "median_seconds_per_job_and_cell": {name: statistics.median(v) for name, v in times.items()},
         "per_repeat_ratios": [a / b for a, b in zip(times[names[0]], times[names[1]])],
-        "speedup (median of per-repeat ratios baseline / working tree)":
-            statistics.median(a / b for a, b in zip(times[names[0]], times[names[1]])),
+        "speedup (median of per-repeat ratios baseline / working tree)": statistics.median(
+            a / b for a, b in zip(times[names[0]], times[names[1]])
+        ),
         "rows_identical": len(digests[names[0]] | digests[names[1]]) == 1,
     }
 
@@ -251,75 +286,101 @@ def run_end_to_end(args, report: dict, cores: int) -> None:
         for n in sizes if repeat % 2 == 0 else sizes[::-1]:
             all_runs[n].append(end_to_end(n))
             run = all_runs[n][-1]
-            print(f"end to end {repeat + 1}/{args.repeats}, {n} replicates: {run['wall_seconds']:.1f} s wall, "
-                  f"engine {run['engine_seconds']:.1f} s, {run['simulations']:,} simulations, of which "
-                  f"{run['simulation_seconds_once_ray_was_up'] or float('nan'):.1f} s once Ray was up "
-                  f"(load {os.getloadavg()[0]:.2f})", flush=True)
+            print(
+                f"end to end {repeat + 1}/{args.repeats}, {n} replicates: {run['wall_seconds']:.1f} s wall, "
+                f"engine {run['engine_seconds']:.1f} s, {run['simulations']:,} simulations, of which "
+                f"{run['simulation_seconds_once_ray_was_up'] or float('nan'):.1f} s once Ray was up "
+                f"(load {os.getloadavg()[0]:.2f})",
+                flush=True,
+            )
     runs = all_runs[args.replicates]
     wall = statistics.median(r["wall_seconds"] for r in runs)
     engine = statistics.median(r["engine_seconds"] for r in runs)
     sims = runs[0]["simulations"]
     cells = runs[0]["cells"]
-    report.update({
-        "command": runs[0]["command"],
-        "replicates": args.replicates,
-        "cells": cells,
-        "mechanisms": sims // (cells * args.replicates),
-        "simulations": sims,
-        "wall_seconds": [r["wall_seconds"] for r in runs],
-        "engine_seconds": [r["engine_seconds"] for r in runs],
-        "median_wall_seconds": wall,
-        "median_engine_seconds": engine,
-        "simulations_per_second": sims / wall,
-        "simulations_per_second_per_core": sims / wall / cores,
-        "simulations_per_second_per_core_engine_only": sims / engine / cores,
-        "outputs": runs[0]["outputs"],
-    })
+    report.update(
+        {
+            "command": runs[0]["command"],
+            "replicates": args.replicates,
+            "cells": cells,
+            "mechanisms": sims // (cells * args.replicates),
+            "simulations": sims,
+            "wall_seconds": [r["wall_seconds"] for r in runs],
+            "engine_seconds": [r["engine_seconds"] for r in runs],
+            "median_wall_seconds": wall,
+            "median_engine_seconds": engine,
+            "simulations_per_second": sims / wall,
+            "simulations_per_second_per_core": sims / wall / cores,
+            "simulations_per_second_per_core_engine_only": sims / engine / cores,
+            "outputs": runs[0]["outputs"],
+        }
+    )
     if args.small_replicates:
         small = statistics.median(r["wall_seconds"] for r in all_runs[args.small_replicates])
         per_replicate = (wall - small) / (args.replicates - args.small_replicates)
-        report["small_run"] = {"replicates": args.small_replicates,
-                               "wall_seconds": [r["wall_seconds"] for r in all_runs[args.small_replicates]],
-                               "engine_seconds": [r["engine_seconds"] for r in all_runs[args.small_replicates]],
-                               "median_wall_seconds": small}
-        report["linear_fit"] = {"fixed_seconds": wall - per_replicate * args.replicates,
-                                "seconds_per_replicate_all_cells": per_replicate,
-                                "marginal_simulations_per_second_per_core":
-                                    cells * report["mechanisms"] / per_replicate / cores}
+        report["small_run"] = {
+            "replicates": args.small_replicates,
+            "wall_seconds": [r["wall_seconds"] for r in all_runs[args.small_replicates]],
+            "engine_seconds": [r["engine_seconds"] for r in all_runs[args.small_replicates]],
+            "median_wall_seconds": small,
+        }
+        report["linear_fit"] = {
+            "fixed_seconds": wall - per_replicate * args.replicates,
+            "seconds_per_replicate_all_cells": per_replicate,
+            "marginal_simulations_per_second_per_core": cells * report["mechanisms"] / per_replicate / cores,
+        }
     if args.replicates != PAPER_REPLICATES:
         scale = PAPER_REPLICATES / args.replicates
         if args.small_replicates:
             fit = report["linear_fit"]
-            how = (f"linear fit through the medians at {args.small_replicates} and {args.replicates} "
-                   f"replicates: fixed + per-replicate x 1000")
+            how = (
+                f"linear fit through the medians at {args.small_replicates} and {args.replicates} "
+                f"replicates: fixed + per-replicate x 1000"
+            )
             seconds = fit["fixed_seconds"] + fit["seconds_per_replicate_all_cells"] * PAPER_REPLICATES
         else:
             how = "wall x 1000 / replicates (scales the fixed start-up too: an overestimate)"
             seconds = wall * scale
-        report["extrapolated_to_1000_replicates"] = {"how": how, "wall_seconds": seconds,
-                                                     "simulations": int(sims * scale)}
-
+        report["extrapolated_to_1000_replicates"] = {
+            "how": how,
+            "wall_seconds": seconds,
+            "simulations": int(sims * scale),
+        }
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replicates", type=int, default=PAPER_REPLICATES,
-                        help="jobs per noise setting (the paper: 1000)")
+    parser.add_argument(
+        "--replicates", type=int, default=PAPER_REPLICATES, help="jobs per noise setting (the paper: 1000)"
+    )
     parser.add_argument("--repeats", type=int, default=1, help="end-to-end runs (median reported)")
-    parser.add_argument("--small-replicates", type=int, default=None,
-                        help="also run this many replicates, to fit wall = fixed + per-replicate x N")
+    parser.add_argument(
+        "--small-replicates",
+        type=int,
+        default=None,
+        help="also run this many replicates, to fit wall = fixed + per-replicate x N",
+    )
     parser.add_argument("--profile-replicates", type=int, default=3, help="replicates per cell profiled (0: none)")
     parser.add_argument("--baseline", default=None, help="git revision to compare with, side by side")
     parser.add_argument("--baseline-replicates", type=int, default=10, help="replicates per cell per measurement")
     parser.add_argument("--baseline-repeats", type=int, default=5)
-    parser.add_argument("--end-to-end-baseline", default=None,
-                        help="git revision whose end-to-end run is timed side by side with the working tree's")
+    parser.add_argument(
+        "--end-to-end-baseline",
+        default=None,
+        help="git revision whose end-to-end run is timed side by side with the working tree's",
+    )
     parser.add_argument("--out", type=Path, default=Path("bench/results/fig9.json"))
     args = parser.parse_args(argv)
     cores = os.cpu_count() or 1
 
-    report: dict = {"machine": {"cpus": cores, "python": platform.python_version(),
-                                "platform": platform.platform(), "load_average_at_start": os.getloadavg()}}
+    report: dict = {
+        "machine": {
+            "cpus": cores,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_average_at_start": os.getloadavg(),
+        }
+    }
     if args.end_to_end_baseline:
         report["end_to_end_baseline"] = compare_end_to_end(args.end_to_end_baseline, args.replicates, args.repeats)
     elif args.replicates > 0:
@@ -337,40 +398,54 @@ def main(argv=None) -> None:
     if "command" in report:
         wall, engine, sims = report["median_wall_seconds"], report["median_engine_seconds"], report["simulations"]
         print(f"\n{report['command']}")
-        print(f"{report['cells']} cells x {report['mechanisms']} mechanisms x {args.replicates} replicates = "
-              f"{sims:,} simulations")
-        print(f"wall {wall:.1f} s (median of {len(report['wall_seconds'])}; engine {engine:.1f} s): "
-              f"{sims / wall:,.0f} simulations/s, {sims / wall / cores:,.0f} per core ({cores} cores); "
-              f"engine only {sims / engine / cores:,.0f} per core")
+        print(
+            f"{report['cells']} cells x {report['mechanisms']} mechanisms x {args.replicates} replicates = "
+            f"{sims:,} simulations"
+        )
+        print(
+            f"wall {wall:.1f} s (median of {len(report['wall_seconds'])}; engine {engine:.1f} s): "
+            f"{sims / wall:,.0f} simulations/s, {sims / wall / cores:,.0f} per core ({cores} cores); "
+            f"engine only {sims / engine / cores:,.0f} per core"
+        )
     if "linear_fit" in report:
         fit = report["linear_fit"]
-        print(f"linear fit: {fit['fixed_seconds']:.1f} s fixed + {fit['seconds_per_replicate_all_cells']:.3f} s "
-              f"per replicate (all cells): {fit['marginal_simulations_per_second_per_core']:,.0f} "
-              f"simulations/s per core at the margin")
+        print(
+            f"linear fit: {fit['fixed_seconds']:.1f} s fixed + {fit['seconds_per_replicate_all_cells']:.3f} s "
+            f"per replicate (all cells): {fit['marginal_simulations_per_second_per_core']:,.0f} "
+            f"simulations/s per core at the margin"
+        )
     if "extrapolated_to_1000_replicates" in report:
         ext = report["extrapolated_to_1000_replicates"]
         print(f"EXTRAPOLATED to 1000 replicates: {ext['wall_seconds']:.0f} s ({ext['how']})")
     if "profile" in report:
         prof = report["profile"]
-        print(f"\nprofile of {prof['replicates_per_cell']} replicates x {cells} cells: {prof['profiled_seconds']:.2f} s "
-              f"profiled; AHAPPool.run {prof['share_in_AHAPPool.run']:.0%} ({prof['ahap_pool_runs']} calls, compiled "
-              f"part {prof['share_in_compiled_pool']:.0%}), AHANPPool.run {prof['share_in_AHANPPool.run']:.0%}, "
-              f"simulate {prof['share_in_simulate']:.0%} "
-              f"({prof['simulate_calls']} calls)")
+        print(
+            f"\nprofile of {prof['replicates_per_cell']} replicates x {cells} cells: {prof['profiled_seconds']:.2f} s "
+            f"profiled; AHAPPool.run {prof['share_in_AHAPPool.run']:.0%} ({prof['ahap_pool_runs']} calls, compiled "
+            f"part {prof['share_in_compiled_pool']:.0%}), AHANPPool.run {prof['share_in_AHANPPool.run']:.0%}, "
+            f"simulate {prof['share_in_simulate']:.0%} "
+            f"({prof['simulate_calls']} calls)"
+        )
         for row in prof["top_tottime"][:8]:
-            print(f"  tottime {row['tottime']:7.3f}  cumtime {row['cumtime']:7.3f}  {row['calls']:>8}  {row['function']}")
+            print(
+                f"  tottime {row['tottime']:7.3f}  cumtime {row['cumtime']:7.3f}  {row['calls']:>8}  {row['function']}"
+            )
     if "baseline" in report:
         base = report["baseline"]
-        print(f"\nside by side with {args.baseline}: " + ", ".join(
-            f"{k} {v:.4f} s per job and cell" for k, v in base["median_seconds_per_job_and_cell"].items())
+        print(
+            f"\nside by side with {args.baseline}: "
+            + ", ".join(f"{k} {v:.4f} s per job and cell" for k, v in base["median_seconds_per_job_and_cell"].items())
             + f"; speed-up {base['speedup (median of per-repeat ratios baseline / working tree)']:.2f}x; "
-            f"rows identical: {base['rows_identical']}")
+            f"rows identical: {base['rows_identical']}"
+        )
     if "end_to_end_baseline" in report:
         e2e = report["end_to_end_baseline"]
-        print(f"\nend to end, {e2e['replicates']} replicates, side by side: " + ", ".join(
-            f"{k} {v:.1f} s" for k, v in e2e["median_wall_seconds"].items())
+        print(
+            f"\nend to end, {e2e['replicates']} replicates, side by side: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in e2e["median_wall_seconds"].items())
             + f" (medians of {args.repeats}); working tree / baseline "
-            f"{e2e['ratio (median of per-repeat ratios working tree / baseline)']:.2f}")
+            f"{e2e['ratio (median of per-repeat ratios working tree / baseline)']:.2f}"
+        )
     print(f"\nwritten to {args.out}")
 
 

@@ -43,6 +43,7 @@ untimed warm-up run (`python -m sweep replicates=2 tracking=off`) comes first
 (`--no-warmup` skips it). The JSON names the commands exactly as run, with the temporary
 folder written `<tmp>`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,10 +64,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DONE = re.compile(r"Done: ([\d,]+) cells?(?:\(s\))?, ([\d,]+) simulations? in ([\d.]+) s")  # "1 cell", "4 cells", older trees "4 cell(s)"
-REPLICATES = 20          # a grid cell's replicates
-REPLICATES_10K = 5       # a grid_10k cell's replicates
-MECHANISMS = 3           # conf/family/spot.yaml: OD-Only, MSU, UP
+DONE = re.compile(
+    r"Done: ([\d,]+) cells?(?:\(s\))?, ([\d,]+) simulations? in ([\d.]+) s"
+)  # "1 cell", "4 cells", older trees "4 cell(s)"
+REPLICATES = 20  # a grid cell's replicates
+REPLICATES_10K = 5  # a grid_10k cell's replicates
+MECHANISMS = 3  # conf/family/spot.yaml: OD-Only, MSU, UP
 EXTRA_10K = ["market.capacity=8,12,16,20,24", "market.mean_price=0.5,1.0"]  # x10 cells
 DEFAULT_VARIANTS = ["one_cell", "one_cell_off", "grid", "grid_off", "hydra_stock", "ray_tune"]
 ALL_VARIANTS = DEFAULT_VARIANTS + ["grid_10k"]
@@ -88,8 +91,10 @@ def grid_axes(cells: int) -> tuple[range, range]:
 
 def grid_overrides(cells: int) -> list[str]:
     deadlines, workloads = grid_axes(cells)
-    return [f"job.deadline=range({deadlines.start},{deadlines.stop})",
-            f"job.workload=range({workloads.start},{workloads.stop},{workloads.step})"]
+    return [
+        f"job.deadline=range({deadlines.start},{deadlines.stop})",
+        f"job.workload=range({workloads.start},{workloads.stop},{workloads.step})",
+    ]
 
 
 def python() -> str:
@@ -108,20 +113,61 @@ def variant_spec(name: str, cells: int, tmp: Path) -> dict:
     if name in ("grid", "grid_off", "hydra_stock"):
         tracking = ["tracking=off"] if name == "grid_off" else ["tracking=sqlite"]
         stock = ["hydra/sweeper=basic", "hydra/launcher=basic"] if name == "hydra_stock" else []
-        command = [*sweep, "-m", *grid, f"replicates={REPLICATES}", *tracking, *stock, f"hydra.sweep.dir={tmp}/sweep",
-                   *([] if name == "grid_off" else sqlite)]
-        return {"command": command, "out": tmp / "sweep", "cells": cells,
-                "simulations": REPLICATES * cells * MECHANISMS, "per_job": name == "hydra_stock"}
+        command = [
+            *sweep,
+            "-m",
+            *grid,
+            f"replicates={REPLICATES}",
+            *tracking,
+            *stock,
+            f"hydra.sweep.dir={tmp}/sweep",
+            *([] if name == "grid_off" else sqlite),
+        ]
+        return {
+            "command": command,
+            "out": tmp / "sweep",
+            "cells": cells,
+            "simulations": REPLICATES * cells * MECHANISMS,
+            "per_job": name == "hydra_stock",
+        }
     if name == "grid_10k":
-        command = [*sweep, "-m", *grid, *EXTRA_10K, f"replicates={REPLICATES_10K}", "tracking=sqlite",
-                   f"hydra.sweep.dir={tmp}/sweep", *sqlite]
-        return {"command": command, "out": tmp / "sweep", "cells": 10 * cells,
-                "simulations": REPLICATES_10K * 10 * cells * MECHANISMS}
+        command = [
+            *sweep,
+            "-m",
+            *grid,
+            *EXTRA_10K,
+            f"replicates={REPLICATES_10K}",
+            "tracking=sqlite",
+            f"hydra.sweep.dir={tmp}/sweep",
+            *sqlite,
+        ]
+        return {
+            "command": command,
+            "out": tmp / "sweep",
+            "cells": 10 * cells,
+            "simulations": REPLICATES_10K * 10 * cells * MECHANISMS,
+        }
     if name == "ray_tune":
-        command = [python(), "-m", "bench.grid_tune", "--cells", str(cells), "--replicates", str(REPLICATES),
-                   "--storage", f"{tmp}/tune", "--summary", f"{tmp}/tune_summary.json"]
-        return {"command": command, "out": None, "tune_summary": tmp / "tune_summary.json", "cells": cells,
-                "simulations": REPLICATES * cells * MECHANISMS}
+        command = [
+            python(),
+            "-m",
+            "bench.grid_tune",
+            "--cells",
+            str(cells),
+            "--replicates",
+            str(REPLICATES),
+            "--storage",
+            f"{tmp}/tune",
+            "--summary",
+            f"{tmp}/tune_summary.json",
+        ]
+        return {
+            "command": command,
+            "out": None,
+            "tune_summary": tmp / "tune_summary.json",
+            "cells": cells,
+            "simulations": REPLICATES * cells * MECHANISMS,
+        }
     raise ValueError(f"unknown variant {name!r}; choose from {', '.join(ALL_VARIANTS)}")
 
 
@@ -181,13 +227,21 @@ def launch(command: list[str], tmp: Path) -> dict:
     stdout = stdout_path.read_text(errors="replace")
     stderr = stderr_path.read_text(errors="replace")
     done = [line.strip() for line in stdout.splitlines() if DONE.search(line)]
-    return {"returncode": proc.returncode, "wall_seconds": wall, "launched_epoch": launched_epoch,
-            "ru_maxrss_kib": usage.ru_maxrss, "driver_vmhwm_kib": peak["vmhwm"],
-            "load_average_before": list(load_before), "load_average_after": list(os.getloadavg()),
-            # the engine's own time, from its last `Done:` line (hydra_stock prints one per job)
-            "engine_done_seconds": float(DONE.search(done[-1]).group(3)) if done else None,
-            "engine_done_lines": len(done), "engine_done_last_line": done[-1] if done else None,
-            "_stdout": stdout, "_stderr": stderr}
+    return {
+        "returncode": proc.returncode,
+        "wall_seconds": wall,
+        "launched_epoch": launched_epoch,
+        "ru_maxrss_kib": usage.ru_maxrss,
+        "driver_vmhwm_kib": peak["vmhwm"],
+        "load_average_before": list(load_before),
+        "load_average_after": list(os.getloadavg()),
+        # the engine's own time, from its last `Done:` line (hydra_stock prints one per job)
+        "engine_done_seconds": float(DONE.search(done[-1]).group(3)) if done else None,
+        "engine_done_lines": len(done),
+        "engine_done_last_line": done[-1] if done else None,
+        "_stdout": stdout,
+        "_stderr": stderr,
+    }
 
 
 def parquet_rows(path: Path) -> int:
@@ -222,8 +276,13 @@ def check_outputs(name: str, spec: dict, run: dict, command: str) -> dict:
             fail(name, command, "bench.grid_tune wrote no summary", run)
         summary = json.loads(path.read_text())
         if summary["errors"] or summary["trials"] != spec["cells"] or summary["simulations"] != expected:
-            fail(name, command, f"{summary['trials']} trials (expected {spec['cells']}), {summary['simulations']} "
-                                f"simulations (expected {expected}), errors: {summary['errors'][:3]}", run)
+            fail(
+                name,
+                command,
+                f"{summary['trials']} trials (expected {spec['cells']}), {summary['simulations']} "
+                f"simulations (expected {expected}), errors: {summary['errors'][:3]}",
+                run,
+            )
         found.update(rows=summary["simulations"], tune=summary)
         return found
     out: Path = spec["out"]
@@ -231,8 +290,13 @@ def check_outputs(name: str, spec: dict, run: dict, command: str) -> dict:
         # Hydra's basic launcher: one output folder per job, <sweep dir>/<job number>/
         missing = [str(job) for job in range(spec["cells"]) if not (out / str(job) / "results.parquet").is_file()]
         if missing:
-            fail(name, command, f"{len(missing)} of {spec['cells']} jobs wrote no results.parquet "
-                                f"(jobs {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''})", run)
+            fail(
+                name,
+                command,
+                f"{len(missing)} of {spec['cells']} jobs wrote no results.parquet "
+                f"(jobs {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''})",
+                run,
+            )
         rows = sum(parquet_rows(out / str(job) / "results.parquet") for job in range(spec["cells"]))
         found["jobs_with_results"] = spec["cells"]
     else:
@@ -248,8 +312,10 @@ def check_outputs(name: str, spec: dict, run: dict, command: str) -> dict:
             values = json.loads(timing.read_text())
             found["timing_json"] = values
             found["timing_seconds_from_launch"] = {
-                key: epoch - run["launched_epoch"] for key, epoch in
-                ((key, _epoch(value)) for key, value in values.items()) if epoch is not None}
+                key: epoch - run["launched_epoch"]
+                for key, epoch in ((key, _epoch(value)) for key, value in values.items())
+                if epoch is not None
+            }
         else:
             found["timing_json"] = None
             found["timing_seconds_from_launch"] = None
@@ -279,10 +345,28 @@ def run_variant(name: str, cells: int) -> tuple[dict, str]:
 def git_revision() -> dict:
     """The commit, and the files of the working tree that differ from it (the engine may be mid-change)."""
     describe = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True)
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", "sweep", "hydra_plugins",
-                             "conf", "algorithms", "market", "bench"], cwd=ROOT, capture_output=True, text=True)
-    return {"describe": describe.stdout.strip() or "unknown",
-            "changed_files": [line for line in status.stdout.splitlines() if line.strip()]}
+    status = subprocess.run(
+        [
+            "git",
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--",
+            "sweep",
+            "hydra_plugins",
+            "conf",
+            "algorithms",
+            "market",
+            "bench",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    return {
+        "describe": describe.stdout.strip() or "unknown",
+        "changed_files": [line for line in status.stdout.splitlines() if line.strip()],
+    }
 
 
 def versions() -> dict:
@@ -304,10 +388,17 @@ def _fmt(value: float | None, spec: str = ".1f") -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.grid_scale", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--cells", type=int, default=1000, help="grid cells (a grid of 20 x 50 at 1000); "
-                                                                  "one_cell's replicates scale with it")
-    parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
-                        help=f"comma-separated, from {', '.join(ALL_VARIANTS)} (grid_10k only when named)")
+    parser.add_argument(
+        "--cells",
+        type=int,
+        default=1000,
+        help="grid cells (a grid of 20 x 50 at 1000); one_cell's replicates scale with it",
+    )
+    parser.add_argument(
+        "--variants",
+        default=",".join(DEFAULT_VARIANTS),
+        help=f"comma-separated, from {', '.join(ALL_VARIANTS)} (grid_10k only when named)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "grid_scale.json")
     parser.add_argument("--no-warmup", action="store_true", help="skip the untimed warm-up run")
     args = parser.parse_args(argv)
@@ -319,23 +410,42 @@ def main(argv=None) -> int:
 
     report: dict = {
         "benchmark": "bench/grid_scale.py",
-        "invocation": " ".join(["python -m bench.grid_scale", *map(shlex.quote, sys.argv[1:] if argv is None else argv)]),
+        "invocation": " ".join(
+            ["python -m bench.grid_scale", *map(shlex.quote, sys.argv[1:] if argv is None else argv)]
+        ),
         "started_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "revision": git_revision(),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "packages": versions(), "load_average_at_start": list(os.getloadavg())},
-        "workload": {"cells": args.cells, "job.deadline": [deadlines.start, deadlines.stop],
-                     "job.workload": [workloads.start, workloads.stop, workloads.step],
-                     "replicates_per_grid_cell": REPLICATES, "one_cell_replicates": REPLICATES * args.cells,
-                     "mechanisms": MECHANISMS, "simulations": REPLICATES * args.cells * MECHANISMS,
-                     "grid_10k": {"extra": EXTRA_10K, "cells": 10 * args.cells, "replicates": REPLICATES_10K,
-                                  "simulations": REPLICATES_10K * 10 * args.cells * MECHANISMS}},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "packages": versions(),
+            "load_average_at_start": list(os.getloadavg()),
+        },
+        "workload": {
+            "cells": args.cells,
+            "job.deadline": [deadlines.start, deadlines.stop],
+            "job.workload": [workloads.start, workloads.stop, workloads.step],
+            "replicates_per_grid_cell": REPLICATES,
+            "one_cell_replicates": REPLICATES * args.cells,
+            "mechanisms": MECHANISMS,
+            "simulations": REPLICATES * args.cells * MECHANISMS,
+            "grid_10k": {
+                "extra": EXTRA_10K,
+                "cells": 10 * args.cells,
+                "replicates": REPLICATES_10K,
+                "simulations": REPLICATES_10K * 10 * args.cells * MECHANISMS,
+            },
+        },
         "variants": variants,
         "repeats": args.repeats,
     }
-    print(f"grid {len(deadlines)} deadlines x {len(workloads)} workloads = {args.cells} cells, "
-          f"{REPLICATES * args.cells * MECHANISMS:,} simulations; variants {', '.join(variants)}; "
-          f"{args.repeats} repeat(s); load {os.getloadavg()[0]:.2f}", flush=True)
+    print(
+        f"grid {len(deadlines)} deadlines x {len(workloads)} workloads = {args.cells} cells, "
+        f"{REPLICATES * args.cells * MECHANISMS:,} simulations; variants {', '.join(variants)}; "
+        f"{args.repeats} repeat(s); load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
 
     if not args.no_warmup:
         with tempfile.TemporaryDirectory(prefix="grid-scale-warmup-") as folder:
@@ -360,10 +470,12 @@ def main(argv=None) -> int:
             extra = ""
             if run.get("launch_to_first_simulation_seconds") is not None:
                 extra = f", first simulation at {run['launch_to_first_simulation_seconds']:.1f} s"
-            print(f"repeat {repeat + 1}/{args.repeats}  {name:13s} {run['wall_seconds']:8.2f} s  "
-                  f"peak RSS {run['ru_maxrss_kib'] / 1024:7.0f} MiB (driver {_fmt((run['driver_vmhwm_kib'] or 0) / 1024, '.0f')})"
-                  f"  engine {_fmt(run['engine_done_seconds'])} s  load {run['load_average_after'][0]:.2f}{extra}",
-                  flush=True)
+            print(
+                f"repeat {repeat + 1}/{args.repeats}  {name:13s} {run['wall_seconds']:8.2f} s  "
+                f"peak RSS {run['ru_maxrss_kib'] / 1024:7.0f} MiB (driver {_fmt((run['driver_vmhwm_kib'] or 0) / 1024, '.0f')})"
+                f"  engine {_fmt(run['engine_done_seconds'])} s  load {run['load_average_after'][0]:.2f}{extra}",
+                flush=True,
+            )
 
     wall = {name: [r["wall_seconds"] for r in rs] for name, rs in runs.items()}
     median = {name: statistics.median(values) for name, values in wall.items()}
@@ -372,15 +484,19 @@ def main(argv=None) -> int:
         if top in wall and bottom in wall:
             per_repeat = [a / b for a, b in zip(wall[top], wall[bottom])]
             ratios[f"{top}/{bottom}"] = {"per_repeat": per_repeat, "median": statistics.median(per_repeat)}
-    report.update({
-        "commands": commands,
-        "runs": runs,
-        "seconds": wall,
-        "median_seconds": median,
-        "median_ru_maxrss_kib": {name: statistics.median(r["ru_maxrss_kib"] for r in rs) for name, rs in runs.items()},
-        "ratios": ratios,
-        "finished_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-    })
+    report.update(
+        {
+            "commands": commands,
+            "runs": runs,
+            "seconds": wall,
+            "median_seconds": median,
+            "median_ru_maxrss_kib": {
+                name: statistics.median(r["ru_maxrss_kib"] for r in rs) for name, rs in runs.items()
+            },
+            "ratios": ratios,
+            "finished_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+    )
     report["machine"]["load_average_at_end"] = list(os.getloadavg())
     if "grid_10k" in runs:
         first = [r.get("launch_to_first_simulation_seconds") for r in runs["grid_10k"]]
@@ -391,36 +507,46 @@ def main(argv=None) -> int:
             "results_parquet_bytes": [r["results_parquet_bytes"] for r in runs["grid_10k"]],
             "summary_csv_bytes": [r["summary_csv_bytes"] for r in runs["grid_10k"]],
             "launch_to_first_simulation_seconds": first,
-            "note": None if any(v is not None for v in first) else
-            "no <sweep dir>/timing.json with a first_chunk_submitted key: the engine does not write it (yet)",
+            "note": None
+            if any(v is not None for v in first)
+            else "no <sweep dir>/timing.json with a first_chunk_submitted key: the engine does not write it (yet)",
         }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
 
     print(f"\nMedian of {args.repeats} repeat(s); {args.cells} grid cells:")
-    print("| variant | cells | simulations | median wall s | all runs (s) | peak RSS MiB (wait4) | driver peak RSS MiB "
-          "| engine `Done` s | launch to first chunk s |\n|---|---:|---:|---:|---|---:|---:|---:|---:|")
+    print(
+        "| variant | cells | simulations | median wall s | all runs (s) | peak RSS MiB (wait4) | driver peak RSS MiB "
+        "| engine `Done` s | launch to first chunk s |\n|---|---:|---:|---:|---|---:|---:|---:|---:|"
+    )
     for name, rs in runs.items():
         done = [r["engine_done_seconds"] for r in rs if r["engine_done_seconds"] is not None]
         hwm = [r["driver_vmhwm_kib"] for r in rs if r["driver_vmhwm_kib"] is not None]
-        first = [r["launch_to_first_simulation_seconds"] for r in rs
-                 if r.get("launch_to_first_simulation_seconds") is not None]
-        print(f"| {name} | {rs[0]['cells']:,} | {rs[0]['simulations']:,} | {median[name]:.1f} | "
-              f"{', '.join(f'{t:.1f}' for t in wall[name])} | {statistics.median(r['ru_maxrss_kib'] for r in rs) / 1024:.0f} | "
-              f"{_fmt(statistics.median(hwm) / 1024 if hwm else None, '.0f')} | "
-              f"{_fmt(statistics.median(done) if done else None)} | "
-              f"{_fmt(statistics.median(first) if first else None)} |")
+        first = [
+            r["launch_to_first_simulation_seconds"]
+            for r in rs
+            if r.get("launch_to_first_simulation_seconds") is not None
+        ]
+        print(
+            f"| {name} | {rs[0]['cells']:,} | {rs[0]['simulations']:,} | {median[name]:.1f} | "
+            f"{', '.join(f'{t:.1f}' for t in wall[name])} | {statistics.median(r['ru_maxrss_kib'] for r in rs) / 1024:.0f} | "
+            f"{_fmt(statistics.median(hwm) / 1024 if hwm else None, '.0f')} | "
+            f"{_fmt(statistics.median(done) if done else None)} | "
+            f"{_fmt(statistics.median(first) if first else None)} |"
+        )
     if ratios:
         print("\n| ratio (wall) | median | per repeat |\n|---|---:|---|")
         for name, value in ratios.items():
             print(f"| {name} | {value['median']:.2f} | {', '.join(f'{v:.2f}' for v in value['per_repeat'])} |")
     if "grid_10k" in report:
         g = report["grid_10k"]
-        print(f"\ngrid_10k, per run: results.parquet {', '.join(f'{b:,}' for b in g['results_parquet_bytes'])} bytes, "
-              f"summary.csv {', '.join(f'{b:,}' if b is not None else 'n/a' for b in g['summary_csv_bytes'])} bytes, "
-              f"driver peak RSS {', '.join(_fmt(k / 1024 if k else None, '.0f') for k in g['driver_peak_rss_kib'])} MiB, "
-              f"launch to first simulation {', '.join(_fmt(v) for v in g['launch_to_first_simulation_seconds'])} s"
-              + (f" ({g['note']})" if g["note"] else ""))
+        print(
+            f"\ngrid_10k, per run: results.parquet {', '.join(f'{b:,}' for b in g['results_parquet_bytes'])} bytes, "
+            f"summary.csv {', '.join(f'{b:,}' if b is not None else 'n/a' for b in g['summary_csv_bytes'])} bytes, "
+            f"driver peak RSS {', '.join(_fmt(k / 1024 if k else None, '.0f') for k in g['driver_peak_rss_kib'])} MiB, "
+            f"launch to first simulation {', '.join(_fmt(v) for v in g['launch_to_first_simulation_seconds'])} s"
+            + (f" ({g['note']})" if g["note"] else "")
+        )
     print("\nCommands (as run, <tmp> = a fresh temporary folder per run):")
     for name, command in commands.items():
         print(f"- {name}: `{command}`")

@@ -19,6 +19,7 @@ and so that it never joins another Ray instance running on the machine.
 Exits non-zero if a trial fails or the number of trials or simulations is not the grid's.
 `--summary` gets a JSON record (trials, simulations, seconds, mean utility).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,12 @@ def run_cell(config: dict) -> None:
     from sweep.cells import make_cell
     from sweep.worker import SimulationWorker
 
-    overrides = [f"job.deadline={config['job.deadline']}", f"job.workload={config['job.workload']}",
-                 f"replicates={config['replicates']}", "tracking=off"]
+    overrides = [
+        f"job.deadline={config['job.deadline']}",
+        f"job.workload={config['job.workload']}",
+        f"replicates={config['replicates']}",
+        "tracking=off",
+    ]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", overrides=overrides)
     cell = make_cell(cfg, overrides, 0, "cell")
@@ -66,8 +71,7 @@ def main(argv=None) -> int:
     import ray
     from ray import tune
 
-    ray.init(address="local", include_dashboard=False, logging_level=logging.WARNING,
-             num_cpus=os.cpu_count() or 1)
+    ray.init(address="local", include_dashboard=False, logging_level=logging.WARNING, num_cpus=os.cpu_count() or 1)
     ray_start = time.perf_counter() - started
     tuner = tune.Tuner(
         run_cell,
@@ -94,13 +98,19 @@ def main(argv=None) -> int:
     }
     if args.summary is not None:
         args.summary.write_text(json.dumps(summary, indent=2))
-    print(f"Ray Tune: {summary['trials']} trials, {simulations:,} simulations in {fit_seconds:.1f} s "
-          f"(Ray start {ray_start:.1f} s before)", flush=True)
+    print(
+        f"Ray Tune: {summary['trials']} trials, {simulations:,} simulations in {fit_seconds:.1f} s "
+        f"(Ray start {ray_start:.1f} s before)",
+        flush=True,
+    )
     ray.shutdown()
     expected = len(deadlines) * len(workloads)
     if errors or summary["trials"] != expected:
-        sys.stderr.write(f"Error: {len(errors)} failed trial(s) of {summary['trials']} (expected {expected}):\n"
-                         + "\n".join(errors[:5]) + "\n")
+        sys.stderr.write(
+            f"Error: {len(errors)} failed trial(s) of {summary['trials']} (expected {expected}):\n"
+            + "\n".join(errors[:5])
+            + "\n"
+        )
         return 1
     return 0
 

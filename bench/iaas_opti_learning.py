@@ -10,6 +10,7 @@ Sec. V-A's grid) and the 7 theta = 1 policies (one per bid); job type 3 of Sec. 
 prices i.i.d. exponential of mean 0.11. The first repeat includes loading (or compiling) the
 Numba kernel; the median over repeats is the number to read.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,9 +46,16 @@ def main(argv=None) -> int:
         run = opti_learning(jobs, prices, policies, np.random.default_rng(repeat))
         seconds.append(time.perf_counter() - start)
         print(f"repeat {repeat}: {seconds[-1]:.2f} s, alpha {run.unit_cost(float(jobs.size.sum())):.4f}", flush=True)
-    result = {"jobs": len(jobs), "policies": len(policies), "lag_slots": run.lag, "seconds": seconds,
-              "median_seconds": statistics.median(seconds), "goal_seconds": 60.0,
-              "load_average": os.getloadavg(), "command": " ".join(["python -m bench.iaas_opti_learning", *sys.argv[1:]])}
+    result = {
+        "jobs": len(jobs),
+        "policies": len(policies),
+        "lag_slots": run.lag,
+        "seconds": seconds,
+        "median_seconds": statistics.median(seconds),
+        "goal_seconds": 60.0,
+        "load_average": os.getloadavg(),
+        "command": " ".join(["python -m bench.iaas_opti_learning", *sys.argv[1:]]),
+    }
     print(json.dumps(result, indent=2))
     if args.out != "-":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

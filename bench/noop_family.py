@@ -6,6 +6,7 @@ cells different worlds), and `simulate_replicate` returns one row per mechanism 
 required `mechanism` and `utility` and three more numbers, about as wide as a spot row's numeric
 part. It never draws from `rng`.
 """
+
 from __future__ import annotations
 
 NAME = "noop"
@@ -26,5 +27,7 @@ def mechanism_names(config: dict) -> list[str]:
 
 
 def simulate_replicate(prepared: tuple[str, ...], replicate: int, rng) -> list[dict]:
-    return [{"mechanism": name, "utility": float(replicate + i), "cost": 1.0, "completion_time": 2.0,
-             "met_deadline": True} for i, name in enumerate(prepared)]
+    return [
+        {"mechanism": name, "utility": float(replicate + i), "cost": 1.0, "completion_time": 2.0, "met_deadline": True}
+        for i, name in enumerate(prepared)
+    ]

@@ -48,6 +48,7 @@ seconds against log factor, `numpy.polyfit`) and the slopes between neighbouring
 machine is shared: run it when `uptime` shows a load under 1; the default run takes about five
 minutes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -103,15 +104,22 @@ def draw_world(point: Point):
     bounds = bounds_from_config({})
     rounds = math.ceil(1.5 * point.jobs * MEAN_PERIOD / point.pipelines) + 24
     while True:
-        params = BirthParams.from_config({"kind": "recurring", "pipelines": point.pipelines, "rounds": rounds,
-                                          "arrival_jitter": point.arrival_jitter,
-                                          "duration_jitter": point.duration_jitter}, bounds)
+        params = BirthParams.from_config(
+            {
+                "kind": "recurring",
+                "pipelines": point.pipelines,
+                "rounds": rounds,
+                "arrival_jitter": point.arrival_jitter,
+                "duration_jitter": point.duration_jitter,
+            },
+            bounds,
+        )
         rng = np.random.default_rng(point.seed)
         full = draw_births(params, bounds, rng)
         if len(full) >= point.jobs:
             break
         rounds *= 2
-    sequence = BirthSequence(full.jobs[:point.jobs], full.bounds, full.signal)
+    sequence = BirthSequence(full.jobs[: point.jobs], full.bounds, full.signal)
     return sequence, realise(sequence, rng)
 
 
@@ -121,7 +129,7 @@ def busy_nodes(sequence: BirthSequence, out) -> np.ndarray:
     end = np.where(out.completed, out.finish, np.where(out.evicted, out.extra["stopped"], out.start))
     busy = np.zeros(max(int(end.max()), 1) + 1)
     for j in np.flatnonzero(out.start >= 0):
-        busy[out.start[j]:end[j]] += concurrency[j]
+        busy[out.start[j] : end[j]] += concurrency[j]
     return busy
 
 
@@ -131,8 +139,13 @@ def measure_once(point: Point) -> dict:
     sequence, real = draw_world(point)
     draw_seconds = time.perf_counter() - start
     bounds = sequence.bounds
-    settings = SowSettings.from_config({"cluster": {"nodes": point.nodes}, "reduction": {"epsilon": EPSILON},
-                                        "oracle": {"kind": "sampled", "samples": point.samples}})
+    settings = SowSettings.from_config(
+        {
+            "cluster": {"nodes": point.nodes},
+            "reduction": {"epsilon": EPSILON},
+            "oracle": {"kind": "sampled", "samples": point.samples},
+        }
+    )
     framework = settings.framework(bounds.max_duration, bounds.horizon)
     active: list[int] = []
     rng = np.random.default_rng(point.seed + 1)
@@ -150,27 +163,41 @@ def describe(point: Point, run: dict) -> dict:
     busy = busy_nodes(sequence, out)
     started = out.start[out.start >= 0]
     first = int(started.min()) if started.size else 0
-    window = busy[first:last_birth + 1] if last_birth >= first else busy[first:first + 1]
+    window = busy[first : last_birth + 1] if last_birth >= first else busy[first : first + 1]
     offered = sum(sow.concurrency * sow.expected_duration() for sow in sequence.jobs) / (point.nodes * (last_birth + 1))
     summary = out.summary()
     return {
-        "jobs": len(sequence), "pipelines": point.pipelines, "nodes": point.nodes, "samples": point.samples,
-        "arrival_jitter": point.arrival_jitter, "duration_jitter": point.duration_jitter,
+        "jobs": len(sequence),
+        "pipelines": point.pipelines,
+        "nodes": point.nodes,
+        "samples": point.samples,
+        "arrival_jitter": point.arrival_jitter,
+        "duration_jitter": point.duration_jitter,
         "nominal_support": point.nominal_support,
         "mean_support": float(np.mean([sow.arrival.size for sow in sequence.jobs])),
-        "birth_rounds": last_birth + 1, "rounds": sequence.rounds(),
+        "birth_rounds": last_birth + 1,
+        "rounds": sequence.rounds(),
         "active_at_birth": {"mean": float(np.mean(run["active"])), "max": int(np.max(run["active"]))},
         "offered_load_per_node": float(offered),
-        "busy_window": [first, last_birth], "mean_busy_nodes": float(window.mean()),
-        "utilisation": float(window.mean()) / point.nodes, "peak_busy_nodes": float(busy.max()),
-        "completions": summary["completions"], "evictions": summary["evictions"],
-        "cancellations": summary["cancellations"], "welfare": summary["welfare"],
+        "busy_window": [first, last_birth],
+        "mean_busy_nodes": float(window.mean()),
+        "utilisation": float(window.mean()) / point.nodes,
+        "peak_busy_nodes": float(busy.max()),
+        "completions": summary["completions"],
+        "evictions": summary["evictions"],
+        "cancellations": summary["cancellations"],
+        "welfare": summary["welfare"],
     }
 
 
 def outcome_key(out) -> tuple:
-    return (out.start.tobytes(), out.finish.tobytes(), out.evicted.tobytes(), out.cancelled.tobytes(),
-            out.payment.tobytes())
+    return (
+        out.start.tobytes(),
+        out.finish.tobytes(),
+        out.evicted.tobytes(),
+        out.cancelled.tobytes(),
+        out.payment.tobytes(),
+    )
 
 
 def run_points(points: list[Point], repeats: int, reference: int | None = None) -> list[dict]:
@@ -193,17 +220,27 @@ def run_points(points: list[Point], repeats: int, reference: int | None = None) 
                 rows[i] = {"label": points[i].label, **describe(points[i], run)}
                 loads[i][0] = before
             loads[i][1] = os.getloadavg()
-            print(f"  repeat {repeat + 1}/{repeats} {points[i].label:<26} {run['seconds']:7.2f} s "
-                  f"(draw {run['draw_seconds']:.2f} s)", flush=True)
+            print(
+                f"  repeat {repeat + 1}/{repeats} {points[i].label:<26} {run['seconds']:7.2f} s "
+                f"(draw {run['draw_seconds']:.2f} s)",
+                flush=True,
+            )
     for i, row in enumerate(rows):
         median = statistics.median(seconds[i])
-        row.update({"seconds": seconds[i], "median_seconds": median, "ms_per_job": median / row["jobs"] * 1e3,
-                    "draw_seconds": draws[i], "median_draw_seconds": statistics.median(draws[i]),
-                    "same_outcome_across_repeats": len(keys[i]) == 1,
-                    "load_average_first_repeat_before": loads[i][0], "load_average_last_repeat_after": loads[i][1]})
+        row.update(
+            {
+                "seconds": seconds[i],
+                "median_seconds": median,
+                "ms_per_job": median / row["jobs"] * 1e3,
+                "draw_seconds": draws[i],
+                "median_draw_seconds": statistics.median(draws[i]),
+                "same_outcome_across_repeats": len(keys[i]) == 1,
+                "load_average_first_repeat_before": loads[i][0],
+                "load_average_last_repeat_after": loads[i][1],
+            }
+        )
         if reference is not None:
-            row["median_ratio_to_reference"] = statistics.median(
-                a / b for a, b in zip(seconds[i], seconds[reference]))
+            row["median_ratio_to_reference"] = statistics.median(a / b for a, b in zip(seconds[i], seconds[reference]))
     return rows
 
 
@@ -228,10 +265,19 @@ def parse_support(text: str) -> list[tuple[int, int]]:
     return pairs
 
 
-def benchmark(jobs: int = 1000, nodes: int = 100, pipelines_per_node: float = 2.0, repeats: int = 5,
-              sweep_repeats: int = 3, seed: int = 0, samples_sweep: str = DEFAULT_SAMPLES,
-              nodes_sweep: str = DEFAULT_NODES, support_sweep: str = DEFAULT_SUPPORT, samples: int | None = None,
-              command: str = "python -m bench.sow_speed") -> dict:
+def benchmark(
+    jobs: int = 1000,
+    nodes: int = 100,
+    pipelines_per_node: float = 2.0,
+    repeats: int = 5,
+    sweep_repeats: int = 3,
+    seed: int = 0,
+    samples_sweep: str = DEFAULT_SAMPLES,
+    nodes_sweep: str = DEFAULT_NODES,
+    support_sweep: str = DEFAULT_SUPPORT,
+    samples: int | None = None,
+    command: str = "python -m bench.sow_speed",
+) -> dict:
     """The headline and the three sweeps; returns the report (what `main` writes as JSON).
     `samples` overrides the headline R (default: the Hoeffding value)."""
     bounds = bounds_from_config({})
@@ -245,15 +291,35 @@ def benchmark(jobs: int = 1000, nodes: int = 100, pipelines_per_node: float = 2.
     report: dict = {
         "command": command,
         "goal": f"{jobs} SoWs on N = {nodes}, sampled oracle, eps = {EPSILON}: median <= {GOAL_SECONDS:g} s",
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
-                    "platform": platform.platform(), "load_average_at_start": os.getloadavg()},
-        "settings": {"jobs": jobs, "nodes": nodes, "pipelines_per_node": pipelines_per_node,
-                     "pipelines": head.pipelines, "epsilon": EPSILON, "eps0": EPS0, "delta0": DELTA0,
-                     "hoeffding_samples": hoeffding, "samples": r_head,
-                     "arrival_jitter": head.arrival_jitter, "duration_jitter": head.duration_jitter,
-                     "bounds": {"max_concurrency": bounds.max_concurrency, "max_duration": bounds.max_duration,
-                                "horizon": bounds.horizon, "max_value": bounds.max_value},
-                     "seed": seed, "repeats": repeats, "sweep_repeats": sweep_repeats},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "platform": platform.platform(),
+            "load_average_at_start": os.getloadavg(),
+        },
+        "settings": {
+            "jobs": jobs,
+            "nodes": nodes,
+            "pipelines_per_node": pipelines_per_node,
+            "pipelines": head.pipelines,
+            "epsilon": EPSILON,
+            "eps0": EPS0,
+            "delta0": DELTA0,
+            "hoeffding_samples": hoeffding,
+            "samples": r_head,
+            "arrival_jitter": head.arrival_jitter,
+            "duration_jitter": head.duration_jitter,
+            "bounds": {
+                "max_concurrency": bounds.max_concurrency,
+                "max_duration": bounds.max_duration,
+                "horizon": bounds.horizon,
+                "max_value": bounds.max_value,
+            },
+            "seed": seed,
+            "repeats": repeats,
+            "sweep_repeats": sweep_repeats,
+        },
     }
     start = time.perf_counter()
     measure_once(replace(head, jobs=min(jobs, 50), samples=min(r_head, 50)))  # warm-up, untimed
@@ -265,20 +331,36 @@ def benchmark(jobs: int = 1000, nodes: int = 100, pipelines_per_node: float = 2.
 
     sweeps = {
         "samples": ("R", [replace(head, label=f"R={r}", samples=r) for r in parse_samples(samples_sweep, hoeffding)]),
-        "nodes": ("N", [replace(head, label=f"N={n}", nodes=n, pipelines=pipes(n))
-                        for n in (int(x) for x in nodes_sweep.split(","))]),
-        "support": ("support", [replace(head, label=f"jitter={a}x{d}", arrival_jitter=a, duration_jitter=d)
-                                for a, d in parse_support(support_sweep)]),
+        "nodes": (
+            "N",
+            [
+                replace(head, label=f"N={n}", nodes=n, pipelines=pipes(n))
+                for n in (int(x) for x in nodes_sweep.split(","))
+            ],
+        ),
+        "support": (
+            "support",
+            [
+                replace(head, label=f"jitter={a}x{d}", arrival_jitter=a, duration_jitter=d)
+                for a, d in parse_support(support_sweep)
+            ],
+        ),
     }
     report["sweeps"] = {}
     for name, (factor, points) in sweeps.items():
         print(f"sweep {name}:", flush=True)
         reference = next((i for i, p in enumerate(points) if replace(p, label="headline") == head), None)
         rows = run_points(points, sweep_repeats, reference)
-        values = [row["mean_support"] if name == "support" else row["samples" if name == "samples" else "nodes"]
-                  for row in rows]
-        report["sweeps"][name] = {"factor": factor, "reference": None if reference is None else points[reference].label,
-                                  "points": rows, **growth(values, rows)}
+        values = [
+            row["mean_support"] if name == "support" else row["samples" if name == "samples" else "nodes"]
+            for row in rows
+        ]
+        report["sweeps"][name] = {
+            "factor": factor,
+            "reference": None if reference is None else points[reference].label,
+            "points": rows,
+            **growth(values, rows),
+        }
     report["machine"]["load_average_at_end"] = os.getloadavg()
     report["total_seconds"] = time.perf_counter() - start
     return report
@@ -286,29 +368,39 @@ def benchmark(jobs: int = 1000, nodes: int = 100, pipelines_per_node: float = 2.
 
 def print_report(report: dict) -> None:
     head = report["headline"]
-    print(f"\nheadline: median {head['median_seconds']:.2f} s over {len(head['seconds'])} repeats "
-          f"({', '.join(f'{s:.2f}' for s in head['seconds'])}); goal <= {GOAL_SECONDS:g} s: "
-          f"{'met' if report['goal_met'] else 'NOT met'}; draw {head['median_draw_seconds']:.2f} s; "
-          f"{head['jobs']} jobs, mean support {head['mean_support']:.2f}, {head['ms_per_job']:.2f} ms per job, "
-          f"active at a birth {head['active_at_birth']['mean']:.1f} (max {head['active_at_birth']['max']}), "
-          f"offered load {head['offered_load_per_node']:.2f} N, mean busy {head['mean_busy_nodes']:.1f} nodes "
-          f"(utilisation {head['utilisation']:.2f}, peak {head['peak_busy_nodes']:.0f}), "
-          f"{head['completions']} completions, {head['evictions']} evictions, {head['cancellations']} cancellations")
+    print(
+        f"\nheadline: median {head['median_seconds']:.2f} s over {len(head['seconds'])} repeats "
+        f"({', '.join(f'{s:.2f}' for s in head['seconds'])}); goal <= {GOAL_SECONDS:g} s: "
+        f"{'met' if report['goal_met'] else 'NOT met'}; draw {head['median_draw_seconds']:.2f} s; "
+        f"{head['jobs']} jobs, mean support {head['mean_support']:.2f}, {head['ms_per_job']:.2f} ms per job, "
+        f"active at a birth {head['active_at_birth']['mean']:.1f} (max {head['active_at_birth']['max']}), "
+        f"offered load {head['offered_load_per_node']:.2f} N, mean busy {head['mean_busy_nodes']:.1f} nodes "
+        f"(utilisation {head['utilisation']:.2f}, peak {head['peak_busy_nodes']:.0f}), "
+        f"{head['completions']} completions, {head['evictions']} evictions, {head['cancellations']} cancellations"
+    )
     for name, sweep in report["sweeps"].items():
         exponent = sweep["exponent"]
-        print(f"\nsweep {name} (exponent {'n/a' if exponent is None else f'{exponent:.2f}'}; neighbours "
-              f"{', '.join('n/a' if e is None else f'{e:.2f}' for e in sweep['local_exponents'])})")
-        print(f"{'point':<14} {'R':>5} {'N':>4} {'pipes':>5} {'jobs':>5} {'support':>7} {'median s':>9} "
-              f"{'ms/job':>7} {'ratio':>6} {'active':>7} {'offered':>7} {'util':>5} {'done':>5} {'draw s':>6} same")
+        print(
+            f"\nsweep {name} (exponent {'n/a' if exponent is None else f'{exponent:.2f}'}; neighbours "
+            f"{', '.join('n/a' if e is None else f'{e:.2f}' for e in sweep['local_exponents'])})"
+        )
+        print(
+            f"{'point':<14} {'R':>5} {'N':>4} {'pipes':>5} {'jobs':>5} {'support':>7} {'median s':>9} "
+            f"{'ms/job':>7} {'ratio':>6} {'active':>7} {'offered':>7} {'util':>5} {'done':>5} {'draw s':>6} same"
+        )
         for row in sweep["points"]:
             ratio = row.get("median_ratio_to_reference")
-            print(f"{row['label']:<14} {row['samples']:>5} {row['nodes']:>4} {row['pipelines']:>5} {row['jobs']:>5} "
-                  f"{row['mean_support']:>7.2f} {row['median_seconds']:>9.2f} {row['ms_per_job']:>7.2f} "
-                  f"{'n/a' if ratio is None else f'{ratio:.2f}':>6} {row['active_at_birth']['mean']:>7.1f} "
-                  f"{row['offered_load_per_node']:>7.2f} {row['utilisation']:>5.2f} {row['completions']:>5} "
-                  f"{row['median_draw_seconds']:>6.2f} {'yes' if row['same_outcome_across_repeats'] else 'NO'}")
-    print(f"\nload average at start {report['machine']['load_average_at_start']}, at end "
-          f"{report['machine']['load_average_at_end']}; {report['total_seconds']:.0f} s")
+            print(
+                f"{row['label']:<14} {row['samples']:>5} {row['nodes']:>4} {row['pipelines']:>5} {row['jobs']:>5} "
+                f"{row['mean_support']:>7.2f} {row['median_seconds']:>9.2f} {row['ms_per_job']:>7.2f} "
+                f"{'n/a' if ratio is None else f'{ratio:.2f}':>6} {row['active_at_birth']['mean']:>7.1f} "
+                f"{row['offered_load_per_node']:>7.2f} {row['utilisation']:>5.2f} {row['completions']:>5} "
+                f"{row['median_draw_seconds']:>6.2f} {'yes' if row['same_outcome_across_repeats'] else 'NO'}"
+            )
+    print(
+        f"\nload average at start {report['machine']['load_average_at_start']}, at end "
+        f"{report['machine']['load_average_at_end']}; {report['total_seconds']:.0f} s"
+    )
 
 
 def main(argv=None) -> int:
@@ -320,22 +412,26 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=None, help="headline repeats (default 5, quick 1)")
     parser.add_argument("--sweep-repeats", type=int, default=None, help="repeats per sweep point (default 3, quick 1)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--samples-sweep", default=None,
-                        help=f"R values ('hoeffding' allowed; default {DEFAULT_SAMPLES})")
+    parser.add_argument(
+        "--samples-sweep", default=None, help=f"R values ('hoeffding' allowed; default {DEFAULT_SAMPLES})"
+    )
     parser.add_argument("--nodes-sweep", default=None, help=f"N values (default {DEFAULT_NODES})")
-    parser.add_argument("--support-sweep", default=None,
-                        help=f"arrival x duration jitters (default {DEFAULT_SUPPORT})")
+    parser.add_argument("--support-sweep", default=None, help=f"arrival x duration jitters (default {DEFAULT_SUPPORT})")
     parser.add_argument("--out", default="bench/results/sow_speed.json", help="JSON results ('-': none)")
     args = parser.parse_args(argv)
     quick = args.quick
     report = benchmark(
-        jobs=args.jobs, nodes=args.nodes, pipelines_per_node=args.pipelines_per_node,
-        repeats=args.repeats or (1 if quick else 5), sweep_repeats=args.sweep_repeats or (1 if quick else 3),
+        jobs=args.jobs,
+        nodes=args.nodes,
+        pipelines_per_node=args.pipelines_per_node,
+        repeats=args.repeats or (1 if quick else 5),
+        sweep_repeats=args.sweep_repeats or (1 if quick else 3),
         seed=args.seed,
         samples_sweep=args.samples_sweep or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES),
         nodes_sweep=args.nodes_sweep or (QUICK_NODES if quick else DEFAULT_NODES),
         support_sweep=args.support_sweep or (QUICK_SUPPORT if quick else DEFAULT_SUPPORT),
-        command=" ".join(["python -m bench.sow_speed", *(sys.argv[1:] if argv is None else argv)]))
+        command=" ".join(["python -m bench.sow_speed", *(sys.argv[1:] if argv is None else argv)]),
+    )
     report["quick"] = quick
     print_report(report)
     if args.out != "-":

@@ -22,6 +22,7 @@ and the largest ratio, the number of experiments whose slower run took over `--l
 (30) and the number whose ratio is over `--max-ratio` (3): the goal is none of either. The
 machine's load average is part of the report: the quiet runs are only as quiet as the machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,8 +68,17 @@ def conditions(index: int) -> tuple[str, str]:
 
 
 def command(experiment: str, out: Path) -> list[str]:
-    return [sys.executable, "-m", "sweep", "-m", f"experiment={experiment}", "debug=tiny", "tracking=off",
-            "runner.progress=false", f"hydra.sweep.dir={out}"]
+    return [
+        sys.executable,
+        "-m",
+        "sweep",
+        "-m",
+        f"experiment={experiment}",
+        "debug=tiny",
+        "tracking=off",
+        "runner.progress=false",
+        f"hydra.sweep.dir={out}",
+    ]
 
 
 def shown(argv: list[str], tmp: Path) -> str:
@@ -82,8 +92,11 @@ def parse_done(output: str) -> dict:
     if not found:
         return {"simulations": None, "engine_seconds": None, "simulating_seconds": None}
     simulations, total, simulating = found[-1]
-    return {"simulations": int(simulations.replace(",", "")), "engine_seconds": float(total),
-            "simulating_seconds": float(simulating) if simulating else None}
+    return {
+        "simulations": int(simulations.replace(",", "")),
+        "engine_seconds": float(total),
+        "simulating_seconds": float(simulating) if simulating else None,
+    }
 
 
 def phases(sweep_dir: Path) -> dict:
@@ -92,8 +105,9 @@ def phases(sweep_dir: Path) -> dict:
         timing = json.loads((sweep_dir / "timing.json").read_text())
     except (OSError, ValueError):
         return {name: None for name in PHASES}
-    moment = {name: value.get("seconds_after_start") if isinstance(value, dict) else None
-              for name, value in timing.items()}
+    moment = {
+        name: value.get("seconds_after_start") if isinstance(value, dict) else None for name, value in timing.items()
+    }
     return {name: moment.get(name) for name in PHASES}
 
 
@@ -117,19 +131,34 @@ def run_once(experiment: str, busy: int, timeout: float) -> dict:
         try:
             load_before = os.getloadavg()
             started = time.perf_counter()
-            proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                                  env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            proc = subprocess.run(
+                argv,
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
             wall = time.perf_counter() - started
         finally:
             stop_busy(loops)
         output = proc.stdout + proc.stderr
         rows = _rows(tmp / "sweep" / "results.parquet")
         if proc.returncode != 0 or not rows:
-            raise SystemExit(f"{experiment} ({'loaded' if busy else 'quiet'}): exit status {proc.returncode}, "
-                             f"{rows} rows\n$ {shown(argv, tmp)}\n{output[-3000:]}")
-        return {"wall_seconds": round(wall, 3), **parse_done(output), "phases": phases(tmp / "sweep"),
-                "rows": rows, "busy": busy, "load_average_before": list(load_before),
-                "load_average_after": list(os.getloadavg()), "command": shown(argv, tmp)}
+            raise SystemExit(
+                f"{experiment} ({'loaded' if busy else 'quiet'}): exit status {proc.returncode}, "
+                f"{rows} rows\n$ {shown(argv, tmp)}\n{output[-3000:]}"
+            )
+        return {
+            "wall_seconds": round(wall, 3),
+            **parse_done(output),
+            "phases": phases(tmp / "sweep"),
+            "rows": rows,
+            "busy": busy,
+            "load_average_before": list(load_before),
+            "load_average_after": list(os.getloadavg()),
+            "command": shown(argv, tmp),
+        }
 
 
 def _rows(path: Path) -> int:
@@ -180,15 +209,24 @@ def main(argv=None) -> int:
         parser.error(str(err))
     report: dict = {
         "benchmark": "bench/tiny_load.py",
-        "invocation": " ".join(["python -m bench.tiny_load", *map(shlex.quote, sys.argv[1:] if argv is None else argv)]),
+        "invocation": " ".join(
+            ["python -m bench.tiny_load", *map(shlex.quote, sys.argv[1:] if argv is None else argv)]
+        ),
         "started_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "load_average_at_start": list(os.getloadavg())},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_average_at_start": list(os.getloadavg()),
+        },
         "busy_loops": args.busy,
         "experiments": names,
     }
-    print(f"{len(names)} experiments at debug=tiny, quiet and beside {args.busy} busy loops; "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}", flush=True)
+    print(
+        f"{len(names)} experiments at debug=tiny, quiet and beside {args.busy} busy loops; "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
     runs: dict[str, dict[str, dict]] = {}
     seconds: dict[str, dict[str, float]] = {}
     for index, name in enumerate(names):
@@ -197,19 +235,30 @@ def main(argv=None) -> int:
             runs[name][condition] = run_once(name, args.busy if condition == "loaded" else 0, args.timeout)
         seconds[name] = {condition: runs[name][condition]["wall_seconds"] for condition in ("quiet", "loaded")}
         quiet, loaded = seconds[name]["quiet"], seconds[name]["loaded"]
-        print(f"{index + 1:3d}/{len(names)} {name:28s} quiet {quiet:6.1f} s  loaded {loaded:6.1f} s  "
-              f"ratio {loaded / quiet:5.2f}  load {os.getloadavg()[0]:.2f}", flush=True)
+        print(
+            f"{index + 1:3d}/{len(names)} {name:28s} quiet {quiet:6.1f} s  loaded {loaded:6.1f} s  "
+            f"ratio {loaded / quiet:5.2f}  load {os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
     summary = summarize(seconds, args.limit, args.max_ratio)
-    report.update({"runs": runs, "seconds": seconds, "summary": summary,
-                   "finished_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
+    report.update(
+        {
+            "runs": runs,
+            "seconds": seconds,
+            "summary": summary,
+            "finished_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+    )
     report["machine"]["load_average_at_end"] = list(os.getloadavg())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print("\n" + table(seconds, summary))
     worst = summary["max_ratio"]
-    print(f"\nmedian ratio {summary['median_ratio']:.2f}, largest {worst['ratio']:.2f} ({worst['experiment']}); "
-          f"slowest run {summary['max_seconds']:.1f} s; over {args.limit:g} s: {summary['over_limit']['count']}, "
-          f"over {args.max_ratio:g}x: {summary['over_ratio']['count']}")
+    print(
+        f"\nmedian ratio {summary['median_ratio']:.2f}, largest {worst['ratio']:.2f} ({worst['experiment']}); "
+        f"slowest run {summary['max_seconds']:.1f} s; over {args.limit:g} s: {summary['over_limit']['count']}, "
+        f"over {args.max_ratio:g}x: {summary['over_ratio']['count']}"
+    )
     print(f"written to {args.out}")
     return 0
 

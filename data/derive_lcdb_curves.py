@@ -73,6 +73,8 @@ def compare_bytes(name: str, made: bytes, against) -> bool:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module._compare(name, made, against)
+
+
 OUTPUT = DATA / "core_lcdb_curves.csv"
 SDIST = "lcdb-0.1.0.tar.gz"
 SDIST_SHA256 = "450ea69b249866298653f718d66a825e3d19a4024dd4ff140b89f2e04d4777ae"
@@ -88,8 +90,8 @@ LEARNERS = (
 )
 OUTER_SEEDS = (0, 1, 2, 3, 4)
 INNER_SEED = 0
-MIN_LOSS = 1e-3          # 4-decimal values below this carry too few digits for a log scale
-MIN_RUN = 6              # anchors over which the mean curve strictly decreases
+MIN_LOSS = 1e-3  # 4-decimal values below this carry too few digits for a log scale
+MIN_RUN = 6  # anchors over which the mean curve strictly decreases
 LAST_ANCHOR = (2000, 70000)  # training-set sizes that fit the paper's horizons (N_k d_k)
 DATASETS = 10
 COLUMNS = ("curve", "openmlid", "dataset", "learner", "anchor", "seed", "loss", "fit_seconds")
@@ -107,8 +109,11 @@ def read_sdist(path) -> tuple[pd.DataFrame, dict[int, str]]:
         names = pd.read_csv(tar.extractfile(MEMBER_DATASETS), usecols=["openmlid", "Name"])
         parts = []
         for chunk in pd.read_csv(tar.extractfile(MEMBER_CURVES), usecols=USECOLS, chunksize=500_000):
-            keep = (chunk["learner"].isin(LEARNERS) & chunk["outer_seed"].isin(OUTER_SEEDS)
-                    & (chunk["inner_seed"] == INNER_SEED))
+            keep = (
+                chunk["learner"].isin(LEARNERS)
+                & chunk["outer_seed"].isin(OUTER_SEEDS)
+                & (chunk["inner_seed"] == INNER_SEED)
+            )
             parts.append(chunk[keep])
     rows = pd.concat(parts, ignore_index=True)
     return rows, {int(i): str(n) for i, n in zip(names["openmlid"], names["Name"])}
@@ -126,8 +131,7 @@ def longest_decreasing_run(values) -> int:
 def curve_run(frame: pd.DataFrame) -> int | None:
     """The decreasing run of one (data set, learner) curve's mean, or None if it does not
     qualify (a seed missing, anchors differing between seeds, a loss below MIN_LOSS)."""
-    table = frame.pivot_table(index="size_train", columns="outer_seed", values="score_valid",
-                              aggfunc="count")
+    table = frame.pivot_table(index="size_train", columns="outer_seed", values="score_valid", aggfunc="count")
     if sorted(table.columns) != list(OUTER_SEEDS) or (table != 1).to_numpy().any():
         return None
     loss = frame.pivot(index="size_train", columns="outer_seed", values="score_valid")
@@ -162,16 +166,18 @@ def curve_table(rows: pd.DataFrame, names: dict[int, str]) -> pd.DataFrame:
     part = rows[rows["openmlid"].isin(chosen)].copy()
     part["learner"] = part["learner"].map(short_name)
     part = part.sort_values(["openmlid", "learner", "outer_seed", "size_train"], kind="stable")
-    return pd.DataFrame({
-        "curve": [f"openml_{i}/{learner}" for i, learner in zip(part["openmlid"], part["learner"])],
-        "openmlid": part["openmlid"].astype(int).to_numpy(),
-        "dataset": [names.get(int(i), f"openml_{int(i)}") for i in part["openmlid"]],
-        "learner": part["learner"].to_numpy(),
-        "anchor": part["size_train"].astype(int).to_numpy(),
-        "seed": part["outer_seed"].astype(int).to_numpy(),
-        "loss": part["score_valid"].to_numpy(dtype=float),
-        "fit_seconds": part["traintime"].to_numpy(dtype=float),
-    })
+    return pd.DataFrame(
+        {
+            "curve": [f"openml_{i}/{learner}" for i, learner in zip(part["openmlid"], part["learner"])],
+            "openmlid": part["openmlid"].astype(int).to_numpy(),
+            "dataset": [names.get(int(i), f"openml_{int(i)}") for i in part["openmlid"]],
+            "learner": part["learner"].to_numpy(),
+            "anchor": part["size_train"].astype(int).to_numpy(),
+            "seed": part["outer_seed"].astype(int).to_numpy(),
+            "loss": part["score_valid"].to_numpy(dtype=float),
+            "fit_seconds": part["traintime"].to_numpy(dtype=float),
+        }
+    )
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
@@ -180,8 +186,18 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(COLUMNS)
     for row in frame[list(COLUMNS)].itertuples(index=False):
-        writer.writerow([row.curve, int(row.openmlid), row.dataset, row.learner, int(row.anchor),
-                         int(row.seed), f"{row.loss:.4f}", f"{row.fit_seconds:.4f}"])
+        writer.writerow(
+            [
+                row.curve,
+                int(row.openmlid),
+                row.dataset,
+                row.learner,
+                int(row.anchor),
+                int(row.seed),
+                f"{row.loss:.4f}",
+                f"{row.fit_seconds:.4f}",
+            ]
+        )
     return out.getvalue().encode("utf-8")
 
 
@@ -198,26 +214,27 @@ def summary(frame: pd.DataFrame) -> str:
     lines = []
     for openmlid, part in frame.groupby("openmlid", sort=True):
         anchors = sorted(set(part["anchor"]))
-        lines.append(f"  openml_{openmlid} {part['dataset'].iloc[0]}: {len(anchors)} anchors "
-                     f"{anchors[0]}..{anchors[-1]}")
+        lines.append(
+            f"  openml_{openmlid} {part['dataset'].iloc[0]}: {len(anchors)} anchors {anchors[0]}..{anchors[-1]}"
+        )
     return "\n".join(lines)
 
 
 def make(sdist) -> tuple[bytes, pd.DataFrame]:
     digest = sha256(sdist)
     if digest != SDIST_SHA256:
-        print(f"warning: {sdist} has sha256 {digest}, not the {SDIST_SHA256} this file was made "
-              "from", file=sys.stderr)
+        print(f"warning: {sdist} has sha256 {digest}, not the {SDIST_SHA256} this file was made from", file=sys.stderr)
     rows, names = read_sdist(sdist)
     frame = curve_table(rows, names)
     return csv_bytes(frame), frame
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="The source and the selection are in this file's "
-                                            "docstring and data/README.md.")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="The source and the selection are in this file's docstring and data/README.md.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     write = sub.add_parser("write", help="write data/core_lcdb_curves.csv (or -o)")
     check = sub.add_parser("check", help="regenerate in memory and byte-compare with the shipped file")
@@ -232,8 +249,10 @@ def main(argv=None) -> int:
     if args.command == "check":
         return 0 if compare_bytes(OUTPUT.name, made, args.against) else 1
     args.output.write_bytes(made)
-    print(f"wrote {args.output} ({len(made)} bytes, {len(frame)} rows, "
-          f"{frame['curve'].nunique()} curves)\n{summary(frame)}")
+    print(
+        f"wrote {args.output} ({len(made)} bytes, {len(frame)} rows, "
+        f"{frame['curve'].nunique()} curves)\n{summary(frame)}"
+    )
     return 0
 
 

@@ -76,8 +76,14 @@ SLOT_MARKET = "30min"
 SLOT_ARRIVALS = "10min"
 
 
-def market_slots(probes, prices, start=MARKET_START, probes_per_slot=PROBES_PER_SLOT,
-                 ticks_per_slot=TICKS_PER_SLOT, on_demand=ON_DEMAND_USD_H) -> pd.DataFrame:
+def market_slots(
+    probes,
+    prices,
+    start=MARKET_START,
+    probes_per_slot=PROBES_PER_SLOT,
+    ticks_per_slot=TICKS_PER_SLOT,
+    on_demand=ON_DEMAND_USD_H,
+) -> pd.DataFrame:
     """slot, timestamp, spot_price, availability from the probe and price-tick series."""
     probes = np.asarray(probes, dtype=np.int64)
     prices = np.asarray(prices, dtype=np.float64)
@@ -87,12 +93,14 @@ def market_slots(probes, prices, start=MARKET_START, probes_per_slot=PROBES_PER_
     avail = probes[: n * probes_per_slot].reshape(n, probes_per_slot).min(axis=1)
     mean = prices[: n * ticks_per_slot].reshape(n, ticks_per_slot).mean(axis=1)
     stamps = pd.date_range(start, periods=n, freq=SLOT_MARKET)
-    return pd.DataFrame({
-        "slot": np.arange(n),
-        "timestamp": stamps.strftime("%Y-%m-%dT%H:%M:%S"),
-        "spot_price": np.round(mean / on_demand, 4),
-        "availability": avail,
-    })
+    return pd.DataFrame(
+        {
+            "slot": np.arange(n),
+            "timestamp": stamps.strftime("%Y-%m-%dT%H:%M:%S"),
+            "spot_price": np.round(mean / on_demand, 4),
+            "availability": avail,
+        }
+    )
 
 
 def arrival_counts(times, freq=SLOT_ARRIVALS) -> pd.DataFrame:
@@ -100,11 +108,13 @@ def arrival_counts(times, freq=SLOT_ARRIVALS) -> pd.DataFrame:
     bins = pd.to_datetime(pd.Series(times)).dt.floor(freq)
     counts = bins.value_counts()
     index = pd.date_range(bins.min(), bins.max(), freq=freq)
-    return pd.DataFrame({
-        "slot": np.arange(len(index)),
-        "timestamp": index.strftime("%Y-%m-%dT%H:%M:%S"),
-        "arrivals": counts.reindex(index, fill_value=0).to_numpy(dtype=np.int64),
-    })
+    return pd.DataFrame(
+        {
+            "slot": np.arange(len(index)),
+            "timestamp": index.strftime("%Y-%m-%dT%H:%M:%S"),
+            "arrivals": counts.reindex(index, fill_value=0).to_numpy(dtype=np.int64),
+        }
+    )
 
 
 def _cell(value) -> str:
@@ -147,8 +157,7 @@ def read_request_times(path) -> pd.Series:
     times = pd.read_csv(path, usecols=["gmt_create"])["gmt_create"]
     parsed = pd.to_datetime(times, format="%Y-%m-%d %H:%M:%S", errors="coerce")
     if parsed.isna().any():
-        print(f"{path}: {int(parsed.isna().sum())} rows without a readable gmt_create, skipped",
-              file=sys.stderr)
+        print(f"{path}: {int(parsed.isna().sum())} rows without a readable gmt_create, skipped", file=sys.stderr)
     return parsed.dropna()
 
 
@@ -171,9 +180,11 @@ def _compare(name, made: bytes, shipped: Path) -> bool:
         return True
     a, b = made.split(b"\r\n"), old.split(b"\r\n")
     line = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    print(f"{name}: differs from {shipped.name} at line {line + 1}: "
-          f"made {a[line] if line < len(a) else b'<end>'!r}, "
-          f"shipped {b[line] if line < len(b) else b'<end>'!r}")
+    print(
+        f"{name}: differs from {shipped.name} at line {line + 1}: "
+        f"made {a[line] if line < len(a) else b'<end>'!r}, "
+        f"shipped {b[line] if line < len(b) else b'<end>'!r}"
+    )
     return False
 
 
@@ -182,26 +193,32 @@ def main(argv=None) -> int:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="raw files:\n"
-               "  https://github.com/skypilot-org/spot-traces"
-               "  availability/16-node/aws-08-27-2023/us-west-2a_v100_1.json\n"
-               "  https://github.com/andylizf/skynomad-artifact  data/v100_spot_prices.json\n"
-               "  https://github.com/alibaba/clusterdata"
-               "  cluster-trace-v2026-GenAI/lora_request_trace.csv\n"
-               "The derivation is in this file's docstring and data/README.md.")
+        "  https://github.com/skypilot-org/spot-traces"
+        "  availability/16-node/aws-08-27-2023/us-west-2a_v100_1.json\n"
+        "  https://github.com/andylizf/skynomad-artifact  data/v100_spot_prices.json\n"
+        "  https://github.com/alibaba/clusterdata"
+        "  cluster-trace-v2026-GenAI/lora_request_trace.csv\n"
+        "The derivation is in this file's docstring and data/README.md.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     market = sub.add_parser("market", help="write the market trace")
     arrivals = sub.add_parser("arrivals", help="write the arrival trace")
     check = sub.add_parser("check", help="byte-compare what the raw files give with data/*.csv")
     for p in (market, check):
         p.add_argument("--availability", required=p is market, help="us-west-2a_v100_1.json")
-        p.add_argument("--prices", help="v100_spot_prices.json" + (" (market: this or --prices-from)"
-                                                                  if p is market else ""))
+        p.add_argument(
+            "--prices", help="v100_spot_prices.json" + (" (market: this or --prices-from)" if p is market else "")
+        )
         p.add_argument("--zone", default=PRICE_ZONE, help=f"price series (default {PRICE_ZONE})")
     for p in (arrivals, check):
         p.add_argument("--requests", required=p is arrivals, help="lora_request_trace.csv")
-    market.add_argument("--prices-from", type=Path, metavar="MARKET_CSV",
-                        help="instead of --prices: the price ticks a market CSV's spot_price "
-                             "column stands for (its slot means; the held-out traces)")
+    market.add_argument(
+        "--prices-from",
+        type=Path,
+        metavar="MARKET_CSV",
+        help="instead of --prices: the price ticks a market CSV's spot_price "
+        "column stands for (its slot means; the held-out traces)",
+    )
     market.add_argument("-o", "--output", type=Path, default=MARKET_CSV)
     arrivals.add_argument("-o", "--output", type=Path, default=ARRIVALS_CSV)
     args = parser.parse_args(argv)

@@ -4,6 +4,7 @@ and the meta-learner against the best fixed mechanism. Every experiment is
 writes reports/arena/: `<market>.csv` (alpha of every mechanism in every cell, all replicates),
 `wins.csv` and `wins.png` (per cell, on held-out replicates: each paper's best mechanism picked
 on tuning replicates, the two papers' all-on-demand gap, the verdicts, the meta-learners)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,10 +47,17 @@ def cell_means(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     keys = ["market", "deadline", "price", "spot", "mechanism", "paper"]
     for key, part in frame.groupby(keys, sort=False):
-        rows.append({**dict(zip(keys, key)), "replicates": len(part), "unit_cost": part["unit_cost"].mean(),
-                     "unit_cost_ci95": student_t_interval(part["unit_cost"]).half_width,
-                     "spot_share": part["spot_share"].mean(), "fallback_share": part["fallback_share"].mean(),
-                     "missed": int(part["missed"].sum())})
+        rows.append(
+            {
+                **dict(zip(keys, key)),
+                "replicates": len(part),
+                "unit_cost": part["unit_cost"].mean(),
+                "unit_cost_ci95": student_t_interval(part["unit_cost"]).half_width,
+                "spot_share": part["spot_share"].mean(),
+                "fallback_share": part["fallback_share"].mean(),
+                "missed": int(part["missed"].sum()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -67,7 +75,7 @@ def split_replicates(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Tuning replicates (the first half of the replicate numbers) and held-out ones (the rest):
     each paper's best mechanism is picked on the first and scored on the second."""
     replicates = np.sort(frame["replicate"].unique())
-    tuning = set(replicates[:len(replicates) // 2].tolist())
+    tuning = set(replicates[: len(replicates) // 2].tolist())
     chosen = frame["replicate"].isin(tuning)
     return frame[chosen], frame[~chosen]
 
@@ -137,8 +145,7 @@ def win_row(cell: pd.DataFrame) -> dict:
 def win_table(frame: pd.DataFrame) -> pd.DataFrame:
     """`win_row` for every cell of the labelled results."""
     cells = ["market", "deadline", "price", "spot"]
-    return pd.DataFrame([{**dict(zip(cells, key)), **win_row(part)}
-                         for key, part in frame.groupby(cells, sort=False)])
+    return pd.DataFrame([{**dict(zip(cells, key)), **win_row(part)} for key, part in frame.groupby(cells, sort=False)])
 
 
 def plot_wins(wins: pd.DataFrame, path: Path) -> None:
@@ -147,13 +154,16 @@ def plot_wins(wins: pd.DataFrame, path: Path) -> None:
     plt = pyplot()
     markets = list(dict.fromkeys(wins["market"]))
     fig, axes = plt.subplots(1, len(markets), figsize=(5.5 * len(markets), 4.8), squeeze=False)
-    series = (("alpha_000", "best of paper 000", "tab:blue"),
-              ("alpha_000_without_oracle", "best of paper 000, AHAP without oracle", "tab:cyan"),
-              ("alpha_003", "best of paper 003", "tab:orange"),
-              ("alpha_od_only", "OD-Only (paper 000: just enough on-demand)", "tab:purple"),
-              ("alpha_theta0", "Theta(theta=0) (paper 003: delta on-demand)", "tab:pink"),
-              ("alpha_meta", "Meta (bound)", "tab:green"), ("alpha_meta_job_minmax", "Meta (job_minmax)", "tab:olive"),
-              ("best_fixed_in_hindsight", "best fixed in hindsight (per replicate)", "tab:gray"))
+    series = (
+        ("alpha_000", "best of paper 000", "tab:blue"),
+        ("alpha_000_without_oracle", "best of paper 000, AHAP without oracle", "tab:cyan"),
+        ("alpha_003", "best of paper 003", "tab:orange"),
+        ("alpha_od_only", "OD-Only (paper 000: just enough on-demand)", "tab:purple"),
+        ("alpha_theta0", "Theta(theta=0) (paper 003: delta on-demand)", "tab:pink"),
+        ("alpha_meta", "Meta (bound)", "tab:green"),
+        ("alpha_meta_job_minmax", "Meta (job_minmax)", "tab:olive"),
+        ("best_fixed_in_hindsight", "best fixed in hindsight (per replicate)", "tab:gray"),
+    )
     for ax, market in zip(axes[0], markets):
         part = wins[wins["market"] == market]
         labels = [" ".join(x for x in (r.deadline, r.price, r.spot) if x) for r in part.itertuples()]
@@ -163,16 +173,23 @@ def plot_wins(wins: pd.DataFrame, path: Path) -> None:
             ax.bar(x + j * width, part[column], width, label=label, color=color)
         for i, r in enumerate(part.itertuples()):
             claim = r.verdict[-3:] if r.verdict.startswith("paper") else "-"
-            ax.text(x[i] + 0.4 - width / 2, max(r.alpha_000, r.alpha_003, r.alpha_theta0) * 1.01, claim,
-                    ha="center", fontsize=8)
+            ax.text(
+                x[i] + 0.4 - width / 2,
+                max(r.alpha_000, r.alpha_003, r.alpha_theta0) * 1.01,
+                claim,
+                ha="center",
+                fontsize=8,
+            )
         ax.axhline(1.0, color="black", linewidth=0.6, linestyle=":")
         ax.set_xticks(x + 0.4 - width / 2)
         ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
         ax.set_title(f"market: {market} (label: claimed winner, - none)")
         ax.set_ylabel("average unit cost alpha (on-demand = 1)")
     axes[0][0].legend(fontsize=8, ncol=4, loc="upper left", bbox_to_anchor=(0.0, -0.32), frameon=False)
-    fig.suptitle("The spot arena on held-out replicates: each paper's best (picked on tuning replicates), "
-                 "the two all-on-demand policies, the meta-learners")
+    fig.suptitle(
+        "The spot arena on held-out replicates: each paper's best (picked on tuning replicates), "
+        "the two all-on-demand policies, the meta-learners"
+    )
     save(fig, path, bbox_inches="tight")
 
 
@@ -182,14 +199,18 @@ def market_report(market: str):
         means = cell_means(frame)
         means.to_csv(context.out / f"{market}.csv", index=False, float_format="%.4f")
         return frame
+
     return report
 
 
 def wins(context: Context) -> pd.DataFrame:
     frames = [context.reports[m] for m in MARKETS if isinstance(context.reports.get(m), pd.DataFrame)]
     if not frames:
-        frames = [labelled(pd.read_parquet(context.run_dir(m) / "results.parquet"), m) for m in MARKETS
-                  if (context.run_dir(m) / "results.parquet").exists()]
+        frames = [
+            labelled(pd.read_parquet(context.run_dir(m) / "results.parquet"), m)
+            for m in MARKETS
+            if (context.run_dir(m) / "results.parquet").exists()
+        ]
     frame = pd.concat(frames, ignore_index=True)
     table = win_table(frame)
     table.to_csv(context.out / "wins.csv", index=False, float_format="%.4f")
@@ -197,8 +218,7 @@ def wins(context: Context) -> pd.DataFrame:
     return table
 
 
-EXPERIMENTS = tuple(Experiment(m, f"arena/{m}", market_report(m)) for m in MARKETS) + (
-    Experiment("wins", None, wins),)
+EXPERIMENTS = tuple(Experiment(m, f"arena/{m}", market_report(m)) for m in MARKETS) + (Experiment("wins", None, wins),)
 
 
 def checks(context: Context) -> list[Check]:
@@ -209,24 +229,64 @@ def checks(context: Context) -> list[Check]:
     for paper in PAPERS:
         for suffix, label in (("", ""), ("_without_oracle", " when AHAP has no oracle forecast")):
             won = float((table[f"verdict{suffix}"] == f"paper {paper}").sum())
-            out.append(Check("wins", f"cells won by paper {paper}{label} (of {len(table)}; held-out replicates, margin "
-                                     f"beyond the adapter gap, paired 95% interval excluding 0; information)", won, None))
+            out.append(
+                Check(
+                    "wins",
+                    f"cells won by paper {paper}{label} (of {len(table)}; held-out replicates, margin "
+                    f"beyond the adapter gap, paired 95% interval excluding 0; information)",
+                    won,
+                    None,
+                )
+            )
         won = float((table["verdict_by_interval"] == f"paper {paper}").sum())
-        out.append(Check("wins", f"cells won by paper {paper} by the held-out paired 95% interval alone, the gap "
-                                 f"not required (of {len(table)}; information)", won, None))
-    out.append(Check("wins", f"cells with no claimed winner (of {len(table)}; information)",
-                     float((~table["verdict"].str.startswith("paper")).sum()), None))
-    out.append(Check("wins", "adapter gap: Theta(theta=0) minus OD-Only, mean over cells (alpha; information)",
-                     float(table["adapter_gap"].mean()), None))
+        out.append(
+            Check(
+                "wins",
+                f"cells won by paper {paper} by the held-out paired 95% interval alone, the gap "
+                f"not required (of {len(table)}; information)",
+                won,
+                None,
+            )
+        )
+    out.append(
+        Check(
+            "wins",
+            f"cells with no claimed winner (of {len(table)}; information)",
+            float((~table["verdict"].str.startswith("paper")).sum()),
+            None,
+        )
+    )
+    out.append(
+        Check(
+            "wins",
+            "adapter gap: Theta(theta=0) minus OD-Only, mean over cells (alpha; information)",
+            float(table["adapter_gap"].mean()),
+            None,
+        )
+    )
     for column, name in LEARNERS.items():
-        out.append(Check("wins", f"{name} above the best fixed policy in hindsight, mean over cells (%; information)",
-                         float(table[f"{column}_above_best_fixed_percent"].mean()), None))
+        out.append(
+            Check(
+                "wins",
+                f"{name} above the best fixed policy in hindsight, mean over cells (%; information)",
+                float(table[f"{column}_above_best_fixed_percent"].mean()),
+                None,
+            )
+        )
         below_worst = bool((table[column] <= table["worst_fixed_in_hindsight"]).all())
-        out.append(Check("wins", f"{name} at or below the worst fixed policy in every cell",
-                         float(below_worst), below_worst, "== 1"))
+        out.append(
+            Check(
+                "wins",
+                f"{name} at or below the worst fixed policy in every cell",
+                float(below_worst),
+                below_worst,
+                "== 1",
+            )
+        )
     frames = [context.reports[m] for m in MARKETS if isinstance(context.reports.get(m), pd.DataFrame)]
     if frames:
         missed = float(sum(int(f["missed"].sum()) for f in frames))
-        out.append(Check("wins", "jobs that missed their deadline, every mechanism and cell", missed, missed == 0,
-                         "== 0"))
+        out.append(
+            Check("wins", "jobs that missed their deadline, every mechanism and cell", missed, missed == 0, "== 0")
+        )
     return out

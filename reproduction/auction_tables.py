@@ -8,6 +8,7 @@ paper's pdFTSP (tuned kappa) and of the fitting variant (our extension) over eac
 (% of the baseline's mean welfare); the headline gives ratios of mean welfare with paired 95%
 intervals beside the ratio the paper's gains imply.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,10 @@ def _label(mechanism: str, figure: str) -> str:
 
 def welfare_table(table: pd.DataFrame, x: str, figure: str, column: str = "welfare_mean", digits: int = 0) -> str:
     mechanisms = list(dict.fromkeys(table["mechanism"]))
-    lines = [f"| {x} | " + " | ".join(_label(m, figure) for m in mechanisms) + " |",
-             "|---|" + "---:|" * len(mechanisms)]
+    lines = [
+        f"| {x} | " + " | ".join(_label(m, figure) for m in mechanisms) + " |",
+        "|---|" + "---:|" * len(mechanisms),
+    ]
     for value, part in table.groupby(x, sort=False):
         rows = part.set_index("mechanism")
         if column == "opt_ratio_mean":
@@ -59,8 +62,11 @@ def leads_table(table: pd.DataFrame, x: str) -> str:
         rows = part.set_index("mechanism")
         for m in variants:
             gains = [rows.loc[m, f"vs_{b}_pct"] for b in bases]
-            lines.append(f"| {value} | {SHORT[m]} | " + " | ".join(f"{g:+.1f}%" if np.isfinite(g) else "undefined (baseline <= 0)"
-                                                             for g in gains) + " |")
+            lines.append(
+                f"| {value} | {SHORT[m]} | "
+                + " | ".join(f"{g:+.1f}%" if np.isfinite(g) else "undefined (baseline <= 0)" for g in gains)
+                + " |"
+            )
     return "\n".join(lines)
 
 
@@ -69,8 +75,10 @@ def headline_table(table: pd.DataFrame) -> str:
     for _, r in table.iterrows():
         per_day = "" if pd.isna(r.get("per_day", "")) else str(r.get("per_day", ""))
         if r["numerator"] == "EFT's admitted tasks below cost":
-            lines.append(f"| {r['experiment']} {r['cell']} | share of EFT's admitted tasks worth less than their cost "
-                         f"| | {r['ratio']:.1%} | |")
+            lines.append(
+                f"| {r['experiment']} {r['cell']} | share of EFT's admitted tasks worth less than their cost "
+                f"| | {r['ratio']:.1%} | |"
+            )
             continue
         if " - " in r["numerator"]:
             name = f"share of the lead of {SHORT[CALIBRATED]} over Titan from fitting"
@@ -96,29 +104,42 @@ def kappa_table(table: pd.DataFrame) -> str:
 
 
 def bid_law_table(table: pd.DataFrame) -> str:
-    ratios = [f"{SHORT[PAPER_TUNED]} / {b}" for b in ("Titan", "EFT", "NTM")] + \
-             [f"{SHORT[CALIBRATED]} / {b}" for b in ("Titan", "EFT", "NTM")] + ["Titan / EFT", "EFT / NTM"]
-    lines = ["| value law (cents per ksample) | EFT's admitted tasks below cost | EFT admits | "
-             + " | ".join(ratios) + " |", "|---|---:|---:|" + "---:|" * len(ratios)]
+    ratios = (
+        [f"{SHORT[PAPER_TUNED]} / {b}" for b in ("Titan", "EFT", "NTM")]
+        + [f"{SHORT[CALIBRATED]} / {b}" for b in ("Titan", "EFT", "NTM")]
+        + ["Titan / EFT", "EFT / NTM"]
+    )
+    lines = [
+        "| value law (cents per ksample) | EFT's admitted tasks below cost | EFT admits | " + " | ".join(ratios) + " |",
+        "|---|---:|---:|" + "---:|" * len(ratios),
+    ]
     for _, r in table.iterrows():
-        lines.append(f"| {r['tasks.value_per_ksample']} | {r['eft_admitted_below_cost']:.1%} | "
-                     f"{r['eft_admission_rate']:.1%} | "
-                     + " | ".join(f"{r[c]:.2f} ±{r[f'{c} ci95']:.2f}" for c in ratios) + " |")
+        lines.append(
+            f"| {r['tasks.value_per_ksample']} | {r['eft_admitted_below_cost']:.1%} | "
+            f"{r['eft_admission_rate']:.1%} | " + " | ".join(f"{r[c]:.2f} ±{r[f'{c} ci95']:.2f}" for c in ratios) + " |"
+        )
     return "\n".join(lines)
 
 
 def economics_table(table: pd.DataFrame, x: str, value, figure: str) -> str:
     """One cell's mechanisms: admitted share, utilisation, provider's and users' utility a day."""
     part = table[table[x].astype(str) == str(value)]
-    lines = [f"| {x} = {value} | admitted | utilisation | provider utility | users' utility |", "|---|---:|---:|---:|---:|"]
+    lines = [
+        f"| {x} = {value} | admitted | utilisation | provider utility | users' utility |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for _, r in part.iterrows():
-        lines.append(f"| {_label(r['mechanism'], figure)} | {r['admission_rate']:.1%} | {r['utilisation']:.2f} | "
-                     f"{r['provider_utility']:,.0f} | {r['users_utility']:,.0f} |")
+        lines.append(
+            f"| {_label(r['mechanism'], figure)} | {r['admission_rate']:.1%} | {r['utilisation']:.2f} | "
+            f"{r['provider_utility']:,.0f} | {r['users_utility']:,.0f} |"
+        )
     titan = part[part["mechanism"] == "Titan"]
     if len(titan) and "titan_limited_slots" in part:
         r = titan.iloc[0]
-        lines.append(f"\nTitan: CP-SAT stopped at its limit in {r['titan_limited_slots']:.0f} of {r['titan_slots']:.0f} slots;"
-                     f" the greedy start was kept in {r['titan_greedy_slots']:.0f}.")
+        lines.append(
+            f"\nTitan: CP-SAT stopped at its limit in {r['titan_limited_slots']:.0f} of {r['titan_slots']:.0f} slots;"
+            f" the greedy start was kept in {r['titan_greedy_slots']:.0f}."
+        )
     return "\n".join(lines)
 
 
@@ -129,20 +150,28 @@ def baseline_ratios_table(table: pd.DataFrame, x: str) -> str:
     for value, part in table.groupby(x, sort=False):
         w = part.set_index("mechanism")["welfare_mean"]
         u = part.set_index("mechanism")["utilisation"]
-        ratio = [f"{w[a] / w[b]:.2f}" if w[b] > 0 else "undefined (denominator <= 0)" for a, b in (("Titan", "EFT"), ("EFT", "NTM"))]
+        ratio = [
+            f"{w[a] / w[b]:.2f}" if w[b] > 0 else "undefined (denominator <= 0)"
+            for a, b in (("Titan", "EFT"), ("EFT", "NTM"))
+        ]
         lines.append(f"| {value} | {ratio[0]} | {ratio[1]} | {u['EFT']:.2f} | {u['NTM']:.2f} |")
     return "\n".join(lines)
 
 
 def runtime_table(table: pd.DataFrame) -> str:
     mechanisms = list(dict.fromkeys(table["mechanism"]))
-    lines = ["| run | setting | " + " | ".join(SHORT.get(m, m) for m in mechanisms) + " | Titan / slowest pdFTSP row |",
-             "|---|---|" + "---:|" * (len(mechanisms) + 1)]
+    lines = [
+        "| run | setting | " + " | ".join(SHORT.get(m, m) for m in mechanisms) + " | Titan / slowest pdFTSP row |",
+        "|---|---|" + "---:|" * (len(mechanisms) + 1),
+    ]
     for (experiment, setting), part in table.groupby(["experiment", "setting"], sort=False):
         ms = part.set_index("mechanism")["decision_ms_per_task"]
         slowest = max(v for m, v in ms.items() if m != "Titan")
-        lines.append(f"| {experiment} | {setting} | " + " | ".join(f"{ms[m]:.2f}" for m in mechanisms)
-                     + f" | {ms['Titan'] / slowest:.0f} |")
+        lines.append(
+            f"| {experiment} | {setting} | "
+            + " | ".join(f"{ms[m]:.2f}" for m in mechanisms)
+            + f" | {ms['Titan'] / slowest:.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -160,7 +189,9 @@ def tables(reports: Path, only: set[str] | None = None) -> list[tuple[str, str]]
             continue
         table = pd.read_csv(path)
         if name in ("fig12", "fig12c"):  # OPT / online welfare, not welfare
-            out.append((name, welfare_table(table[table["mechanism"] != "OPT"], figure.x, figure.name, "opt_ratio_mean")))
+            out.append(
+                (name, welfare_table(table[table["mechanism"] != "OPT"], figure.x, figure.name, "opt_ratio_mean"))
+            )
             continue
         out.append((name, welfare_table(table, figure.x, figure.name)))
         for cell in ECONOMICS.get(name, ()):

@@ -8,6 +8,7 @@ of the difference of two independent means).
 
 Rows whose interval is missing (one replicate) are listed with `agree` empty. Exit status 0.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,14 +22,17 @@ KEY_COLUMNS_AFTER = ("mechanism", "group", "policy")
 
 def measured(frame: pd.DataFrame) -> list[str]:
     """The `x` of every `x_mean` column with an `x_ci95` beside it."""
-    return [c[:-len("_mean")] for c in frame.columns
-            if c.endswith("_mean") and f"{c[:-len('_mean')]}_ci95" in frame.columns]
+    return [
+        c[: -len("_mean")]
+        for c in frame.columns
+        if c.endswith("_mean") and f"{c[: -len('_mean')]}_ci95" in frame.columns
+    ]
 
 
 def keys(frame: pd.DataFrame) -> list[str]:
     """The columns that name a row: everything up to the mechanism / group / policy columns."""
     last = max((i for i, c in enumerate(frame.columns) if c in KEY_COLUMNS_AFTER), default=-1)
-    return list(frame.columns[:last + 1])
+    return list(frame.columns[: last + 1])
 
 
 def compare_frames(name: str, old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
@@ -45,10 +49,20 @@ def compare_frames(name: str, old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFr
             co, cn = row[f"{quantity}_ci95_old"], row[f"{quantity}_ci95_new"]
             width = math.hypot(co, cn) if pd.notna(co) and pd.notna(cn) else math.nan
             diff = mn - mo
-            out.append({"report": name, "row": ", ".join(f"{k}={row[k]}" for k in on), "quantity": quantity,
-                        "old_mean": mo, "old_ci95": co, "new_mean": mn, "new_ci95": cn,
-                        "difference": diff, "combined_ci95": width,
-                        "agree": (abs(diff) <= width) if not math.isnan(width) else None})
+            out.append(
+                {
+                    "report": name,
+                    "row": ", ".join(f"{k}={row[k]}" for k in on),
+                    "quantity": quantity,
+                    "old_mean": mo,
+                    "old_ci95": co,
+                    "new_mean": mn,
+                    "new_ci95": cn,
+                    "difference": diff,
+                    "combined_ci95": width,
+                    "agree": (abs(diff) <= width) if not math.isnan(width) else None,
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -78,8 +92,10 @@ def main(argv=None) -> int:
     with pd.option_context("display.width", 200, "display.max_rows", None, "display.max_colwidth", 60):
         print(table.drop(columns=["quantity"]).to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     judged = table["agree"].dropna()
-    print(f"{int(judged.sum())} of {len(judged)} means agree within the combined 95% interval"
-          f" ({len(table) - len(judged)} without an interval)")
+    print(
+        f"{int(judged.sum())} of {len(judged)} means agree within the combined 95% interval"
+        f" ({len(table) - len(judged)} without an interval)"
+    )
     if args.csv:
         table.to_csv(args.csv, index=False)
     return 0

@@ -2,6 +2,7 @@
 threads), and the same mechanisms on real learning curves (LCDB) and live scikit-learn
 learners (docs/core/reproduction.md). Every experiment is `python -m sweep -m
 experiment=core/<name>`; `python -m reproduction core` runs them all."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,23 +28,39 @@ PAPER_COUNTS = {
 }
 COUNT_TOLERANCE = 1.0  # threads: our mean count against the paper's single-bundle count
 # Counts the paper reports that its own other counts rule out with exact predictions
-UNREACHABLE = {("table1", m): "UA 0 and LARA 4 force at least 3, tests/core/test_table1_bounds.py"
-               for m in ("LRF", "ETF")}
+UNREACHABLE = {
+    ("table1", m): "UA 0 and LARA 4 force at least 3, tests/core/test_table1_bounds.py" for m in ("LRF", "ETF")
+}
 
 FIGURES = {
     "table1": Figure("table1", "core/table1", "-", "bundle", "Fig. 4(a): Table 1, threads completed"),
-    "table2": Figure("table2", "core/table2", "bundle.epsilon_set", "epsilon set",
-                     "Fig. 4(b)-(c): Table 2, threads completed"),
-    "scalability": Figure("scalability", "core/scalability", "bundle.threads", "threads",
-                          "Fig. 6(a): threads completed against bundle size"),
+    "table2": Figure(
+        "table2", "core/table2", "bundle.epsilon_set", "epsilon set", "Fig. 4(b)-(c): Table 2, threads completed"
+    ),
+    "scalability": Figure(
+        "scalability",
+        "core/scalability",
+        "bundle.threads",
+        "threads",
+        "Fig. 6(a): threads completed against bundle size",
+    ),
     "real": Figure("real", "core/real", "-", "bundle", "Real learning curves (LCDB): threads completed"),
     "live": Figure("live", "core/live", "-", "bundle", "Live scikit-learn learners: threads completed"),
-    "random": Figure("random", "core/random", "-", "bundle",
-                     "Random bundles with staggered begins: threads completed"),
-    "table1_shapes": Figure("table1_shapes", "core/table1_shapes", "bundle.shape", "curve shape",
-                            "Table 1 on mis-specified curves: threads completed"),
-    "ucb": Figure("ucb", "core/ucb", "bundle", "bundle",
-                  "Remark 2: LARA with a UCB bonus (H_k = 0) against the exploration threshold"),
+    "random": Figure("random", "core/random", "-", "bundle", "Random bundles with staggered begins: threads completed"),
+    "table1_shapes": Figure(
+        "table1_shapes",
+        "core/table1_shapes",
+        "bundle.shape",
+        "curve shape",
+        "Table 1 on mis-specified curves: threads completed",
+    ),
+    "ucb": Figure(
+        "ucb",
+        "core/ucb",
+        "bundle",
+        "bundle",
+        "Remark 2: LARA with a UCB bonus (H_k = 0) against the exploration threshold",
+    ),
 }
 # LARA as printed and the two readings (delivery, min_need), each judged against the best baseline
 LARA_VARIANTS = ("LARA", "LARA(delivery=deadline)", "LARA(min_need=1)")
@@ -71,13 +88,20 @@ def summary(run_dir: Path, x: str) -> pd.DataFrame:
     frame[x] = frame[x].astype(str)
     rows = []
     for (value, mechanism), group in frame.groupby([x, "mechanism"], sort=False):
-        row = {x: value, "mechanism": mechanism, "bundles": len(group), "completed_mean": group["utility"].mean(),
-               "completed_ci95": student_t_interval(group["utility"]).half_width,
-               "success_rate": group["success_rate"].mean(), "decision_ms": group["decision_ms"].mean(),
-               "exploration_end": group["exploration_end"].mean()}
+        row = {
+            x: value,
+            "mechanism": mechanism,
+            "bundles": len(group),
+            "completed_mean": group["utility"].mean(),
+            "completed_ci95": student_t_interval(group["utility"]).half_width,
+            "success_rate": group["success_rate"].mean(),
+            "decision_ms": group["decision_ms"].mean(),
+            "exploration_end": group["exploration_end"].mean(),
+        }
         if "of_opt" in group:
-            row.update(of_opt_mean=group["of_opt"].mean(), of_opt_min=group["of_opt"].min(),
-                       of_opt_max=group["of_opt"].max())
+            row.update(
+                of_opt_mean=group["of_opt"].mean(), of_opt_min=group["of_opt"].min(), of_opt_max=group["of_opt"].max()
+            )
         for column in ("starved_by_fit", "done_by_fit_failed"):
             if column in group:
                 row[column] = int(group[column].sum())
@@ -109,7 +133,9 @@ def allocation_plot(run_dir: Path, path: Path, mechanisms=("LARA", "OPT")) -> No
     save(fig, path, bbox_inches="tight")
 
 
-PAPER_UPDATE_MS = 0.7  # Sec. 4.3, Fig. 6(b): "even with 100 threads, a single update period requires only 0.0007 seconds"
+PAPER_UPDATE_MS = (
+    0.7  # Sec. 4.3, Fig. 6(b): "even with 100 threads, a single update period requires only 0.0007 seconds"
+)
 
 
 def timing_plot(table: pd.DataFrame, path: Path, mechanisms=("LARA", "LRF", "ETF")) -> None:
@@ -136,29 +162,50 @@ def report(name: str):
     def build(context: Context) -> pd.DataFrame:
         table = summary(context.run_dir(name), figure.x)
         table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
-        grouped_bars(labelled_ours(table), figure.x, "completed_mean", xlabel=figure.xlabel,
-                     ylabel="threads completed (mean)",
-                     title=figure.title, path=context.out / f"{name}.png", errors="completed_ci95")
+        grouped_bars(
+            labelled_ours(table),
+            figure.x,
+            "completed_mean",
+            xlabel=figure.xlabel,
+            ylabel="threads completed (mean)",
+            title=figure.title,
+            path=context.out / f"{name}.png",
+            errors="completed_ci95",
+        )
         if name == "table1" and (context.run_dir(name) / "allocations.parquet").is_file():
             allocation_plot(context.run_dir(name), context.out / "table1_allocation.png")
         if name == "table1":
             completions_over_time(context.run_dir(name), context.out / "fig9b_completions.png").to_csv(
-                context.out / "fig9b_completions.csv", index=False)
+                context.out / "fig9b_completions.csv", index=False
+            )
         if figure.x == "-":  # one cell: its bundles' horizons, exploration and counts against UA
             table = table.merge(bundle_facts(context.run_dir(name)), on="mechanism", how="left")
             table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
         if name == "scalability":
             timing_plot(table, context.out / "scalability_timing.png")
         return table
+
     return build
 
 
 # Fig. 11 (Appendix B.3): LARA against one swept setting, one line per epsilon set of Table 2.
 SENSITIVITY = {
-    "exploration": Figure("exploration", "core/exploration", "lara.exploration", "exploration threshold H_k",
-                          "Fig. 11(a): LARA on Table 2 against H_k", facet="bundle.epsilon_set"),
-    "discount": Figure("discount", "core/discount", "lara.gamma", "discount gamma (H_k = 6000)",
-                       "Fig. 11(b): LARA on Table 2 against gamma", facet="bundle.epsilon_set"),
+    "exploration": Figure(
+        "exploration",
+        "core/exploration",
+        "lara.exploration",
+        "exploration threshold H_k",
+        "Fig. 11(a): LARA on Table 2 against H_k",
+        facet="bundle.epsilon_set",
+    ),
+    "discount": Figure(
+        "discount",
+        "core/discount",
+        "lara.gamma",
+        "discount gamma (H_k = 6000)",
+        "Fig. 11(b): LARA on Table 2 against gamma",
+        facet="bundle.epsilon_set",
+    ),
 }
 
 
@@ -169,28 +216,42 @@ def sensitivity(name: str):
         frame = pd.read_parquet(context.run_dir(name) / "results.parquet")
         rows = []
         for (series, value), group in frame.groupby([figure.facet, figure.x], sort=True):
-            rows.append({figure.facet: series, figure.x: float(value), "bundles": len(group),
-                         "completed_mean": group["utility"].mean(),
-                         "completed_ci95": student_t_interval(group["utility"]).half_width})
+            rows.append(
+                {
+                    figure.facet: series,
+                    figure.x: float(value),
+                    "bundles": len(group),
+                    "completed_mean": group["utility"].mean(),
+                    "completed_ci95": student_t_interval(group["utility"]).half_width,
+                }
+            )
         table = pd.DataFrame(rows)
         table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(7, 4))
         for series, part in table.groupby(figure.facet):
-            ax.errorbar(part[figure.x], part["completed_mean"], yerr=part["completed_ci95"], marker="o", capsize=3,
-                        label=f"eps^{series}")
+            ax.errorbar(
+                part[figure.x],
+                part["completed_mean"],
+                yerr=part["completed_ci95"],
+                marker="o",
+                capsize=3,
+                label=f"eps^{series}",
+            )
         ax.set_xlabel(figure.xlabel)
         ax.set_ylabel("threads completed by LARA (mean)")
         ax.set_title(figure.title)
         ax.legend()
         save(fig, context.out / f"{name}.png", bbox_inches="tight")
         return table
+
     return build
 
 
 def tuning(name: str):
     """`<name>.csv`: LARA's threads completed per exploration threshold H_k on the tuning worlds,
     and the chosen H_k (the best mean; ties go to the smallest H_k)."""
+
     def build(context: Context) -> pd.DataFrame:
         table = summary(context.run_dir(name), "-")
         lara = table[table["mechanism"].str.startswith("LARA(exploration=")].copy()
@@ -199,6 +260,7 @@ def tuning(name: str):
         table["chosen"] = table["mechanism"] == best["mechanism"]
         table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
         return table
+
     return build
 
 
@@ -213,9 +275,12 @@ def bundle_facts(run_dir: Path) -> pd.DataFrame:
     rows = []
     for mechanism, part in frame.groupby("mechanism", sort=False):
         counts = part.set_index(["cell_index", "replicate"])["utility"]
-        row = {"mechanism": mechanism, "median_horizon": float(part["horizon"].median()),
-               "exploration_end_median": float(part["exploration_end"].median()),
-               "bundles_differing_from_ua": int((counts != ua.reindex(counts.index)).sum()) if len(ua) else np.nan}
+        row = {
+            "mechanism": mechanism,
+            "median_horizon": float(part["horizon"].median()),
+            "exploration_end_median": float(part["exploration_end"].median()),
+            "bundles_differing_from_ua": int((counts != ua.reindex(counts.index)).sum()) if len(ua) else np.nan,
+        }
         row["exploration_share"] = row["exploration_end_median"] / row["median_horizon"]
         rows.append(row)
     return pd.DataFrame(rows)
@@ -233,10 +298,13 @@ def fits(context: Context) -> pd.DataFrame:
     return table
 
 
-EXPERIMENTS = (*(Experiment(name, f"core/{name}", tuning(name)) for name in TUNING.values()),
-               *(Experiment(name, figure.config, report(name)) for name, figure in FIGURES.items()),
-               *(Experiment(name, figure.config, sensitivity(name)) for name, figure in SENSITIVITY.items()),
-               FIG5_PREDICTION, Experiment("fig8", None, fits))
+EXPERIMENTS = (
+    *(Experiment(name, f"core/{name}", tuning(name)) for name in TUNING.values()),
+    *(Experiment(name, figure.config, report(name)) for name, figure in FIGURES.items()),
+    *(Experiment(name, figure.config, sensitivity(name)) for name, figure in SENSITIVITY.items()),
+    FIG5_PREDICTION,
+    Experiment("fig8", None, fits),
+)
 
 
 def _value(table: pd.DataFrame, x: str, value: str, mechanism: str, column: str) -> float:
@@ -261,13 +329,29 @@ def checks(context: Context) -> list[Check]:
         for mechanism, paper in counts.items():
             ours = _mean(table, x, value, mechanism)
             if (name, mechanism) in UNREACHABLE:
-                out.append(Check(name, f"{label}: {mechanism} threads completed (mean over bundles; the paper's "
-                                       f"{paper} is not reachable with exact predictions: {UNREACHABLE[(name, mechanism)]}; "
-                                       "information)", ours, None, "", float(paper)))
+                out.append(
+                    Check(
+                        name,
+                        f"{label}: {mechanism} threads completed (mean over bundles; the paper's "
+                        f"{paper} is not reachable with exact predictions: {UNREACHABLE[(name, mechanism)]}; "
+                        "information)",
+                        ours,
+                        None,
+                        "",
+                        float(paper),
+                    )
+                )
                 continue
-            out.append(Check(name, f"{label}: {mechanism} threads completed (mean over bundles)", ours,
-                             bool(abs(ours - paper) <= COUNT_TOLERANCE), f"|ours - paper| <= {COUNT_TOLERANCE:g}",
-                             float(paper)))
+            out.append(
+                Check(
+                    name,
+                    f"{label}: {mechanism} threads completed (mean over bundles)",
+                    ours,
+                    bool(abs(ours - paper) <= COUNT_TOLERANCE),
+                    f"|ours - paper| <= {COUNT_TOLERANCE:g}",
+                    float(paper),
+                )
+            )
     for name, best_range in (("exploration", (4000, 6000)), ("discount", (0.85, 0.95))):
         table = context.reports.get(name)
         if table is None:
@@ -276,9 +360,16 @@ def checks(context: Context) -> list[Check]:
         for series, part in table.groupby(SENSITIVITY[name].facet):
             inside = part[part[x].between(*best_range)]["completed_mean"].max()
             outside = part[~part[x].between(*best_range)]["completed_mean"].max()
-            out.append(Check(name, f"{name} eps^{series}: best LARA count in {x} {best_range[0]:g}-{best_range[1]:g} "
-                             "minus the best outside (the paper: best inside)", float(inside - outside),
-                             bool(inside >= outside), ">= 0"))
+            out.append(
+                Check(
+                    name,
+                    f"{name} eps^{series}: best LARA count in {x} {best_range[0]:g}-{best_range[1]:g} "
+                    "minus the best outside (the paper: best inside)",
+                    float(inside - outside),
+                    bool(inside >= outside),
+                    ">= 0",
+                )
+            )
     for name, table in context.reports.items():
         if name not in FIGURES or table is None:
             continue
@@ -291,18 +382,40 @@ def checks(context: Context) -> list[Check]:
                 if variant in set(part["mechanism"]) and len(online):
                     lara = _mean(table, x, value, variant)
                     best = float(online["completed_mean"].max())
-                    out.append(Check(name, f"{name}{suffix}: {variant} minus the best baseline (threads)", lara - best,
-                                     bool(lara - best >= 0), ">= 0"))
+                    out.append(
+                        Check(
+                            name,
+                            f"{name}{suffix}: {variant} minus the best baseline (threads)",
+                            lara - best,
+                            bool(lara - best >= 0),
+                            ">= 0",
+                        )
+                    )
         if "of_opt_max" in table:
             online = table[table["mechanism"] != "OPT"]
             worst = float(online["of_opt_max"].max())
-            out.append(Check(name, f"{name}: largest count / OPT's count of an online mechanism (OPT never beaten)",
-                             worst, bool(worst <= 1 + 1e-9), "<= 1"))
+            out.append(
+                Check(
+                    name,
+                    f"{name}: largest count / OPT's count of an online mechanism (OPT never beaten)",
+                    worst,
+                    bool(worst <= 1 + 1e-9),
+                    "<= 1",
+                )
+            )
     scalability = context.reports.get("scalability")
     if scalability is not None:
         ms = _value(scalability, "bundle.threads", "100", "LARA", "decision_ms")
-        out.append(Check("scalability", "Fig. 6(b): LARA ms per unit at 100 threads (prediction + allocation)", ms,
-                         bool(ms <= PAPER_UPDATE_MS), "<= paper", PAPER_UPDATE_MS))
+        out.append(
+            Check(
+                "scalability",
+                "Fig. 6(b): LARA ms per unit at 100 threads (prediction + allocation)",
+                ms,
+                bool(ms <= PAPER_UPDATE_MS),
+                "<= paper",
+                PAPER_UPDATE_MS,
+            )
+        )
     if context.reports.get("fig5") is not None:
         out += prediction_checks(context.reports["fig5"])
     out += tuning_checks(context) + ucb_checks(context.reports.get("ucb")) + starvation_checks(context)
@@ -319,16 +432,37 @@ def tuning_checks(context: Context) -> list[Check]:
             continue
         chosen = float(tuned.loc[tuned["chosen"], "mechanism"].str.extract(r"exploration=([0-9.]+)")[0].iloc[0])
         ran = run_exploration(context.run_dir(name))
-        out.append(Check(name, f"{name}: H_k run ({ran:g}) is the tuning worlds' best ({chosen:g})", ran,
-                         bool(ran == chosen), "== the tuning's best", chosen))
+        out.append(
+            Check(
+                name,
+                f"{name}: H_k run ({ran:g}) is the tuning worlds' best ({chosen:g})",
+                ran,
+                bool(ran == chosen),
+                "== the tuning's best",
+                chosen,
+            )
+        )
     table = context.reports.get("real")
     if table is not None and "exploration_share" in table:
         lara = table[table["mechanism"] == "LARA"].iloc[0]
-        out.append(Check("real", "real: LARA's median exploration end over the median horizon",
-                         float(lara["exploration_share"]), bool(lara["exploration_share"] < EXPLORATION_SHARE_LIMIT),
-                         f"< {EXPLORATION_SHARE_LIMIT:g}"))
-        out.append(Check("real", "real: bundles where LARA's count differs from UA's",
-                         float(lara["bundles_differing_from_ua"]), bool(lara["bundles_differing_from_ua"] >= 1), ">= 1"))
+        out.append(
+            Check(
+                "real",
+                "real: LARA's median exploration end over the median horizon",
+                float(lara["exploration_share"]),
+                bool(lara["exploration_share"] < EXPLORATION_SHARE_LIMIT),
+                f"< {EXPLORATION_SHARE_LIMIT:g}",
+            )
+        )
+        out.append(
+            Check(
+                "real",
+                "real: bundles where LARA's count differs from UA's",
+                float(lara["bundles_differing_from_ua"]),
+                bool(lara["bundles_differing_from_ua"] >= 1),
+                ">= 1",
+            )
+        )
     return out
 
 
@@ -342,11 +476,24 @@ def ucb_checks(table: pd.DataFrame | None) -> list[Check]:
         counts = part.set_index("mechanism")["completed_mean"]
         ucb = counts[counts.index.str.contains("exploration=0,ucb_beta=")]
         best = ucb.idxmax()
-        out.append(Check("ucb", f"ucb {bundle}: best UCB LARA ({best}) minus LARA with H_k = 8000 (threads; the paper: "
-                                "UCB may not outperform the simple ETE)", float(ucb.max() - counts["LARA"]),
-                         bool(ucb.max() - counts["LARA"] <= 0), "<= 0"))
-        out.append(Check("ucb", f"ucb {bundle}: best UCB LARA minus LARA(exploration=0), the bonus's own effect "
-                                "(threads; information)", float(ucb.max() - counts["LARA(exploration=0)"]), None))
+        out.append(
+            Check(
+                "ucb",
+                f"ucb {bundle}: best UCB LARA ({best}) minus LARA with H_k = 8000 (threads; the paper: "
+                "UCB may not outperform the simple ETE)",
+                float(ucb.max() - counts["LARA"]),
+                bool(ucb.max() - counts["LARA"] <= 0),
+                "<= 0",
+            )
+        )
+        out.append(
+            Check(
+                "ucb",
+                f"ucb {bundle}: best UCB LARA minus LARA(exploration=0), the bonus's own effect (threads; information)",
+                float(ucb.max() - counts["LARA(exploration=0)"]),
+                None,
+            )
+        )
     return out
 
 
@@ -359,9 +506,16 @@ def starvation_checks(context: Context) -> list[Check]:
         for mechanism, part in table.groupby("mechanism", sort=False):
             starved = float(part["starved_by_fit"].sum())
             if "min_need=1" in mechanism:
-                out.append(Check(name, f"{name}: threads starved by their fit, {mechanism}", starved, starved == 0,
-                                 "== 0"))
+                out.append(
+                    Check(name, f"{name}: threads starved by their fit, {mechanism}", starved, starved == 0, "== 0")
+                )
             elif mechanism in ("LARA", "LRF", "ETF"):
-                out.append(Check(name, f"{name}: threads starved by their fit, {mechanism} (min_need 0; information)",
-                                 starved, None))
+                out.append(
+                    Check(
+                        name,
+                        f"{name}: threads starved by their fit, {mechanism} (min_need 0; information)",
+                        starved,
+                        None,
+                    )
+                )
     return out

@@ -5,6 +5,7 @@ random):
 
     python -m reproduction.core_alternatives [part ...]
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,9 +37,15 @@ def baseline_readings(bundles: int = 10) -> None:
         for split, cascade in (("predicted need", priority_cascade), ("whole unit", whole_unit)):
             least_resources_first.priority_cascade = easiest_thread_first.priority_cascade = cascade
             for explore in (True, False):
-                counts = {a.name: np.mean([simulate(draw_bundle(config, np.random.default_rng(r)),
-                                                    a(explore=explore)).successes for r in range(bundles)])
-                          for a in (LeastResourcesFirst, EasiestThreadFirst)}
+                counts = {
+                    a.name: np.mean(
+                        [
+                            simulate(draw_bundle(config, np.random.default_rng(r)), a(explore=explore)).successes
+                            for r in range(bundles)
+                        ]
+                    )
+                    for a in (LeastResourcesFirst, EasiestThreadFirst)
+                }
                 print(f"{bundle} split={split} explore={explore}: {counts}", flush=True)
     least_resources_first.priority_cascade = easiest_thread_first.priority_cascade = priority_cascade
 
@@ -62,21 +69,21 @@ def exploration_on_chains(sizes=(10, 25, 50), seeds=range(100, 110), spread: flo
         counts = {"STF": np.mean([simulate(w, ShortestThreadFirst()).successes for w in worlds])}
         for h in (0, 100, 200, 400, 800, 1600, 4000, 8000):
             counts[f"LARA H={h}"] = np.mean([simulate(w, CompiledLARA(exploration=h)).successes for w in worlds])
-        print(f"scalability K={threads} recording_spread={spread} seeds {seeds.start}-{seeds.stop - 1}: {counts}",
-              flush=True)
+        print(
+            f"scalability K={threads} recording_spread={spread} seeds {seeds.start}-{seeds.stop - 1}: {counts}",
+            flush=True,
+        )
 
 
 def recording_spread_on_chains(sizes=(25, 100), seeds=range(100, 105)) -> None:
     """STF against LARA as the recording run drifts from the evaluated one (Sec. 4.3)."""
     for threads in sizes:
         for spread in (0.0, 0.05, 0.1, 0.2):
-            config = BundleConfig.from_config({"kind": "scalability", "threads": threads,
-                                               "recording_spread": spread})
+            config = BundleConfig.from_config({"kind": "scalability", "threads": threads, "recording_spread": spread})
             worlds = [draw_bundle(config, np.random.default_rng(r)) for r in seeds]
             counts = {"STF": np.mean([simulate(w, ShortestThreadFirst()).successes for w in worlds])}
             for h in (400, 8000):
-                counts[f"LARA H={h}"] = np.mean([simulate(w, CompiledLARA(exploration=h)).successes
-                                                 for w in worlds])
+                counts[f"LARA H={h}"] = np.mean([simulate(w, CompiledLARA(exploration=h)).successes for w in worlds])
             print(f"scalability K={threads} recording_spread={spread}: {counts}", flush=True)
 
 
@@ -99,8 +106,10 @@ def exploration_on_real(seeds=range(100, 120)) -> None:
     for calibrate in ("observed", "mean"):
         config = BundleConfig.from_config({"kind": "real", "calibrate": calibrate})
         worlds = [draw_bundle(config, np.random.default_rng(r)) for r in seeds]
-        counts = {name: np.mean([simulate(w, allocator()).successes for w in worlds])
-                  for name, allocator in (("STF", ShortestThreadFirst), ("UA", UniformAllocation))}
+        counts = {
+            name: np.mean([simulate(w, allocator()).successes for w in worlds])
+            for name, allocator in (("STF", ShortestThreadFirst), ("UA", UniformAllocation))
+        }
         for h in (0, 200, 1000, 8000):
             counts[f"LARA H={h}"] = np.mean([simulate(w, CompiledLARA(exploration=h)).successes for w in worlds])
         print(f"real K=10 calibrate={calibrate} seeds {seeds.start}-{seeds.stop - 1}: {counts}", flush=True)
@@ -116,9 +125,15 @@ def exploration_on_random(seeds=range(100, 120)) -> None:
     print(f"random K=10 seeds {seeds.start}-{seeds.stop - 1}: {counts}", flush=True)
 
 
-PARTS = {"baselines": baseline_readings, "shapes": shapes, "exploration": exploration_on_chains,
-         "spread": recording_spread_on_chains, "live": exploration_on_live,
-         "real": exploration_on_real, "random": exploration_on_random}
+PARTS = {
+    "baselines": baseline_readings,
+    "shapes": shapes,
+    "exploration": exploration_on_chains,
+    "spread": recording_spread_on_chains,
+    "live": exploration_on_live,
+    "real": exploration_on_real,
+    "random": exploration_on_random,
+}
 
 if __name__ == "__main__":
     import sys

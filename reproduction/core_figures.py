@@ -10,6 +10,7 @@ bundles) and run through LARA (the reference, allocations recorded): thread k's 
 Fig. 9(b): threads completed by each unit time under each mechanism, on the first Table 1
 bundle of the table1 experiment (replicate 0; its `threads` side table's completion times).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -51,10 +52,21 @@ def fit_table(seed: int = 0) -> pd.DataFrame:
             for x, y in zip(s, loss):
                 rls.update(float(x), float(y))
             reach = (rls.a / thread.threshold) ** (1.0 / rls.b) if rls.b > 0 else np.inf
-            rows.append({"thread": k + 1, "label": thread.label, "fit": label, "points": len(s),
-                         "data_explored": float(s[-1]), "a": rls.a, "b": rls.b, "threshold": thread.threshold,
-                         "fit_reaches_eps_at": reach, "curve_reaches_eps_at": truth,
-                         "relative_error": abs(reach - truth) / truth if np.isfinite(truth) else np.nan})
+            rows.append(
+                {
+                    "thread": k + 1,
+                    "label": thread.label,
+                    "fit": label,
+                    "points": len(s),
+                    "data_explored": float(s[-1]),
+                    "a": rls.a,
+                    "b": rls.b,
+                    "threshold": thread.threshold,
+                    "fit_reaches_eps_at": reach,
+                    "curve_reaches_eps_at": truth,
+                    "relative_error": abs(reach - truth) / truth if np.isfinite(truth) else np.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -98,8 +110,11 @@ def completions_over_time(run_dir: Path, path: Path) -> pd.DataFrame:
         times = part.loc[part["completed"], "completion_time"].to_numpy()
         done = (times[None, :] <= t[:, None]).sum(axis=1)
         ax.step(t, done, where="post", label=mechanism)
-        rows += [{"mechanism": mechanism, "t": int(x), "completed": int(c)} for x, c in zip(t, done)
-                 if x == 0 or x == horizon or x in times]
+        rows += [
+            {"mechanism": mechanism, "t": int(x), "completed": int(c)}
+            for x, c in zip(t, done)
+            if x == 0 or x == horizon or x in times
+        ]
     ax.set_xlabel("unit time t (seconds)")
     ax.set_ylabel("threads completed")
     ax.set_title("Fig. 9(b): threads completed over time (Table 1, bundle 0)")

@@ -78,6 +78,7 @@ the most recent points carrying 90% of the weight and the span of ln s they cove
 deviation of the weighted LS slope per unit of log noise, the measured spread of b_hat - b on
 the Table 1 threads (exact power laws, 10 replicates), and the mean error on the paper's bundles.
 """
+
 from __future__ import annotations
 
 import copy
@@ -103,12 +104,12 @@ from sweep.plots import pyplot, save
 from .experiment import Check, Experiment
 
 ROOT = Path(__file__).resolve().parent.parent
-POINTS = tuple(range(60, 201, 20))      # n = 60, 80, ..., 200 (Sec. 4.4)
-WLS_GAMMA = 0.9                         # Sec. 4.4
-FLOOR = "floor fit (ours)"              # our own estimator, not one of the paper's
+POINTS = tuple(range(60, 201, 20))  # n = 60, 80, ..., 200 (Sec. 4.4)
+WLS_GAMMA = 0.9  # Sec. 4.4
+FLOOR = "floor fit (ours)"  # our own estimator, not one of the paper's
 PAPER_METHODS = ("WLS", "LS", "M4", "Engression")
 METHODS = (*PAPER_METHODS, FLOOR)
-BUNDLES = {                             # label -> the `bundle` config section
+BUNDLES = {  # label -> the `bundle` config section
     "table1": {"kind": "table1"},
     "table2 eps1": {"kind": "table2", "epsilon_set": 1},
     "table2 eps2": {"kind": "table2", "epsilon_set": 2},
@@ -116,20 +117,29 @@ BUNDLES = {                             # label -> the `bundle` config section
     "table1 floor": {"kind": "table1", "shape": "floor"},
     "real": {"kind": "real", "path": str(ROOT / "data" / "core_lcdb_curves.csv"), "threads": 10},
 }
-PAPER_BUNDLES = ("table1", "table2 eps1", "table2 eps2")    # Fig. 5(a) pure, 5(b) mixed
+PAPER_BUNDLES = ("table1", "table2 eps1", "table2 eps2")  # Fig. 5(a) pure, 5(b) mixed
 ENGRESSION_BUNDLES = PAPER_BUNDLES
 ENGRESSION_REPLICATES = 2
 WORKERS = 2
-COLUMNS = ["bundle", "method", "points", "replicates", "mean_error", "median_error", "threads_used",
-           "threads_left_out", "infinite_predictions"]
-MIN_POINTS = {"WLS": 2, "LS": 2, "M4": 5, "Engression": 3, FLOOR: 3}   # fewer: nan (no fit)
+COLUMNS = [
+    "bundle",
+    "method",
+    "points",
+    "replicates",
+    "mean_error",
+    "median_error",
+    "threads_used",
+    "threads_left_out",
+    "infinite_predictions",
+]
+MIN_POINTS = {"WLS": 2, "LS": 2, "M4": 5, "Engression": 3, FLOOR: 3}  # fewer: nan (no fit)
 FLOOR_B_MIN, FLOOR_B_MAX = 1e-3, 5.0
-FLOOR_GRID = 1.0 - np.geomspace(1.0, 1e-3, 32)   # the start: floors c / min_i l_i, 0 to 0.999
+FLOOR_GRID = 1.0 - np.geomspace(1.0, 1e-3, 32)  # the start: floors c / min_i l_i, 0 to 0.999
 TIMING_POINTS = (60, 200)
 TIMING_REPEATS = {"WLS": 200, "LS": 200, "M4": 20, "Engression": 1, FLOOR: 20}
 WINDOW_GAMMAS = (0.9, 0.95, 0.99, 1.0)
 WINDOW_POINTS = (60, 120, 200)
-WINDOW_SHARE = 0.9                      # the recent points carrying this share of the weight
+WINDOW_SHARE = 0.9  # the recent points carrying this share of the weight
 
 
 # --- the floor fit -------------------------------------------------------------------------------
@@ -152,11 +162,11 @@ def _floor_profile(c: np.ndarray, ln_s: np.ndarray, loss: np.ndarray):
 
 
 def _log_model(s, ln_a, b, c):
-    return np.log(np.exp(ln_a) * s ** -b + c)
+    return np.log(np.exp(ln_a) * s**-b + c)
 
 
 def _log_jacobian(s, ln_a, b, c):
-    power = np.exp(ln_a) * s ** -b
+    power = np.exp(ln_a) * s**-b
     value = power + c
     return np.column_stack([power / value, -np.log(s) * power / value, 1.0 / value])
 
@@ -171,15 +181,21 @@ def floor_fit(s, loss) -> tuple[float, float, float]:
     ln_a, b, residual = _floor_profile(top * FLOOR_GRID, np.log(s), loss)
     residual[~np.isfinite(residual) | ~(b > 0)] = np.inf
     i = int(np.argmin(residual))
-    if not np.isfinite(residual[i]):        # every floor gives b <= 0: the loss does not fall
+    if not np.isfinite(residual[i]):  # every floor gives b <= 0: the loss does not fall
         i = 0
     start = [float(ln_a[i]), min(max(float(b[i]), FLOOR_B_MIN), FLOOR_B_MAX), float(top * FLOOR_GRID[i])]
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", OptimizeWarning)   # covariance not estimated: unused
-            (ln_a0, b0, c0), _ = curve_fit(_log_model, s, np.log(loss), p0=start, jac=_log_jacobian,
-                                           bounds=([-np.inf, FLOOR_B_MIN, 0.0], [np.inf, FLOOR_B_MAX, top]))
-    except (RuntimeError, ValueError):      # no convergence: keep the start
+            warnings.simplefilter("ignore", OptimizeWarning)  # covariance not estimated: unused
+            (ln_a0, b0, c0), _ = curve_fit(
+                _log_model,
+                s,
+                np.log(loss),
+                p0=start,
+                jac=_log_jacobian,
+                bounds=([-np.inf, FLOOR_B_MIN, 0.0], [np.inf, FLOOR_B_MAX, top]),
+            )
+    except (RuntimeError, ValueError):  # no convergence: keep the start
         ln_a0, b0, c0 = start
     return math.exp(ln_a0), float(b0), float(c0)
 
@@ -190,7 +206,7 @@ def floor_need(params, eps: float, s_n: float) -> float:
     if eps <= c:
         return math.inf
     ln_s_star = (math.log(a) - math.log(eps - c)) / b
-    if ln_s_star > 700:                     # beyond floating point
+    if ln_s_star > 700:  # beyond floating point
         return math.inf
     return max(float(math.ceil(math.exp(ln_s_star) - s_n)), 0.0)
 
@@ -223,8 +239,10 @@ def rls_fits(s, loss, gamma: float, points) -> dict[int, RLSBank]:
 
 def rls_needs(s, loss, eps, gamma: float, points) -> dict[int, np.ndarray]:
     """S_hat of eq. 3.6 after each n in `points` for K threads at once (`rls_fits`)."""
-    return {n: remaining_data(bank.theta, eps, bank.last_s, fitted=bank.fitted)
-            for n, bank in rls_fits(s, loss, gamma, points).items()}
+    return {
+        n: remaining_data(bank.theta, eps, bank.last_s, fitted=bank.fitted)
+        for n, bank in rls_fits(s, loss, gamma, points).items()
+    }
 
 
 def _reach(curve, eps: float, limit: float, truth: str) -> float:
@@ -267,13 +285,18 @@ def _threads(bundle, n_max: int, truth: str):
     s = np.array([pair[0] for pair in pairs])
     loss = np.array([pair[1] for pair in pairs])
     eps = np.array([thread.threshold for thread in bundle.threads])
-    reach = np.array([_reach(curve, thread.threshold, thread.data_limit, truth)
-                      for thread, curve in zip(bundle.threads, bundle.curves)])
+    reach = np.array(
+        [
+            _reach(curve, thread.threshold, thread.data_limit, truth)
+            for thread, curve in zip(bundle.threads, bundle.curves)
+        ]
+    )
     return s, loss, eps, reach
 
 
-def bundle_predictions(bundle, points=POINTS, truth: str = "observed", methods=METHODS,
-                       replicate: int = 0) -> list[dict]:
+def bundle_predictions(
+    bundle, points=POINTS, truth: str = "observed", methods=METHODS, replicate: int = 0
+) -> list[dict]:
     """Per thread and n in `points`: the true remaining data S and each method's S_hat (rows; the
     methods are nan where the thread is left out, S inf or <= 0). `replicate` enters
     Engression's seeds only."""
@@ -283,8 +306,11 @@ def bundle_predictions(bundle, points=POINTS, truth: str = "observed", methods=M
     if unknown:
         raise ValueError(f"unknown methods {sorted(unknown)}; known: {list(METHODS)}")
     s, loss, eps, reach = _threads(bundle, max(points), truth)
-    fits = {method: rls_needs(s, loss, eps, gamma, points)
-            for method, gamma in (("WLS", WLS_GAMMA), ("LS", 1.0)) if method in methods}
+    fits = {
+        method: rls_needs(s, loss, eps, gamma, points)
+        for method, gamma in (("WLS", WLS_GAMMA), ("LS", 1.0))
+        if method in methods
+    }
     rows = []
     for j in range(len(bundle)):
         for n in points:
@@ -292,9 +318,11 @@ def bundle_predictions(bundle, points=POINTS, truth: str = "observed", methods=M
             row = {"thread": j, "points": n, "truth": reach[j] - s_n}
             if math.isfinite(row["truth"]) and row["truth"] > 0:
                 for method in methods:
-                    row[method] = (float(fits[method][n][j]) if method in fits else
-                                   fitted_need(method, s[j, :n], loss[j, :n], float(eps[j]),
-                                               engression_seed(replicate, j, n)))
+                    row[method] = (
+                        float(fits[method][n][j])
+                        if method in fits
+                        else fitted_need(method, s[j, :n], loss[j, :n], float(eps[j]), engression_seed(replicate, j, n))
+                    )
             else:
                 row.update(dict.fromkeys(methods, math.nan))
             rows.append(row)
@@ -322,8 +350,18 @@ def _replicate_errors(label: str, replicate: int, methods: tuple, truth: str, po
             for method in methods:
                 guess = row[method]
                 error = abs(guess - truth_value) / truth_value if not math.isnan(guess) else math.nan
-                rows.append({"bundle": label, "replicate": replicate, "thread": row["thread"], "points": row["points"],
-                             "method": method, "truth": truth_value, "prediction": guess, "error": error})
+                rows.append(
+                    {
+                        "bundle": label,
+                        "replicate": replicate,
+                        "thread": row["thread"],
+                        "points": row["points"],
+                        "method": method,
+                        "truth": truth_value,
+                        "prediction": guess,
+                        "error": error,
+                    }
+                )
     return rows
 
 
@@ -338,14 +376,20 @@ def _run(tasks: list[tuple], workers: int, cost: list[float]) -> list:
         return [futures[i].result() for i in range(len(tasks))]
 
 
-def thread_errors(replicates: int = 10, truth: str = "observed", engression_replicates: int = ENGRESSION_REPLICATES,
-                  engression_bundles=ENGRESSION_BUNDLES, points=POINTS, workers: int = 1,
-                  bundles=None) -> pd.DataFrame:
+def thread_errors(
+    replicates: int = 10,
+    truth: str = "observed",
+    engression_replicates: int = ENGRESSION_REPLICATES,
+    engression_bundles=ENGRESSION_BUNDLES,
+    points=POINTS,
+    workers: int = 1,
+    bundles=None,
+) -> pd.DataFrame:
     """One row per bundle, replicate, thread, n and method: truth S, prediction S_hat and error
     |S_hat - S| / S (nan where the thread is left out). Engression only on `engression_bundles`
     for replicates below `engression_replicates`."""
     tasks, cost = [], []
-    for label in (BUNDLES if bundles is None else bundles):
+    for label in BUNDLES if bundles is None else bundles:
         for r in range(replicates):
             engression = label in engression_bundles and r < engression_replicates
             methods = METHODS if engression else tuple(m for m in METHODS if m != "Engression")
@@ -362,12 +406,19 @@ def summarise(errors: pd.DataFrame) -> pd.DataFrame:
     for (label, method, n), part in errors.groupby(["bundle", "method", "points"], sort=False):
         used = part["error"].dropna().to_numpy()
         finite = used[np.isfinite(used)]
-        rows.append({"bundle": label, "method": method, "points": int(n),
-                     "replicates": int(part["replicate"].nunique()),
-                     "mean_error": float(finite.mean()) if finite.size else math.nan,
-                     "median_error": float(np.median(used)) if used.size else math.nan,
-                     "threads_used": int(used.size), "threads_left_out": int(len(part) - used.size),
-                     "infinite_predictions": int(used.size - finite.size)})
+        rows.append(
+            {
+                "bundle": label,
+                "method": method,
+                "points": int(n),
+                "replicates": int(part["replicate"].nunique()),
+                "mean_error": float(finite.mean()) if finite.size else math.nan,
+                "median_error": float(np.median(used)) if used.size else math.nan,
+                "threads_used": int(used.size),
+                "threads_left_out": int(len(part) - used.size),
+                "infinite_predictions": int(used.size - finite.size),
+            }
+        )
     return _ordered(pd.DataFrame(rows, columns=COLUMNS))
 
 
@@ -375,8 +426,12 @@ def _ordered(table: pd.DataFrame) -> pd.DataFrame:
     bundles = {b: i for i, b in enumerate(dict.fromkeys([*BUNDLES, *table["bundle"]]))}
     methods = {m: i for i, m in enumerate(dict.fromkeys([*METHODS, *table["method"]]))}
     key = table["bundle"].map(bundles) * 10**9 - table["replicates"] * 1000 + table["method"].map(methods)
-    return table.assign(_key=key).sort_values(["_key", "points"], kind="stable").drop(columns="_key") \
+    return (
+        table.assign(_key=key)
+        .sort_values(["_key", "points"], kind="stable")
+        .drop(columns="_key")
         .reset_index(drop=True)
+    )
 
 
 def prediction_table(errors: pd.DataFrame) -> pd.DataFrame:
@@ -416,20 +471,31 @@ def timing(repeats: dict[str, int] | None = None, points=TIMING_POINTS) -> pd.Da
                     rls = WeightedRLS(gamma)
                     for x, y in zip(s[:-1], loss[:-1]):
                         rls.update(x, y)
-                    copies = [copy.deepcopy(rls) for _ in range(repeats[method])]   # made outside the timing
+                    copies = [copy.deepcopy(rls) for _ in range(repeats[method])]  # made outside the timing
 
                     def one_round(copies=copies, x=s[-1], y=loss[-1]):
                         fit = copies.pop()
                         fit.update(x, y)
                         return remaining_data(fit.theta, eps, fit.last_s)
+
                     samples[method].append(_median_us(one_round, repeats[method]))
                 for method in ("M4", "Engression", FLOOR):
-                    samples[method].append(_median_us(
-                        lambda method=method: fitted_need(method, s, loss, eps, engression_seed(0, j, n)),
-                        repeats[method]))
+                    samples[method].append(
+                        _median_us(
+                            lambda method=method: fitted_need(method, s, loss, eps, engression_seed(0, j, n)),
+                            repeats[method],
+                        )
+                    )
             for method in METHODS:
-                rows.append({"method": method, "points": n, "median_us": float(np.median(samples[method])),
-                             "threads": k, "repeats": repeats[method]})
+                rows.append(
+                    {
+                        "method": method,
+                        "points": n,
+                        "median_us": float(np.median(samples[method])),
+                        "threads": k,
+                        "repeats": repeats[method],
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -442,8 +508,12 @@ def wls_window(replicates: int = 10, gammas=WINDOW_GAMMAS, points=WINDOW_POINTS)
         for r in range(replicates):
             bundle = draw_bundle(_config(label), np.random.default_rng(r))
             s, loss, eps, reach = _threads(bundle, max(points), "observed")
-            free = np.array([_reach(curve, thread.threshold, thread.data_limit, "noise-free")
-                             for thread, curve in zip(bundle.threads, bundle.curves)])
+            free = np.array(
+                [
+                    _reach(curve, thread.threshold, thread.data_limit, "noise-free")
+                    for thread, curve in zip(bundle.threads, bundle.curves)
+                ]
+            )
             b = np.array([curve.law.exponent for curve in bundle.curves])
             data.append((label, s, loss, eps, reach, free, b))
     rows = []
@@ -460,15 +530,20 @@ def wls_window(replicates: int = 10, gammas=WINDOW_GAMMAS, points=WINDOW_POINTS)
                     errors[n].setdefault(key, []).extend(np.abs(need[used] - remaining[used]) / remaining[used])
         for n in points:
             weight = gamma ** (n - np.arange(1, n + 1))
-            x = np.log(np.arange(1, n + 1))                     # ln s_i up to a constant
+            x = np.log(np.arange(1, n + 1))  # ln s_i up to a constant
             centre = (weight @ x) / weight.sum()
             spread = weight @ (x - centre) ** 2
             recent = np.cumsum(weight[::-1])
             window = int(np.searchsorted(recent, WINDOW_SHARE * recent[-1]) + 1)
-            row = {"gamma": gamma, "points": n, "effective_points": float(weight.sum()),
-                   "window_points_90": window, "window_span_ln_s": float(math.log(n / (n - window + 1))),
-                   "slope_sd_per_noise": float(math.sqrt(weight ** 2 @ (x - centre) ** 2) / spread),
-                   "slope_relative_error_sd": float(np.std(slopes[n]))}
+            row = {
+                "gamma": gamma,
+                "points": n,
+                "effective_points": float(weight.sum()),
+                "window_points_90": window,
+                "window_span_ln_s": float(math.log(n / (n - window + 1))),
+                "slope_sd_per_noise": float(math.sqrt(weight**2 @ (x - centre) ** 2) / spread),
+                "slope_relative_error_sd": float(np.std(slopes[n])),
+            }
             for label in PAPER_BUNDLES:
                 row[f"mean_error {label}"] = float(np.mean(errors[n][label]))
             row["mean_error table1 noise-free"] = float(np.mean(errors[n]["table1 noise-free"]))
@@ -487,19 +562,29 @@ def _panel(ax, part: pd.DataFrame, label: str, methods, note: str = "") -> None:
         pool = int(rows_of["replicates"].max())
         line = rows_of[rows_of["replicates"] == pool].sort_values("points")
         name = method if pool == widest else f"{method} ({pool} repl.)"
-        ax.plot(line["points"], line["mean_error"], marker="o", markersize=3, color=colours[method],
-                label=f"{name} mean")
-        ax.plot(line["points"], line["median_error"], linestyle="--", linewidth=0.9, color=colours[method],
-                label=f"{name} median")
+        ax.plot(
+            line["points"], line["mean_error"], marker="o", markersize=3, color=colours[method], label=f"{name} mean"
+        )
+        ax.plot(
+            line["points"],
+            line["median_error"],
+            linestyle="--",
+            linewidth=0.9,
+            color=colours[method],
+            label=f"{name} median",
+        )
         drawn.append(line)
     values = pd.concat(drawn)[["mean_error", "median_error"]].to_numpy().ravel() if drawn else np.array([])
     values = values[np.isfinite(values) & (values > 0)]
     if values.size and values.max() / values.min() > 10:
         ax.set_yscale("log")
     used = part[(part["method"] == "WLS") & (part["replicates"] == widest)].sort_values("points")
-    ax.set_title(f"{label}{note}\n{widest} replicates, threads used {int(used['threads_used'].iloc[0])} "
-                 f"(n={int(used['points'].iloc[0])}) to {int(used['threads_used'].iloc[-1])} "
-                 f"(n={int(used['points'].iloc[-1])})", fontsize=8)
+    ax.set_title(
+        f"{label}{note}\n{widest} replicates, threads used {int(used['threads_used'].iloc[0])} "
+        f"(n={int(used['points'].iloc[0])}) to {int(used['threads_used'].iloc[-1])} "
+        f"(n={int(used['points'].iloc[-1])})",
+        fontsize=8,
+    )
     ax.set_xlabel("data points n")
     ax.set_ylabel("|S_hat - S| / S")
     ax.grid(alpha=0.3)
@@ -521,23 +606,38 @@ def plot(table: pd.DataFrame, path: Path) -> None:
     fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 3.9 * rows), squeeze=False)
     for ax, (label, methods, note) in zip(axes.flat, panels):
         _panel(ax, table[table["bundle"] == label], label, methods, note)
-    for ax in list(axes.flat)[len(panels):]:
+    for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    fig.suptitle("Fig. 5(a)-(b): remaining-data prediction error against points seen (s_i = i N_k / K); "
-                 "WLS, LS, M4, Engression (the paper's) and a floor fit (ours)", fontsize=10)
+    fig.suptitle(
+        "Fig. 5(a)-(b): remaining-data prediction error against points seen (s_i = i N_k / K); "
+        "WLS, LS, M4, Engression (the paper's) and a floor fit (ours)",
+        fontsize=10,
+    )
     fig.tight_layout()
     save(fig, path)
 
 
-def prediction_report(out: Path, replicates: int = 10, timing_repeats: dict[str, int] | None = None,
-                      engression_replicates: int = ENGRESSION_REPLICATES, engression_bundles=ENGRESSION_BUNDLES,
-                      points=POINTS, timing_points=TIMING_POINTS, workers: int = WORKERS) -> pd.DataFrame:
+def prediction_report(
+    out: Path,
+    replicates: int = 10,
+    timing_repeats: dict[str, int] | None = None,
+    engression_replicates: int = ENGRESSION_REPLICATES,
+    engression_bundles=ENGRESSION_BUNDLES,
+    points=POINTS,
+    timing_points=TIMING_POINTS,
+    workers: int = WORKERS,
+) -> pd.DataFrame:
     """Write fig5_prediction.csv / .png, fig5_timing.csv and fig5_wls_window.csv into `out`;
     return the prediction table (`attrs["timing"]` and `attrs["window"]` hold the other two)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    errors = thread_errors(replicates, engression_replicates=engression_replicates,
-                           engression_bundles=engression_bundles, points=points, workers=workers)
+    errors = thread_errors(
+        replicates,
+        engression_replicates=engression_replicates,
+        engression_bundles=engression_bundles,
+        points=points,
+        workers=workers,
+    )
     table = prediction_table(errors)
     table.to_csv(out / "fig5_prediction.csv", index=False, float_format="%.6g")
     plot(table, out / "fig5_prediction.png")
@@ -564,8 +664,9 @@ def _rows(table: pd.DataFrame, bundle: str, method: str, replicates: int | None 
     return part[part["replicates"] == (part["replicates"].max() if replicates is None else replicates)]
 
 
-def _average(table: pd.DataFrame, bundle: str, method: str, replicates: int | None = None,
-             column: str = "mean_error") -> float:
+def _average(
+    table: pd.DataFrame, bundle: str, method: str, replicates: int | None = None, column: str = "mean_error"
+) -> float:
     """The error averaged over the n grid."""
     part = _rows(table, bundle, method, replicates)
     return float(part[column].mean()) if len(part) else math.nan
@@ -597,36 +698,62 @@ def prediction_checks(table: pd.DataFrame | None, experiment: str = "fig5") -> l
 
     if "table1" in present:
         r = _engression_pool(table, "table1")
-        check("Fig. 5(a) table1 (pure): WLS mean error minus M4's (paper: WLS below the extrapolation methods)",
-              _average(table, "table1", "WLS") - _average(table, "table1", "M4"), "< 0")
+        check(
+            "Fig. 5(a) table1 (pure): WLS mean error minus M4's (paper: WLS below the extrapolation methods)",
+            _average(table, "table1", "WLS") - _average(table, "table1", "M4"),
+            "< 0",
+        )
         if r:
-            check(f"Fig. 5(a) table1 (pure): WLS mean error minus Engression's, on Engression's {r} replicates "
-                  "(paper: WLS below the extrapolation methods)",
-                  _average(table, "table1", "WLS", r) - _average(table, "table1", "Engression", r), "< 0")
+            check(
+                f"Fig. 5(a) table1 (pure): WLS mean error minus Engression's, on Engression's {r} replicates "
+                "(paper: WLS below the extrapolation methods)",
+                _average(table, "table1", "WLS", r) - _average(table, "table1", "Engression", r),
+                "< 0",
+            )
         others = ("WLS", "M4", "Engression") if r else ("WLS", "M4")
-        check(f"Fig. 5(a) table1 (pure): LS mean error minus the largest of {', '.join(others)}"
-              + (f" (on Engression's {r} replicates)" if r else "") + " (paper: LS the worst)",
-              _average(table, "table1", "LS", r) - max(_average(table, "table1", m, r) for m in others), "> 0")
+        check(
+            f"Fig. 5(a) table1 (pure): LS mean error minus the largest of {', '.join(others)}"
+            + (f" (on Engression's {r} replicates)" if r else "")
+            + " (paper: LS the worst)",
+            _average(table, "table1", "LS", r) - max(_average(table, "table1", m, r) for m in others),
+            "> 0",
+        )
         first, last = _at(table, "table1", "WLS", min(POINTS)), _at(table, "table1", "WLS", max(POINTS))
-        check(f"Fig. 8(b) table1: WLS error at n={max(POINTS)} minus at n={min(POINTS)} (falls with more points)",
-              last - first, "< 0")
+        check(
+            f"Fig. 8(b) table1: WLS error at n={max(POINTS)} minus at n={min(POINTS)} (falls with more points)",
+            last - first,
+            "< 0",
+        )
     for bundle in ("table2 eps1", "table2 eps2"):
         if bundle not in present:
             continue
         r = _engression_pool(table, bundle)
         if r:
-            check(f"Fig. 5(b) {bundle} (mixed): Engression mean error minus the smallest of WLS, LS, M4, on "
-                  f"Engression's {r} replicates (paper: Engression the best)",
-                  _average(table, bundle, "Engression", r) - min(_average(table, bundle, m, r)
-                                                                 for m in ("WLS", "LS", "M4")), "< 0")
-        check(f"Fig. 5(b) {bundle} (mixed): WLS mean error minus M4's (paper: WLS slightly worse than the "
-              "extrapolation methods)", _average(table, bundle, "WLS") - _average(table, bundle, "M4"), "> 0")
+            check(
+                f"Fig. 5(b) {bundle} (mixed): Engression mean error minus the smallest of WLS, LS, M4, on "
+                f"Engression's {r} replicates (paper: Engression the best)",
+                _average(table, bundle, "Engression", r)
+                - min(_average(table, bundle, m, r) for m in ("WLS", "LS", "M4")),
+                "< 0",
+            )
+        check(
+            f"Fig. 5(b) {bundle} (mixed): WLS mean error minus M4's (paper: WLS slightly worse than the "
+            "extrapolation methods)",
+            _average(table, bundle, "WLS") - _average(table, bundle, "M4"),
+            "> 0",
+        )
         if r:
-            check(f"Fig. 5(b) {bundle} (mixed): WLS mean error minus Engression's, on Engression's {r} replicates "
-                  "(paper: WLS slightly worse than the extrapolation methods)",
-                  _average(table, bundle, "WLS", r) - _average(table, bundle, "Engression", r), "> 0")
-        check(f"Fig. 5(b) {bundle} (mixed): WLS mean error minus LS's (paper: WLS significantly better than LS)",
-              _average(table, bundle, "WLS") - _average(table, bundle, "LS"), "< 0")
+            check(
+                f"Fig. 5(b) {bundle} (mixed): WLS mean error minus Engression's, on Engression's {r} replicates "
+                "(paper: WLS slightly worse than the extrapolation methods)",
+                _average(table, bundle, "WLS", r) - _average(table, bundle, "Engression", r),
+                "> 0",
+            )
+        check(
+            f"Fig. 5(b) {bundle} (mixed): WLS mean error minus LS's (paper: WLS significantly better than LS)",
+            _average(table, bundle, "WLS") - _average(table, bundle, "LS"),
+            "< 0",
+        )
     for bundle in dict.fromkeys(table["bundle"]):
         # real curves: a few threads with a near-flat fit give errors of 1e3..1e12 that swamp the
         # mean, so the median over threads is shown there
@@ -635,9 +762,15 @@ def prediction_checks(table: pd.DataFrame | None, experiment: str = "fig5") -> l
         for method in methods:
             part = _rows(table, bundle, method)
             if len(part):
-                out.append(Check(experiment, f"{bundle}: {method} {column.split('_')[0]} error over threads "
-                                 f"(average over n, {int(part['replicates'].iloc[0])} replicates)",
-                                 float(part[column].mean()), None))
+                out.append(
+                    Check(
+                        experiment,
+                        f"{bundle}: {method} {column.split('_')[0]} error over threads "
+                        f"(average over n, {int(part['replicates'].iloc[0])} replicates)",
+                        float(part[column].mean()),
+                        None,
+                    )
+                )
     times = table.attrs.get("timing")
     if times is not None and len(times):
         at = times[times["points"] == times["points"].max()].set_index("method")["median_us"]
@@ -645,10 +778,24 @@ def prediction_checks(table: pd.DataFrame | None, experiment: str = "fig5") -> l
         for method in ("M4", "Engression"):
             if {"WLS", method} <= set(at.index):
                 ratio = float(at[method] / at["WLS"])
-                out.append(Check(experiment, f"Fig. 5(c): time of one {method} prediction / one WLS prediction "
-                                 f"(n={n}; paper: WLS significantly faster)", ratio, bool(ratio > 1), "> 1"))
+                out.append(
+                    Check(
+                        experiment,
+                        f"Fig. 5(c): time of one {method} prediction / one WLS prediction "
+                        f"(n={n}; paper: WLS significantly faster)",
+                        ratio,
+                        bool(ratio > 1),
+                        "> 1",
+                    )
+                )
         for method in METHODS:
             if method in at.index:
-                out.append(Check(experiment, f"Fig. 5(c): {method} one prediction round, median microseconds "
-                                 f"(n={n})", float(at[method]), None))
+                out.append(
+                    Check(
+                        experiment,
+                        f"Fig. 5(c): {method} one prediction round, median microseconds (n={n})",
+                        float(at[method]),
+                        None,
+                    )
+                )
     return out

@@ -13,6 +13,7 @@ says what it declares); this driver knows no family. Each experiment that runs i
 cells are not simulated again). The reports (CSV + PNG, one pair per figure, and `checks.csv`)
 go to `reports/<family>/`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,8 +54,10 @@ def run_sweep(experiment: str, run_dir: Path, extra: list[str], multirun: bool =
     print("$", " ".join(command[1:]), flush=True)
     code = subprocess.run(command, cwd=ROOT).returncode
     if code != 0:  # the sweep said why (a refused dir, a signal, a bad override): no traceback here
-        sys.stderr.write(f"Error: the sweep of experiment {experiment} into {run_dir} ended with status {code}; "
-                         f"the reports were not rebuilt\n")
+        sys.stderr.write(
+            f"Error: the sweep of experiment {experiment} into {run_dir} ended with status {code}; "
+            f"the reports were not rebuilt\n"
+        )
         raise SystemExit(code)
 
 
@@ -62,9 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     known_families = families()
     parser = argparse.ArgumentParser(prog="python -m reproduction", description=__doc__.split("\n\n")[0])
     parser.add_argument("family", choices=known_families)
-    parser.add_argument("--only", default="", help="comma-separated experiments (default: all); "
-                        + "; ".join(f"{f}: {', '.join(e.name for e in family_module(f).EXPERIMENTS)}"
-                                    for f in known_families))
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated experiments (default: all); "
+        + "; ".join(f"{f}: {', '.join(e.name for e in family_module(f).EXPERIMENTS)}" for f in known_families),
+    )
     parser.add_argument("--replicates", type=int, default=None, help="override every grid's replicates")
     parser.add_argument("--runs", type=Path, default=None, help="default: multirun/reproduce/<family>")
     parser.add_argument("--out", type=Path, default=None, help="default: reports/<family>")
@@ -80,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.replicates is not None and args.replicates < 1:
         parser.error("--replicates must be >= 1")
     extra = list(args.overrides) + ([f"replicates={args.replicates}"] if args.replicates else [])
-    context = Context(runs=args.runs or ROOT / "multirun" / "reproduce" / args.family,
-                      out=args.out or ROOT / "reports" / args.family)
+    context = Context(
+        runs=args.runs or ROOT / "multirun" / "reproduce" / args.family, out=args.out or ROOT / "reports" / args.family
+    )
     context.out.mkdir(parents=True, exist_ok=True)
     for name in chosen:
         experiment = experiments[name]

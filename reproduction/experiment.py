@@ -4,6 +4,7 @@ writes: the generic driver (reproduction/driver.py) needs nothing else.
 A module defines ``EXPERIMENTS``, a sequence of :class:`Experiment` in the order they run, and
 ``checks(context) -> list[Check]``, the paper's claims evaluated on the reports it built.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -59,8 +60,9 @@ CHECK_COLUMNS = ["experiment", "check", "paper", "ours", "rule", "holds"]
 def write_checks(out_dir: Path, checks: list[Check], chosen: list[str], known: list[str]) -> pd.DataFrame:
     """Write ``checks.csv``: these checks, plus the earlier file's rows of experiments not run now
     (so a run of a subset does not drop the other experiments' checks), in experiment order."""
-    table = pd.DataFrame([{column: getattr(check, column) for column in CHECK_COLUMNS} for check in checks],
-                         columns=CHECK_COLUMNS)
+    table = pd.DataFrame(
+        [{column: getattr(check, column) for column in CHECK_COLUMNS} for check in checks], columns=CHECK_COLUMNS
+    )
     table[["paper", "ours"]] = table[["paper", "ours"]].astype(float)
     path = Path(out_dir) / "checks.csv"
     try:

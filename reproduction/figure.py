@@ -1,4 +1,5 @@
 """One reproduced figure: its experiment (`conf/experiment/<config>.yaml`) and the swept key on the x axis."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

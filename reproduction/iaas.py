@@ -2,6 +2,7 @@
 (docs/iaas/reproduction.md).
 Every experiment is `python -m sweep -m experiment=iaas/<name>`; `python -m reproduction iaas`
 runs them all."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,8 +24,16 @@ PAPER_RHO = {3.0: 52.70, 13.0: 62.85}
 RHO_TOLERANCE = 10.0  # percentage points
 JOB_TYPE = {3.0: "type 1 (x0 = 3)", 13.0: "type 2 (x0 = 13)"}
 # Table III: rho_{R, x2} = 1 - alpha / alpha' (best of ours against the best policy of eq. (2)).
-PAPER_TABLE3 = {(3.0, 200): 18.65, (3.0, 400): 28.01, (3.0, 600): 34.87, (3.0, 800): 31.68,
-                (13.0, 200): 36.22, (13.0, 400): 44.00, (13.0, 600): 38.22, (13.0, 800): 20.28}
+PAPER_TABLE3 = {
+    (3.0, 200): 18.65,
+    (3.0, 400): 28.01,
+    (3.0, 600): 34.87,
+    (3.0, 800): 31.68,
+    (13.0, 200): 36.22,
+    (13.0, 400): 44.00,
+    (13.0, 600): 38.22,
+    (13.0, 800): 20.28,
+}
 # Table IV: rho_bar_R = 1 - OptiLearning over ours / OptiLearning over the theta policies + eq. (2).
 PAPER_TABLE4 = {0: 59.56, 200: 62.34, 400: 56.04, 600: 61.60, 800: 61.66}
 
@@ -41,9 +50,14 @@ def rho_table(run_dir: Path) -> pd.DataFrame:
             row[f"{mechanism}_alpha"] = wide[mechanism].mean()
             row[f"{mechanism}_ci95"] = student_t_interval(wide[mechanism]).half_width
         best = part[part["mechanism"] == "BestOurs"]["policy"].value_counts()
-        row.update(rho_percent=rho, rho_ci95=rho_ci95, rho_note=note,
-                   paper_rho_percent=PAPER_RHO.get(float(x0), np.nan), best_ours=best.index[0],
-                   best_theta=part[part["mechanism"] == "BestTheta"]["policy"].value_counts().index[0])
+        row.update(
+            rho_percent=rho,
+            rho_ci95=rho_ci95,
+            rho_note=note,
+            paper_rho_percent=PAPER_RHO.get(float(x0), np.nan),
+            best_ours=best.index[0],
+            best_theta=part[part["mechanism"] == "BestTheta"]["policy"].value_counts().index[0],
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -52,16 +66,22 @@ def fig4(run_dir: Path, path: Path) -> pd.DataFrame:
     """Fig. 4: alpha of every policy (mean over replicates), ours in groups of 13 by bid, then
     the theta policies, one series per job type."""
     table = pd.read_parquet(Path(run_dir) / "policies.parquet")
-    means = (table.groupby(["jobs.slackness_max", "mechanism", "policy"], sort=False)["unit_cost"].mean()
-             .reset_index())
+    means = table.groupby(["jobs.slackness_max", "mechanism", "policy"], sort=False)["unit_cost"].mean().reset_index()
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
     for ax, mechanism in zip(axes, ("BestOurs", "BestTheta")):
         for x0, part in means[means["mechanism"] == mechanism].groupby("jobs.slackness_max"):
-            ax.plot(np.arange(1, len(part) + 1), part["unit_cost"], marker="*" if mechanism == "BestOurs" else "o",
-                    linestyle="none", markersize=4, label=JOB_TYPE.get(float(x0), f"x0 = {x0:g}"))
-        ax.set_xlabel("policy index (ours: 7 bids x 13 beta)" if mechanism == "BestOurs"
-                      else "policy index (7 bids x 11 theta)")
+            ax.plot(
+                np.arange(1, len(part) + 1),
+                part["unit_cost"],
+                marker="*" if mechanism == "BestOurs" else "o",
+                linestyle="none",
+                markersize=4,
+                label=JOB_TYPE.get(float(x0), f"x0 = {x0:g}"),
+            )
+        ax.set_xlabel(
+            "policy index (ours: 7 bids x 13 beta)" if mechanism == "BestOurs" else "policy index (7 bids x 11 theta)"
+        )
         ax.set_title("our policies" if mechanism == "BestOurs" else "theta policies of [6], [7]")
         ax.legend()
     axes[0].set_ylabel("average unit cost alpha (per instance-hour)")
@@ -90,11 +110,13 @@ def best_beta_per_bid(run_dir: Path) -> pd.DataFrame:
 def table2(context: Context) -> pd.DataFrame:
     table = rho_table(context.run_dir("table2"))
     table["theta_reading"] = theta_reading(context.run_dir("table2"))
-    best_beta_per_bid(context.run_dir("table2")).to_csv(context.out / "fig4_best_beta.csv", index=False,
-                                                        float_format="%.4f")
+    best_beta_per_bid(context.run_dir("table2")).to_csv(
+        context.out / "fig4_best_beta.csv", index=False, float_format="%.4f"
+    )
     table.to_csv(context.out / "table2.csv", index=False, float_format="%.4f")
-    fig4(context.run_dir("table2"), context.out / "fig4.png").to_csv(context.out / "fig4.csv", index=False,
-                                                                      float_format="%.4f")
+    fig4(context.run_dir("table2"), context.out / "fig4.png").to_csv(
+        context.out / "fig4.csv", index=False, float_format="%.4f"
+    )
     return table
 
 
@@ -144,18 +166,30 @@ def fig5(run_dir: Path, path: Path) -> pd.DataFrame:
     13 beta0) and the 7 of eq. (2), job type 1, one series per R."""
     table = pd.read_parquet(Path(run_dir) / "policies.parquet")
     table = table[(table["jobs.slackness_max"] == 3.0) & table["mechanism"].isin(["BestOurs", "BestNaive"])]
-    means = (table.groupby(["self_owned.instances", "mechanism", "policy"], sort=False)
-             [["unit_cost", "self_owned_utilisation"]].mean().reset_index())
+    means = (
+        table.groupby(["self_owned.instances", "mechanism", "policy"], sort=False)[
+            ["unit_cost", "self_owned_utilisation"]
+        ]
+        .mean()
+        .reset_index()
+    )
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(13, 4))
     for r, part in means.groupby("self_owned.instances"):
         ours = part[part["mechanism"] == "BestOurs"]
         naive = part[part["mechanism"] == "BestNaive"]
         for ax, column in zip(axes, ("unit_cost", "self_owned_utilisation")):
-            line, = ax.plot(np.arange(1, len(ours) + 1), ours[column], marker="*", linestyle="none", markersize=4,
-                            label=f"R = {r}")
-            ax.plot(len(ours) + np.arange(1, len(naive) + 1), naive[column], marker="o", linestyle="none",
-                    markersize=4, color=line.get_color())
+            (line,) = ax.plot(
+                np.arange(1, len(ours) + 1), ours[column], marker="*", linestyle="none", markersize=4, label=f"R = {r}"
+            )
+            ax.plot(
+                len(ours) + np.arange(1, len(naive) + 1),
+                naive[column],
+                marker="o",
+                linestyle="none",
+                markersize=4,
+                color=line.get_color(),
+            )
     for ax, label in zip(axes, ("average unit cost alpha", "utilisation of the self-owned instances")):
         ax.set_xlabel("policy index (ours: 7 bids x 13 beta0; then eq. (2): 7 bids)")
         ax.set_ylabel(label)
@@ -168,29 +202,42 @@ def fig5(run_dir: Path, path: Path) -> pd.DataFrame:
 def table3(context: Context, name: str = "table3") -> pd.DataFrame:
     """Table III (and Fig. 5) from the run `name` (table3: 1 job per slot; table3_rate5: 5)."""
     frame = pd.read_parquet(context.run_dir(name) / "results.parquet")
-    table = _ratio_rows(frame, ["jobs.slackness_max", "self_owned.instances"], "BestOurs", "BestNaive",
-                        ("BestOurs", "BestNaive", "BestTheta"))
-    table["paper_rho_percent"] = [PAPER_TABLE3.get((float(x), int(r)), np.nan)
-                                  for x, r in zip(table["jobs.slackness_max"], table["self_owned.instances"])]
+    table = _ratio_rows(
+        frame,
+        ["jobs.slackness_max", "self_owned.instances"],
+        "BestOurs",
+        "BestNaive",
+        ("BestOurs", "BestNaive", "BestTheta"),
+    )
+    table["paper_rho_percent"] = [
+        PAPER_TABLE3.get((float(x), int(r)), np.nan)
+        for x, r in zip(table["jobs.slackness_max"], table["self_owned.instances"])
+    ]
     table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
     figure = "fig5" if name == "table3" else f"fig5_{name.removeprefix('table3_')}"
-    fig5(context.run_dir(name), context.out / f"{figure}.png").to_csv(context.out / f"{figure}.csv", index=False,
-                                                                       float_format="%.4f")
+    fig5(context.run_dir(name), context.out / f"{figure}.png").to_csv(
+        context.out / f"{figure}.csv", index=False, float_format="%.4f"
+    )
     return table
 
 
 def table4(context: Context, name: str = "table4") -> pd.DataFrame:
     """Table IV from the run `name` (table4: 1 job per slot; table4_rate5: 5)."""
     frame = pd.read_parquet(context.run_dir(name) / "results.parquet")
-    table = _ratio_rows(frame, ["learning.normalisation", "self_owned.instances"], "OptiLearning",
-                        "OptiLearning(grid=theta)", ("OptiLearning", "OptiLearning(grid=theta)", "BestOurs",
-                                                     "BestTheta"))
+    table = _ratio_rows(
+        frame,
+        ["learning.normalisation", "self_owned.instances"],
+        "OptiLearning",
+        "OptiLearning(grid=theta)",
+        ("OptiLearning", "OptiLearning(grid=theta)", "BestOurs", "BestTheta"),
+    )
     table["paper_rho_percent"] = [PAPER_TABLE4.get(int(r), np.nan) for r in table["self_owned.instances"]]
     # OptiLearning over its best fixed policy; undefined where that policy pays almost nothing
     ours_r0 = table[table["self_owned.instances"] == 0].set_index("learning.normalisation")["BestOurs_alpha"]
     floor = NEAR_ZERO * table["learning.normalisation"].map(ours_r0)
-    table["learning_excess_percent"] = np.where(table["BestOurs_alpha"] >= floor,
-                                                100.0 * (table["OptiLearning_alpha"] / table["BestOurs_alpha"] - 1.0), np.nan)
+    table["learning_excess_percent"] = np.where(
+        table["BestOurs_alpha"] >= floor, 100.0 * (table["OptiLearning_alpha"] / table["BestOurs_alpha"] - 1.0), np.nan
+    )
     table = table.merge(proposition6_table(frame), on=["learning.normalisation", "self_owned.instances"])
     table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
     return table
@@ -201,10 +248,18 @@ def proposition6_table(frame: pd.DataFrame) -> pd.DataFrame:
     OptiLearning's runs, as the largest over replicates, and its bound on the average
     normalised regret at delta = 0.05 (costs in [0, 1])."""
     rows = frame[frame["mechanism"] == "OptiLearning"]
-    cells = (rows.groupby(["learning.normalisation", "self_owned.instances"])
-             [["learning_policies", "learning_lag", "learning_jobs"]].max().astype(int).reset_index())
-    cells["proposition6_bound"] = [proposition6_bound(n, d, jobs) for n, d, jobs in
-                                   zip(cells["learning_policies"], cells["learning_lag"], cells["learning_jobs"])]
+    cells = (
+        rows.groupby(["learning.normalisation", "self_owned.instances"])[
+            ["learning_policies", "learning_lag", "learning_jobs"]
+        ]
+        .max()
+        .astype(int)
+        .reset_index()
+    )
+    cells["proposition6_bound"] = [
+        proposition6_bound(n, d, jobs)
+        for n, d, jobs in zip(cells["learning_policies"], cells["learning_lag"], cells["learning_jobs"])
+    ]
     return cells
 
 
@@ -222,7 +277,7 @@ def demand_per_slot(jobs) -> np.ndarray:
     delta = np.zeros(jobs.horizon() + 2)
     np.add.at(delta, jobs.arrival, want)
     np.add.at(delta, jobs.arrival + jobs.deadline, -want)
-    return np.cumsum(delta)[1:jobs.horizon() + 1]
+    return np.cumsum(delta)[1 : jobs.horizon() + 1]
 
 
 def load_report(context: Context, seed: int = 0) -> pd.DataFrame:
@@ -235,9 +290,16 @@ def load_report(context: Context, seed: int = 0) -> pd.DataFrame:
             params = JobParams.from_config({"slots": slots, "slackness_max": x0, "arrival_rate": rate})
             jobs = draw_jobs(params, np.random.default_rng(seed))
             demand = demand_per_slot(jobs)[:slots]
-            row = {"jobs.slackness_max": x0, "jobs.arrival_rate": rate, "slots": slots, "jobs": len(jobs),
-                   "work_per_slot": float(jobs.size.sum()) / slots, "demand_mean": float(demand.mean()),
-                   "demand_p90": float(np.percentile(demand, 90)), "demand_max": float(demand.max())}
+            row = {
+                "jobs.slackness_max": x0,
+                "jobs.arrival_rate": rate,
+                "slots": slots,
+                "jobs": len(jobs),
+                "work_per_slot": float(jobs.size.sum()) / slots,
+                "demand_mean": float(demand.mean()),
+                "demand_p90": float(np.percentile(demand, 90)),
+                "demand_max": float(demand.max()),
+            }
             row.update({f"share_above_{r}": float((demand > r).mean()) for r in LOAD_R})
             rows.append(row)
     table = pd.DataFrame(rows)
@@ -245,18 +307,27 @@ def load_report(context: Context, seed: int = 0) -> pd.DataFrame:
     return table
 
 
-EXPERIMENTS = (Experiment("table2", "iaas/table2", table2), Experiment("table3", "iaas/table3", table3),
-               Experiment("table4", "iaas/table4", table4),
-               Experiment("table3_rate5", "iaas/table3_rate5", lambda context: table3(context, "table3_rate5")),
-               Experiment("table4_rate5", "iaas/table4_rate5", lambda context: table4(context, "table4_rate5")),
-               Experiment("load", None, load_report))  # drawn here: no simulation
+EXPERIMENTS = (
+    Experiment("table2", "iaas/table2", table2),
+    Experiment("table3", "iaas/table3", table3),
+    Experiment("table4", "iaas/table4", table4),
+    Experiment("table3_rate5", "iaas/table3_rate5", lambda context: table3(context, "table3_rate5")),
+    Experiment("table4_rate5", "iaas/table4_rate5", lambda context: table4(context, "table4_rate5")),
+    Experiment("load", None, load_report),
+)  # drawn here: no simulation
 
 
 def _rho_check(experiment: str, check: str, ours, paper: float) -> Check:
     """Our rho (%) against the paper's, within RHO_TOLERANCE percentage points (an undefined rho
     fails: the paper's number is not reproduced)."""
-    return Check(experiment, check, float(ours), bool(np.isfinite(ours) and abs(ours - paper) <= RHO_TOLERANCE),
-                 f"|ours - paper| <= {RHO_TOLERANCE:g}", paper)
+    return Check(
+        experiment,
+        check,
+        float(ours),
+        bool(np.isfinite(ours) and abs(ours - paper) <= RHO_TOLERANCE),
+        f"|ours - paper| <= {RHO_TOLERANCE:g}",
+        paper,
+    )
 
 
 def _note(row) -> str:
@@ -274,16 +345,34 @@ def checks(context: Context) -> list[Check]:
             paper = PAPER_RHO.get(x0)
             if paper is not None:
                 reading = row.get("theta_reading", "once")
-                out.append(_rho_check("table2", f"Table II rho, {label}, theta reading {reading} (%)",
-                                      row["rho_percent"], paper))
+                out.append(
+                    _rho_check(
+                        "table2", f"Table II rho, {label}, theta reading {reading} (%)", row["rho_percent"], paper
+                    )
+                )
             gap = float(row["BestTheta_alpha"] - row["BestOurs_alpha"])
-            out.append(Check("table2", f"Table II, {label}: best of ours below the best theta policy (alpha' - alpha)",
-                             gap, bool(gap > 0), "> 0"))
+            out.append(
+                Check(
+                    "table2",
+                    f"Table II, {label}: best of ours below the best theta policy (alpha' - alpha)",
+                    gap,
+                    bool(gap > 0),
+                    "> 0",
+                )
+            )
     if table is not None and (context.run_dir("table2") / "policies.parquet").exists():
         best = best_beta_per_bid(context.run_dir("table2"))
         interior = int(best["interior"].sum())
-        out.append(Check("table2", "Fig. 4: bids (of 14, both job types) whose cheapest beta is interior (the paper: "
-                                   "an interior beta that grows with the bid)", float(interior), interior > 0, ">= 1"))
+        out.append(
+            Check(
+                "table2",
+                "Fig. 4: bids (of 14, both job types) whose cheapest beta is interior (the paper: "
+                "an interior beta that grows with the bid)",
+                float(interior),
+                interior > 0,
+                ">= 1",
+            )
+        )
     for name, reading in (("table3", ""), ("table3_rate5", ", 5 jobs per slot")):
         table = context.reports.get(name)
         if table is None:
@@ -293,21 +382,37 @@ def checks(context: Context) -> list[Check]:
             if (x0, r) not in PAPER_TABLE3:
                 continue  # R = 0: the reference cells, not in the paper's table
             label = f"{JOB_TYPE.get(x0, f'x0 = {x0:g}')}, R = {r}"
-            out.append(_rho_check(name, f"Table III rho{reading}, {label} (%){_note(row)}", row["rho_percent"],
-                                  PAPER_TABLE3[(x0, r)]))
+            out.append(
+                _rho_check(
+                    name, f"Table III rho{reading}, {label} (%){_note(row)}", row["rho_percent"], PAPER_TABLE3[(x0, r)]
+                )
+            )
             gap = float(row["BestNaive_alpha"] - row["BestOurs_alpha"])
             # beta0 = 0 is eq. (2) (r_bar(0) = z / d), so alpha <= alpha' by construction: the
             # paper's claim is that some beta0 > 0 does strictly better
-            out.append(Check(name, f"Table III{reading}, {label}: best of ours strictly below the best of eq. (2)",
-                             gap, bool(gap > 0), "> 0"))
+            out.append(
+                Check(
+                    name,
+                    f"Table III{reading}, {label}: best of ours strictly below the best of eq. (2)",
+                    gap,
+                    bool(gap > 0),
+                    "> 0",
+                )
+            )
     for name, reading in (("table4", ""), ("table4_rate5", ", 5 jobs per slot")):
         table = context.reports.get(name)
         if table is None:
             continue
         for _, row in table.iterrows():
             r, norm = int(row["self_owned.instances"]), row["learning.normalisation"]
-            out.append(_rho_check(name, f"Table IV rho_bar{reading}, R = {r}, normalisation {norm} (%){_note(row)}",
-                                  row["rho_percent"], PAPER_TABLE4[r]))
+            out.append(
+                _rho_check(
+                    name,
+                    f"Table IV rho_bar{reading}, R = {r}, normalisation {norm} (%){_note(row)}",
+                    row["rho_percent"],
+                    PAPER_TABLE4[r],
+                )
+            )
         if "proposition6_bound" in table:
             out.append(_proposition6_check(name, table))
     return out
@@ -319,5 +424,10 @@ def _proposition6_check(name: str, table: pd.DataFrame) -> Check:
     n, d, jobs = (int(row[c]) for c in ("learning_policies", "learning_lag", "learning_jobs"))
     bound = float(row["proposition6_bound"])
     verdict = "above 1, the largest regret possible on costs in [0, 1]: vacuous" if bound >= 1 else "below 1"
-    return Check(name, f"Proposition 6: bound on OptiLearning's average normalised regret at n = {n}, d = {d}, "
-                       f"N' = {jobs:,}, delta = 0.05 ({verdict}; information)", bound, None)
+    return Check(
+        name,
+        f"Proposition 6: bound on OptiLearning's average normalised regret at n = {n}, d = {d}, "
+        f"N' = {jobs:,}, delta = 0.05 ({verdict}; information)",
+        bound,
+        None,
+    )

@@ -57,6 +57,7 @@ Not part of `make reproduce-iaas`; run them on their own (about a minute each):
 
     python -m reproduction.iaas_alternatives [table2|table3|optimum|fig4]
 """
+
 from __future__ import annotations
 
 import csv
@@ -74,8 +75,11 @@ from algorithms.iaas.policies import BETAS, BIDS, KIND_CODES, Policy, ours_grid,
 from market.iaas.jobs import JobParams, JobStream, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices, surviving_fraction
 
-PRICES = (("mean 0.11 (default)", {}), ("mean 1.1 (the paper's literal value)", {"mean": 1.1}),
-          ("AWS trace", {"kind": "trace"}))
+PRICES = (
+    ("mean 0.11 (default)", {}),
+    ("mean 1.1 (the paper's literal value)", {"mean": 1.1}),
+    ("AWS trace", {"kind": "trace"}),
+)
 
 
 def compare(prices: dict, slackness_max: float, slots: int = 6000, seed: int = 1) -> None:
@@ -87,11 +91,17 @@ def compare(prices: dict, slackness_max: float, slots: int = 6000, seed: int = 1
     for kind in ("theta", "theta_once"):
         theta = {p: stream_cost(jobs, path, p).unit_cost for p in theta_grid(kind=kind)}
         base = min(theta, key=theta.get)
-        print(f"  x0 = {slackness_max:g}: best ours {best.name} {ours[best]:.4f}, best {kind} {base.name} "
-              f"{theta[base]:.4f}, rho {100 * (1 - ours[best] / theta[base]):.1f}%", flush=True)
+        print(
+            f"  x0 = {slackness_max:g}: best ours {best.name} {ours[best]:.4f}, best {kind} {base.name} "
+            f"{theta[base]:.4f}, rho {100 * (1 - ours[best] / theta[base]):.1f}%",
+            flush=True,
+        )
     for bid in (0.10, 0.19, 0.28):
-        print(f"    b = {bid:.2f}, alpha for beta = 0, 1/12, ..., 11/12, 0.9999: "
-              f"{' '.join(f'{ours[p]:.3f}' for p in ours_grid() if p.bid == bid)}", flush=True)
+        print(
+            f"    b = {bid:.2f}, alpha for beta = 0, 1/12, ..., 11/12, 0.9999: "
+            f"{' '.join(f'{ours[p]:.3f}' for p in ours_grid() if p.bid == bid)}",
+            flush=True,
+        )
 
 
 def table3(slots: int = 6000, seed: int = 1) -> None:
@@ -106,8 +116,10 @@ def table3(slots: int = 6000, seed: int = 1) -> None:
             star = {b: min((p for p in spot_only if p.bid == b), key=spot_only.get).beta for b in BIDS}
             cells = []
             for r in (200, 400, 600, 800):
-                ours = {p: stream_cost(jobs, path, p, r).unit_cost
-                        for p in (Policy("ours", b, star[b], beta0) for b in BIDS for beta0 in BETAS)}
+                ours = {
+                    p: stream_cost(jobs, path, p, r).unit_cost
+                    for p in (Policy("ours", b, star[b], beta0) for b in BIDS for beta0 in BETAS)
+                }
                 naive = min(stream_cost(jobs, path, Policy("ours", b, star[b]), r).unit_cost for b in BIDS)
                 best = min(ours, key=ours.get)
                 rho = 100 * (1 - ours[best] / naive) if naive > 0 else float("nan")
@@ -130,16 +142,22 @@ def optimum(seeds: int = 10) -> None:
                 opt = offline_optimum(jobs, path, r)
                 if opt.cost <= 0:
                     continue
-                grids = {"ours": ours_grid(beta0s=BETAS if r else (None,)), "theta": theta_grid(kind="theta_once"),
-                         "eq. (2)": ours_grid()}
+                grids = {
+                    "ours": ours_grid(beta0s=BETAS if r else (None,)),
+                    "theta": theta_grid(kind="theta_once"),
+                    "eq. (2)": ours_grid(),
+                }
                 for name, grid in grids.items():
                     ratios[name].append(min(stream_cost(jobs, path, p, r).cost.sum() for p in grid) / opt.cost)
             if not ratios["ours"]:
                 print(f"  x0 = {x0:g}, R = {r}: the optimum is 0 in every world (all work free)", flush=True)
                 continue
             cells = [f"{name} {np.mean(v):.2f} (worst {np.max(v):.2f})" for name, v in ratios.items()]
-            print(f"  x0 = {x0:g}, R = {r}, {len(ratios['ours'])} worlds with a positive optimum, "
-                  f"best policy / OPT: " + ", ".join(cells), flush=True)
+            print(
+                f"  x0 = {x0:g}, R = {r}, {len(ratios['ours'])} worlds with a positive optimum, "
+                f"best policy / OPT: " + ", ".join(cells),
+                flush=True,
+            )
 
 
 @dataclass(frozen=True)
@@ -171,9 +189,20 @@ LOST = 1e6  # a price above every bid: the slot in which (b)'s spot instances ar
 def run_money(jobs: JobStream, prices: np.ndarray, policy: Policy, switches: Mapping | None = None) -> np.ndarray:
     """(K, 4) spot cost, on-demand cost, spot work, on-demand work of every job under `policy`
     without self-owned instances (Experiment 1), with the kernel's `switches`."""
-    money, _ = run_jobs(jobs.arrival, jobs.deadline, np.asarray(jobs.size, dtype=float), jobs.parallelism,
-                        np.asarray(prices, dtype=float), KIND_CODES[policy.kind], float(policy.beta),
-                        float(policy.bid), float(policy.theta), ON_DEMAND_PRICE, LEN, **dict(switches or {}))
+    money, _ = run_jobs(
+        jobs.arrival,
+        jobs.deadline,
+        np.asarray(jobs.size, dtype=float),
+        jobs.parallelism,
+        np.asarray(prices, dtype=float),
+        KIND_CODES[policy.kind],
+        float(policy.beta),
+        float(policy.bid),
+        float(policy.theta),
+        ON_DEMAND_PRICE,
+        LEN,
+        **dict(switches or {}),
+    )
     return money
 
 
@@ -204,8 +233,9 @@ def expected_value_path(prices: np.ndarray, bid: float, mean: float, run: int, p
     return path
 
 
-def choice_money(jobs: JobStream, prices: np.ndarray, policy: Policy, choice: Choice,
-                 mean: float = PriceParams.mean) -> np.ndarray:
+def choice_money(
+    jobs: JobStream, prices: np.ndarray, policy: Policy, choice: Choice, mean: float = PriceParams.mean
+) -> np.ndarray:
     """`run_money` under `choice` (its prices already in `prices`); for (b), one path per arrival
     phase, the jobs' rows in their order."""
     if not choice.expected_value:
@@ -216,13 +246,20 @@ def choice_money(jobs: JobStream, prices: np.ndarray, policy: Policy, choice: Ch
         rows = np.flatnonzero((jobs.arrival - 1) % LEN == phase)
         if rows.size:
             part = JobStream(jobs.arrival[rows], jobs.size[rows], jobs.deadline[rows], jobs.parallelism[rows])
-            money[rows] = run_money(part, expected_value_path(prices, policy.bid, mean, run, phase), policy,
-                                    choice.switches)
+            money[rows] = run_money(
+                part, expected_value_path(prices, policy.bid, mean, run, phase), policy, choice.switches
+            )
     return money
 
 
-def fig4_costs(choice: Choice, x0: float, slots: int = 6000, seeds: Sequence[int] = (0, 1, 2),
-               betas: Sequence[float] = BETAS, bids: Sequence[float] = BIDS) -> dict:
+def fig4_costs(
+    choice: Choice,
+    x0: float,
+    slots: int = 6000,
+    seeds: Sequence[int] = (0, 1, 2),
+    betas: Sequence[float] = BETAS,
+    bids: Sequence[float] = BIDS,
+) -> dict:
     """{(bid, beta): alpha averaged over the worlds of `seeds`} under `choice` for job type x0."""
     params = PriceParams.from_config(dict(choice.prices))
     if choice.expected_value and params.kind != "exponential":
@@ -246,8 +283,15 @@ def best_betas(costs: Mapping, betas: Sequence[float] = BETAS) -> list[dict]:
     for bid in sorted({b for b, _ in costs}):
         row = [costs[(bid, beta)] for beta in betas]
         best = betas[int(np.argmin(row))]
-        rows.append({"bid": bid, "best_beta": best, "interior": bool(min(betas) < best < max(betas)),
-                     "unit_cost_best": min(row), "unit_cost_beta_max": costs[(bid, max(betas))]})
+        rows.append(
+            {
+                "bid": bid,
+                "best_beta": best,
+                "interior": bool(min(betas) < best < max(betas)),
+                "unit_cost_best": min(row),
+                "unit_cost_beta_max": costs[(bid, max(betas))],
+            }
+        )
     return rows
 
 
@@ -264,15 +308,24 @@ def fig4_summary(name: str, rows: Sequence[Mapping]) -> str:
     for x0 in dict.fromkeys(r["x0"] for r in rows):
         mine = [r for r in rows if r["x0"] == x0]
         parts.append(f"x0 = {x0:g}: " + " ".join(beta_label(r["best_beta"]) for r in mine))
-    saving = max(100 * (1 - r["unit_cost_best"] / r["unit_cost_beta_max"]) if r["unit_cost_beta_max"] > 0 else 0.0
-                 for r in rows)
-    return (f"{name}: {interior} of {len(rows)} bids interior; best betas per bid "
-            f"({', '.join(f'{b:.2f}' for b in dict.fromkeys(r['bid'] for r in rows))}) "
-            + "; ".join(parts) + f"; largest saving of the best beta over beta = 0.9999: {saving:.1f}%")
+    saving = max(
+        100 * (1 - r["unit_cost_best"] / r["unit_cost_beta_max"]) if r["unit_cost_beta_max"] > 0 else 0.0 for r in rows
+    )
+    return (
+        f"{name}: {interior} of {len(rows)} bids interior; best betas per bid "
+        f"({', '.join(f'{b:.2f}' for b in dict.fromkeys(r['bid'] for r in rows))}) "
+        + "; ".join(parts)
+        + f"; largest saving of the best beta over beta = 0.9999: {saving:.1f}%"
+    )
 
 
-def fig4(choices: Sequence[Choice] = FIG4_CHOICES, out: Path | None = FIG4_OUT, slots: int = 6000,
-         seeds: Sequence[int] = (0, 1, 2), x0s: Sequence[float] = (3.0, 13.0)) -> list[dict]:
+def fig4(
+    choices: Sequence[Choice] = FIG4_CHOICES,
+    out: Path | None = FIG4_OUT,
+    slots: int = 6000,
+    seeds: Sequence[int] = (0, 1, 2),
+    x0s: Sequence[float] = (3.0, 13.0),
+) -> list[dict]:
     """Every choice's rows (FIG4_COLUMNS) written to `out` (unless None), a summary per choice."""
     table = []
     for choice in choices:
@@ -282,8 +335,11 @@ def fig4(choices: Sequence[Choice] = FIG4_CHOICES, out: Path | None = FIG4_OUT, 
             rows += [{"choice": choice.name, "x0": x0, **row} for row in best_betas(costs)]
         if choice.expected_value:
             mean = PriceParams.from_config(dict(choice.prices)).mean
-            print(f"  ({choice.name}: the spot runs {' '.join(str(spot_slots(b, mean)) for b in BIDS)} slots "
-                  f"of each hour at bids {', '.join(f'{b:.2f}' for b in BIDS)})", flush=True)
+            print(
+                f"  ({choice.name}: the spot runs {' '.join(str(spot_slots(b, mean)) for b in BIDS)} slots "
+                f"of each hour at bids {', '.join(f'{b:.2f}' for b in BIDS)})",
+                flush=True,
+            )
         print(fig4_summary(choice.name, rows), flush=True)
         table += rows
     if out is not None:
@@ -292,8 +348,17 @@ def fig4(choices: Sequence[Choice] = FIG4_CHOICES, out: Path | None = FIG4_OUT, 
             writer = csv.writer(f)
             writer.writerow(FIG4_COLUMNS)
             for r in table:
-                writer.writerow([r["choice"], f"{r['x0']:g}", f"{r['bid']:.2f}", f"{r['best_beta']:.4f}",
-                                 r["interior"], f"{r['unit_cost_best']:.4f}", f"{r['unit_cost_beta_max']:.4f}"])
+                writer.writerow(
+                    [
+                        r["choice"],
+                        f"{r['x0']:g}",
+                        f"{r['bid']:.2f}",
+                        f"{r['best_beta']:.4f}",
+                        r["interior"],
+                        f"{r['unit_cost_best']:.4f}",
+                        f"{r['unit_cost_beta_max']:.4f}",
+                    ]
+                )
     return table
 
 

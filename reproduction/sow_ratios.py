@@ -1,5 +1,6 @@
 """What the sow reports share (reproduction/sow.py, sow_theorem52.py, sow_regimes.py): the paired
 ratio of two per-replicate series, and the epsilon a mechanism's name carries."""
+
 from __future__ import annotations
 
 import math

@@ -15,6 +15,7 @@ test_reproduction_driver.py), as reproduction/sow_theorem52.py notes too. reprod
 them in (`EXPERIMENTS += REGIMES_EXPERIMENTS`, and `checks` beside its own); `checks(context)`
 follows reproduction/experiment.py and reads only the reports of this module's experiments.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,7 +34,7 @@ from .sow_ratios import epsilon_of, series_ratio
 # most V_bar buys no usage past y / N' = 1 - log 2 / log(4 V_bar D_max) (13/14 here).
 T41_V_BAR, T41_D_MAX = 4096.0, 1
 PRICE_CEILING = 1.0 - math.log(2.0) / math.log(4.0 * T41_V_BAR * T41_D_MAX)
-USAGE_FLOOR = 0.9          # Theorem 4.1's cells must reach 0.9 N' to test the theorem
+USAGE_FLOOR = 0.9  # Theorem 4.1's cells must reach 0.9 N' to test the theorem
 GREEDIES = ("FirstComeGreedy", "ValueDensityGreedy")
 
 
@@ -63,14 +64,16 @@ def _cell_table(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
             mine = part[part["mechanism"] == mechanism].set_index("replicate")
             if mine.empty:
                 continue
-            row = dict(zip(keys, values), mechanism=mechanism, replicates=len(mine),
-                       welfare=float(mine["welfare"].mean()))
+            row = dict(
+                zip(keys, values), mechanism=mechanism, replicates=len(mine), welfare=float(mine["welfare"].mean())
+            )
             if "completions" in mine and mine["completions"].notna().any():
                 lost = mine["evictions"] + mine["cancellations"]
                 row["eviction_rate"], row["eviction_rate_ci95"] = _ratio(lost, mine["completions"] + lost)
             if "relaxed_value" in mine and mine["relaxed_value"].notna().any():
-                row["welfare_over_relaxed"], row["welfare_over_relaxed_ci95"] = _ratio(mine["welfare"],
-                                                                                       mine["relaxed_value"])
+                row["welfare_over_relaxed"], row["welfare_over_relaxed_ci95"] = _ratio(
+                    mine["welfare"], mine["relaxed_value"]
+                )
             if "relaxed_peak" in mine and mine["relaxed_peak"].notna().any():
                 row["relaxed_peak"] = float(mine["relaxed_peak"].mean())
                 row["relaxed_peak_min"] = float(mine["relaxed_peak"].min())
@@ -80,8 +83,9 @@ def _cell_table(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
                     row["opt_proven"] = float(mine["opt_proven"].astype(float).mean())
             for greedy, short in zip(GREEDIES, ("fcg", "vdg")):
                 if (part["mechanism"] == greedy).any() and mechanism != greedy:
-                    row[f"over_{short}"], row[f"over_{short}_ci95"] = _ratio(mine["welfare"],
-                                                                             _by_replicate(part, greedy, "welfare"))
+                    row[f"over_{short}"], row[f"over_{short}_ci95"] = _ratio(
+                        mine["welfare"], _by_replicate(part, greedy, "welfare")
+                    )
             rows.append(row)
     table = pd.DataFrame(rows)
     table["epsilon"] = table["mechanism"].map(epsilon_of)
@@ -100,14 +104,27 @@ def theorem41(context: Context) -> pd.DataFrame:
     for eps, part in reductions.groupby("epsilon"):
         label = f"Reduction, eps = {eps:g}"
         axes[0].plot(part["cluster.nodes"], part["relaxed_peak"], marker="o", label=label)
-        axes[1].errorbar(part["cluster.nodes"], part["eviction_rate"], yerr=part["eviction_rate_ci95"], marker="o",
-                         capsize=3, label=label)
+        axes[1].errorbar(
+            part["cluster.nodes"],
+            part["eviction_rate"],
+            yerr=part["eviction_rate_ci95"],
+            marker="o",
+            capsize=3,
+            label=label,
+        )
         axes[1].axhline(eps, linestyle=":", color=axes[1].lines[-1].get_color(), linewidth=1)
-        axes[2].errorbar(part["cluster.nodes"], part["welfare_over_relaxed"], yerr=part["welfare_over_relaxed_ci95"],
-                         marker="o", capsize=3, label=label)
+        axes[2].errorbar(
+            part["cluster.nodes"],
+            part["welfare_over_relaxed"],
+            yerr=part["welfare_over_relaxed_ci95"],
+            marker="o",
+            capsize=3,
+            label=label,
+        )
     axes[0].axhline(USAGE_FLOOR, color="grey", linestyle="--", label="0.9 N' (the check)")
-    axes[0].axhline(PRICE_CEILING, color="black", linestyle=":",
-                    label="eq. (7)'s ceiling 1 - log 2 / log(4 V_bar D_max)")
+    axes[0].axhline(
+        PRICE_CEILING, color="black", linestyle=":", label="eq. (7)'s ceiling 1 - log 2 / log(4 V_bar D_max)"
+    )
     axes[0].set_ylabel("peak relaxed usage max_t y_t / N' (mean over replicates)")
     axes[1].set_ylabel("E[evicted + cancelled] / E[started + cancelled]")
     axes[2].set_ylabel("E[welfare] / E[V_ALG]")
@@ -137,29 +154,70 @@ def _theorem41_checks(table: pd.DataFrame) -> list[Check]:
     low, high = table["cluster.nodes"].min(), table["cluster.nodes"].max()
     for eps, part in reductions.groupby("epsilon"):
         worst = float(part["relaxed_peak_min"].min())
-        out.append(Check("theorem41", f"eps = {eps:g}: smallest peak relaxed usage max_t y_t / N' over every cell and "
-                                      f"replicate (N = {low:g}..{high:g}; below 0.9 the cells do not test Theorem 4.1)",
-                         worst, worst >= USAGE_FLOOR, f">= {USAGE_FLOOR:g}"))
+        out.append(
+            Check(
+                "theorem41",
+                f"eps = {eps:g}: smallest peak relaxed usage max_t y_t / N' over every cell and "
+                f"replicate (N = {low:g}..{high:g}; below 0.9 the cells do not test Theorem 4.1)",
+                worst,
+                worst >= USAGE_FLOOR,
+                f">= {USAGE_FLOOR:g}",
+            )
+        )
         gap, falls = _falls(part)
-        out.append(Check("theorem41", f"eps = {eps:g}: the eviction rate falls with N (rate at N = {low:g} minus rate "
-                                      f"at N = {high:g}; no rise beyond the 95% half-widths between neighbours)",
-                         gap, falls, "> 0 and no significant rise"))
+        out.append(
+            Check(
+                "theorem41",
+                f"eps = {eps:g}: the eviction rate falls with N (rate at N = {low:g} minus rate "
+                f"at N = {high:g}; no rise beyond the 95% half-widths between neighbours)",
+                gap,
+                falls,
+                "> 0 and no significant rise",
+            )
+        )
         for nodes in (low, high):
             row = part[part["cluster.nodes"] == nodes].iloc[0]
-            out.append(Check("theorem41", f"eps = {eps:g}, N = {nodes:g}: eviction rate (Theorem 4.1: O(eps); "
-                                          f"95% half-width {row['eviction_rate_ci95']:.4f}; information)",
-                             float(row["eviction_rate"]), None))
-            out.append(Check("theorem41", f"eps = {eps:g}, N = {nodes:g}: E[welfare] / E[V_ALG] (Theorem 4.1: "
-                                          f">= 1 - O(eps); 95% half-width {row['welfare_over_relaxed_ci95']:.4f}; "
-                                          "information)", float(row["welfare_over_relaxed"]), None))
+            out.append(
+                Check(
+                    "theorem41",
+                    f"eps = {eps:g}, N = {nodes:g}: eviction rate (Theorem 4.1: O(eps); "
+                    f"95% half-width {row['eviction_rate_ci95']:.4f}; information)",
+                    float(row["eviction_rate"]),
+                    None,
+                )
+            )
+            out.append(
+                Check(
+                    "theorem41",
+                    f"eps = {eps:g}, N = {nodes:g}: E[welfare] / E[V_ALG] (Theorem 4.1: "
+                    f">= 1 - O(eps); 95% half-width {row['welfare_over_relaxed_ci95']:.4f}; "
+                    "information)",
+                    float(row["welfare_over_relaxed"]),
+                    None,
+                )
+            )
     for mechanism in ("FirstComeGreedy",) + tuple(reductions["mechanism"].unique()):
         row = table[(table["cluster.nodes"] == high) & (table["mechanism"] == mechanism)]
         if len(row) and "opt_ratio" in row:
             row = row.iloc[0]
-            out.append(Check("theorem41", f"N = {high:g}: E[OPT] / E[welfare] of {mechanism} (95% half-width "
-                                          f"{row['opt_ratio_ci95']:.4f}; information)", float(row["opt_ratio"]), None))
-    out.append(Check("theorem41", "eq. (7)'s ceiling on the relaxed usage, 1 - log 2 / log(4 V_bar D_max) of N' "
-                                  "(V_bar = 4096, D_max = 1; information)", PRICE_CEILING, None))
+            out.append(
+                Check(
+                    "theorem41",
+                    f"N = {high:g}: E[OPT] / E[welfare] of {mechanism} (95% half-width "
+                    f"{row['opt_ratio_ci95']:.4f}; information)",
+                    float(row["opt_ratio"]),
+                    None,
+                )
+            )
+    out.append(
+        Check(
+            "theorem41",
+            "eq. (7)'s ceiling on the relaxed usage, 1 - log 2 / log(4 V_bar D_max) of N' "
+            "(V_bar = 4096, D_max = 1; information)",
+            PRICE_CEILING,
+            None,
+        )
+    )
     return out
 
 
@@ -177,8 +235,14 @@ def daily(context: Context) -> pd.DataFrame:
         for mechanism, rows in part.groupby("mechanism", sort=False):
             # 1 / (E[OPT] / E[welfare]): E[welfare] / E[OPT], the interval carried over by the delta method
             share = 1.0 / rows["opt_ratio"]
-            ax.errorbar(rows["births.peak_load"], share, yerr=rows["opt_ratio_ci95"] * share ** 2, marker="o",
-                        capsize=3, label=mechanism)
+            ax.errorbar(
+                rows["births.peak_load"],
+                share,
+                yerr=rows["opt_ratio_ci95"] * share**2,
+                marker="o",
+                capsize=3,
+                label=mechanism,
+            )
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xlabel("busiest hour's offered load / N")
         ax.set_ylabel("E[welfare] / E[OPT]")
@@ -196,13 +260,25 @@ def _daily_checks(table: pd.DataFrame) -> list[Check]:
         where = f"N = {row['cluster.nodes']:g}, busiest hour {row['births.peak_load']:g} N"
         for short, greedy in (("fcg", "FirstComeGreedy"), ("vdg", "ValueDensityGreedy")):
             if f"over_{short}" in row and not pd.isna(row[f"over_{short}"]):
-                out.append(Check("daily", f"{where}: E[Reduction welfare] / E[{greedy} welfare] (95% half-width "
-                                          f"{row[f'over_{short}_ci95']:.3f}; information)",
-                                 float(row[f"over_{short}"]), None))
+                out.append(
+                    Check(
+                        "daily",
+                        f"{where}: E[Reduction welfare] / E[{greedy} welfare] (95% half-width "
+                        f"{row[f'over_{short}_ci95']:.3f}; information)",
+                        float(row[f"over_{short}"]),
+                        None,
+                    )
+                )
     opt = table[table["mechanism"] == "OPT"]
     if len(opt) and "opt_proven" in opt:
-        out.append(Check("daily", "share of replicates whose OPT CP-SAT proved optimal (information)",
-                         float(opt["opt_proven"].mean()), None))
+        out.append(
+            Check(
+                "daily",
+                "share of replicates whose OPT CP-SAT proved optimal (information)",
+                float(opt["opt_proven"].mean()),
+                None,
+            )
+        )
     return out
 
 

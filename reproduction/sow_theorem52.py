@@ -29,6 +29,7 @@ of this package that defines `EXPERIMENTS` for a family of its own (tests/common
 test_reproduction_driver.py wants exactly the configured families), so reproduction/sow.py wires it
 in (`EXPERIMENTS += THEOREM52_EXPERIMENTS`, and `checks` beside its own).
 """
+
 from __future__ import annotations
 
 import math
@@ -45,7 +46,7 @@ from .sow_ratios import series_ratio
 
 NAME = "theorem52"
 V_KEY, D_KEY = "bounds.max_value", "bounds.max_duration"
-SLOPE_LIMIT = 0.05            # per unit of ln(4 V_bar D_max): the issue's "flat"
+SLOPE_LIMIT = 0.05  # per unit of ln(4 V_bar D_max): the issue's "flat"
 STOCHASTIC, REDUCTION = "Stochastic", "Reduction"
 
 
@@ -73,13 +74,24 @@ def cell_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     order = list(dict.fromkeys(frame["mechanism"]))
     for (v, d, mechanism), part in frame.groupby(keys + ["mechanism"], sort=False):
         r = series_ratio(opt, part.set_index(keys + ["replicate"])["welfare"])
-        row = {V_KEY: v, D_KEY: d, "x": math.log(4.0 * v * d), "mechanism": mechanism, "replicates": len(part),
-               "welfare": float(part["welfare"].mean()), "opt_ratio": r.ratio, "opt_ratio_ci95": r.half_width,
-               "opt_ratio_note": r.undefined}
+        row = {
+            V_KEY: v,
+            D_KEY: d,
+            "x": math.log(4.0 * v * d),
+            "mechanism": mechanism,
+            "replicates": len(part),
+            "welfare": float(part["welfare"].mean()),
+            "opt_ratio": r.ratio,
+            "opt_ratio_ci95": r.half_width,
+            "opt_ratio_note": r.undefined,
+        }
         for column in ("fua_share", "relaxed_peak", "receptive_breaks", "opt_proven", "eviction_rate"):
             if column in part and part[column].notna().any():
-                row[column] = float(part[column].astype(float).mean()) if column != "receptive_breaks" \
+                row[column] = (
+                    float(part[column].astype(float).mean())
+                    if column != "receptive_breaks"
                     else float(part[column].sum())
+                )
         if "relaxed_peak" in part and part["relaxed_peak"].notna().any():
             row["relaxed_peak_max"] = float(part["relaxed_peak"].max())
         rows.append(row)
@@ -96,13 +108,19 @@ def slope(table: pd.DataFrame, mechanism: str) -> dict:
     x, y = part["x"].to_numpy(float), part["opt_ratio"].to_numpy(float)
     n = x.size
     if n < 3 or np.ptp(x) == 0:
-        return {"mechanism": mechanism, "cells": n, "slope": math.nan, "low": math.nan, "high": math.nan,
-                "intercept": math.nan}
+        return {
+            "mechanism": mechanism,
+            "cells": n,
+            "slope": math.nan,
+            "low": math.nan,
+            "high": math.nan,
+            "intercept": math.nan,
+        }
     sxx = float(((x - x.mean()) ** 2).sum())
     b = float(((x - x.mean()) * (y - y.mean())).sum() / sxx)
     a = float(y.mean() - b * x.mean())
     residual = y - a - b * x
-    se = math.sqrt(float((residual ** 2).sum()) / (n - 2) / sxx)
+    se = math.sqrt(float((residual**2).sum()) / (n - 2) / sxx)
     half = float(stats.t.ppf(0.975, n - 2)) * se
     return {"mechanism": mechanism, "cells": n, "slope": b, "low": b - half, "high": b + half, "intercept": a}
 
@@ -138,8 +156,15 @@ def theorem52(context: Context) -> pd.DataFrame:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for mechanism, fit in zip(mechanisms, slopes.to_dict("records")):
         part = table[table["mechanism"] == mechanism].sort_values("x")
-        line = ax.errorbar(part["x"], part["opt_ratio"], yerr=part["opt_ratio_ci95"], marker="o", linestyle="none",
-                           capsize=2, label=f"{mechanism} (slope {fit['slope']:.3f} [{fit['low']:.3f}, {fit['high']:.3f}])")
+        line = ax.errorbar(
+            part["x"],
+            part["opt_ratio"],
+            yerr=part["opt_ratio_ci95"],
+            marker="o",
+            linestyle="none",
+            capsize=2,
+            label=f"{mechanism} (slope {fit['slope']:.3f} [{fit['low']:.3f}, {fit['high']:.3f}])",
+        )
         if np.isfinite(fit["slope"]):
             xs = np.array([part["x"].min(), part["x"].max()])
             ax.plot(xs, fit["intercept"] + fit["slope"] * xs, color=line[0].get_color(), linewidth=1)
@@ -165,41 +190,89 @@ def checks(context: Context) -> list[Check]:
     out: list[Check] = []
     fit = slope(table, STOCHASTIC)
     flat = (fit["low"] <= 0.0 <= fit["high"]) or fit["slope"] < SLOPE_LIMIT
-    out.append(Check(NAME, f"Theorem 5.2: slope of E[OPT] / E[Stochastic] against ln(4 V_bar D_max) (95% interval "
-                           f"[{fit['low']:.3f}, {fit['high']:.3f}] over {fit['cells']} cells)", fit["slope"],
-                     bool(flat), f"interval holds 0 or < {SLOPE_LIMIT:g}"))
+    out.append(
+        Check(
+            NAME,
+            f"Theorem 5.2: slope of E[OPT] / E[Stochastic] against ln(4 V_bar D_max) (95% interval "
+            f"[{fit['low']:.3f}, {fit['high']:.3f}] over {fit['cells']} cells)",
+            fit["slope"],
+            bool(flat),
+            f"interval holds 0 or < {SLOPE_LIMIT:g}",
+        )
+    )
     stoch = table[table["mechanism"] == STOCHASTIC]
     largest = stoch.sort_values([V_KEY, D_KEY]).iloc[-1]
     limit = ratio_limit(context)
     ratio = float(largest["opt_ratio"])
-    out.append(Check(NAME, f"Theorem 5.2: E[OPT] / E[Stochastic] in the largest cell (V_bar = {largest[V_KEY]:g}, "
-                           f"D_max = {largest[D_KEY]:g}) below report.ratio_limit", ratio,
-                     bool(ratio < limit) if np.isfinite(limit) and np.isfinite(ratio) else False,
-                     f"< {limit:g}"))
+    out.append(
+        Check(
+            NAME,
+            f"Theorem 5.2: E[OPT] / E[Stochastic] in the largest cell (V_bar = {largest[V_KEY]:g}, "
+            f"D_max = {largest[D_KEY]:g}) below report.ratio_limit",
+            ratio,
+            bool(ratio < limit) if np.isfinite(limit) and np.isfinite(ratio) else False,
+            f"< {limit:g}",
+        )
+    )
     if "relaxed_peak_max" in stoch:
         peak = float(stoch["relaxed_peak_max"].max())
-        out.append(Check(NAME, "Lemma E.2: the Stochastic menu's largest relaxed usage over N' = N (1 - eps/10)", peak,
-                         bool(peak <= 1.0 + 1e-9), "<= 1"))
+        out.append(
+            Check(
+                NAME,
+                "Lemma E.2: the Stochastic menu's largest relaxed usage over N' = N (1 - eps/10)",
+                peak,
+                bool(peak <= 1.0 + 1e-9),
+                "<= 1",
+            )
+        )
     framework = table[table["mechanism"].isin([STOCHASTIC, REDUCTION])]
     if "receptive_breaks" in framework:
         breaks = float(framework["receptive_breaks"].sum())
-        out.append(Check(NAME, "allocations x_j(L_j) that break Alg. 2's receptive condition, Stochastic and "
-                               "Reduction (none can with the duration signal)", breaks, bool(breaks == 0), "= 0"))
+        out.append(
+            Check(
+                NAME,
+                "allocations x_j(L_j) that break Alg. 2's receptive condition, Stochastic and "
+                "Reduction (none can with the duration signal)",
+                breaks,
+                bool(breaks == 0),
+                "= 0",
+            )
+        )
     red = slope(table, REDUCTION)
     if np.isfinite(red["slope"]):
-        out.append(Check(NAME, f"slope of E[OPT] / E[Reduction] against ln(4 V_bar D_max) (95% interval "
-                               f"[{red['low']:.3f}, {red['high']:.3f}]; information)", red["slope"], None))
+        out.append(
+            Check(
+                NAME,
+                f"slope of E[OPT] / E[Reduction] against ln(4 V_bar D_max) (95% interval "
+                f"[{red['low']:.3f}, {red['high']:.3f}]; information)",
+                red["slope"],
+                None,
+            )
+        )
     for mechanism in (STOCHASTIC, REDUCTION):
         both = partial_slopes(table, mechanism)
         if np.isfinite(both.get("ln_v", math.nan)):
-            out.append(Check(NAME, f"{mechanism}: slopes of E[OPT] / E[welfare] against ln V_bar and ln D_max fitted "
-                                   f"together: ln V_bar {both['ln_v']:.3f} [{both['ln_v_low']:.3f}, "
-                                   f"{both['ln_v_high']:.3f}], ln D_max {both['ln_d']:.3f} [{both['ln_d_low']:.3f}, "
-                                   f"{both['ln_d_high']:.3f}] (the ln D_max one; D_max also sets the load; "
-                                   "information)", both["ln_d"], None))
+            out.append(
+                Check(
+                    NAME,
+                    f"{mechanism}: slopes of E[OPT] / E[welfare] against ln V_bar and ln D_max fitted "
+                    f"together: ln V_bar {both['ln_v']:.3f} [{both['ln_v_low']:.3f}, "
+                    f"{both['ln_v_high']:.3f}], ln D_max {both['ln_d']:.3f} [{both['ln_d_low']:.3f}, "
+                    f"{both['ln_d_high']:.3f}] (the ln D_max one; D_max also sets the load; "
+                    "information)",
+                    both["ln_d"],
+                    None,
+                )
+            )
     if "fua_share" in stoch and stoch["fua_share"].notna().any():
-        out.append(Check(NAME, "the fractional unit allocation's retained share V(z_FUA) / V_LP, smallest cell mean "
-                               "(information)", float(stoch["fua_share"].min()), None))
+        out.append(
+            Check(
+                NAME,
+                "the fractional unit allocation's retained share V(z_FUA) / V_LP, smallest cell mean (information)",
+                float(stoch["fua_share"].min()),
+                None,
+            )
+        )
     if "opt_proven" in table:
         proven = float(table[table["mechanism"] == "OPT"]["opt_proven"].mean())
         out.append(Check(NAME, "share of replicates whose OPT CP-SAT proved optimal (information)", proven, None))

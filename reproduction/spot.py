@@ -14,6 +14,7 @@ nothing else.
 
 `EXPERIMENTS` and `checks` are what `python -m reproduction spot` runs (reproduction/experiment.py).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,8 +34,18 @@ from .experiment import Check, Context, Experiment
 from .figure import Figure
 
 # A group is one reading of a mechanism: its best member in a cell is what the tables show.
-GROUPS = ("OD-Only", "MSU", "MSU(switch=time)", "UP-track", "UP", "AHANP", "AHANP(start=fresh)",
-          "AHANP(start=cold)", "AHAP", "OPT")
+GROUPS = (
+    "OD-Only",
+    "MSU",
+    "MSU(switch=time)",
+    "UP-track",
+    "UP",
+    "AHANP",
+    "AHANP(start=fresh)",
+    "AHANP(start=cold)",
+    "AHAP",
+    "OPT",
+)
 # How tables, legends and checks name them (docs/spot/model.md, "Baselines", "AHANP's start").
 LABELS = {
     "MSU": "MSU, safety net (ours)",
@@ -48,8 +59,16 @@ LABELS = {
 ONLINE = tuple(g for g in GROUPS if g != "OPT")
 # Sec. VI-B, d = 10: "AHAP improves utility by 49.0%, 54.8%, 33.4%, and 23.2% over OD-Only, MSU,
 # UP, and AHANP"; each reading of a baseline is held to its baseline's number.
-PAPER_HEADLINE = {"OD-Only": 49.0, "MSU": 54.8, "MSU(switch=time)": 54.8, "UP-track": 33.4, "UP": 33.4,
-                  "AHANP": 23.2, "AHANP(start=fresh)": 23.2, "AHANP(start=cold)": 23.2}
+PAPER_HEADLINE = {
+    "OD-Only": 49.0,
+    "MSU": 54.8,
+    "MSU(switch=time)": 54.8,
+    "UP-track": 33.4,
+    "UP": 33.4,
+    "AHANP": 23.2,
+    "AHANP(start=fresh)": 23.2,
+    "AHANP(start=cold)": 23.2,
+}
 HEADLINE_FACTOR = 1.5  # the best AHAP's margins within a factor of 1.5 of the paper's
 MARKETS = ("vast_like", "paper_like")  # Fig. 5's markets: the text's, and the stress preset
 HEADLINE_CELL = {"market": "vast_like", "job.deadline": 10, "forecast.kind": "oracle"}  # Sec. VI-B's d = 10
@@ -66,21 +85,53 @@ def within_factor(ours: float, paper: float, factor: float) -> bool:
 
 
 COMPARISONS = (
-    Figure("fig5_deadline", "spot/fig5", "job.deadline", "deadline d (30-minute slots)",
-           "Fig. 5: utility against the deadline", facet=("market", "forecast.kind")),
-    Figure("fig6_reconfiguration", "spot/fig6", "job.mu1",
-           "effective fraction mu after a reconfiguration (0.2 = 100 Mbps, 0.9 = 800 Mbps)",
-           "Fig. 6: utility against the reconfiguration overhead"),
-    Figure("fig7_availability", "spot/fig7", "market.mean_availability",
-           "mean spot availability (instances, cap 16)", "Fig. 7: utility against spot availability"),
-    Figure("fig8_price", "spot/fig8", "market.mean_price", "mean spot price / on-demand price",
-           "Fig. 8: utility against the spot price"),
-    Figure("noise_robustness", "spot/noise", "noise.level", "prediction error level e (Fixed-Mag. + Uniform)",
-           "AHAP under prediction noise (Sec. VI-A noise models)"),
-    Figure("trace_v100", "spot/trace", "forecast.kind", "forecasts",
-           "Real traces (AWS V100, d = 10)", facet="market.path"),
-    Figure("value_v", "spot/value", "job.value", "the job's value v (OD-Only costs 81)",
-           "Utility against the job's value v", facet="market"),
+    Figure(
+        "fig5_deadline",
+        "spot/fig5",
+        "job.deadline",
+        "deadline d (30-minute slots)",
+        "Fig. 5: utility against the deadline",
+        facet=("market", "forecast.kind"),
+    ),
+    Figure(
+        "fig6_reconfiguration",
+        "spot/fig6",
+        "job.mu1",
+        "effective fraction mu after a reconfiguration (0.2 = 100 Mbps, 0.9 = 800 Mbps)",
+        "Fig. 6: utility against the reconfiguration overhead",
+    ),
+    Figure(
+        "fig7_availability",
+        "spot/fig7",
+        "market.mean_availability",
+        "mean spot availability (instances, cap 16)",
+        "Fig. 7: utility against spot availability",
+    ),
+    Figure(
+        "fig8_price",
+        "spot/fig8",
+        "market.mean_price",
+        "mean spot price / on-demand price",
+        "Fig. 8: utility against the spot price",
+    ),
+    Figure(
+        "noise_robustness",
+        "spot/noise",
+        "noise.level",
+        "prediction error level e (Fixed-Mag. + Uniform)",
+        "AHAP under prediction noise (Sec. VI-A noise models)",
+    ),
+    Figure(
+        "trace_v100", "spot/trace", "forecast.kind", "forecasts", "Real traces (AWS V100, d = 10)", facet="market.path"
+    ),
+    Figure(
+        "value_v",
+        "spot/value",
+        "job.value",
+        "the job's value v (OD-Only costs 81)",
+        "Utility against the job's value v",
+        facet="market",
+    ),
 )
 
 
@@ -107,12 +158,19 @@ def best_of_groups(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     only a lower bound there; 0 = every one proved)."""
     by = keys + ["mechanism"]
     proven = "opt_proven" in frame
-    agg = frame.groupby(by, sort=False).agg(
-        n=("utility", "size"), utility_mean=("utility", "mean"), utility_std=("utility", "std"),
-        cost_mean=("cost", "mean"), met_deadline_rate=("met_deadline", "mean"),
-        reconfigurations_mean=("reconfigurations", "mean"),
-        **({"opt_unproven_worlds": ("opt_proven", lambda x: int(x.eq(False).sum()))} if proven else {}),
-    ).reset_index()
+    agg = (
+        frame.groupby(by, sort=False)
+        .agg(
+            n=("utility", "size"),
+            utility_mean=("utility", "mean"),
+            utility_std=("utility", "std"),
+            cost_mean=("cost", "mean"),
+            met_deadline_rate=("met_deadline", "mean"),
+            reconfigurations_mean=("reconfigurations", "mean"),
+            **({"opt_unproven_worlds": ("opt_proven", lambda x: int(x.eq(False).sum()))} if proven else {}),
+        )
+        .reset_index()
+    )
     agg["group"] = agg["mechanism"].map(group_of)
     agg = agg[agg["group"].isin(GROUPS)]
     best = agg.loc[agg.groupby(keys + ["group"], sort=False)["utility_mean"].idxmax()].copy()
@@ -140,9 +198,21 @@ def best_of_groups(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     best = best.sort_values(keys + ["group"]).reset_index(drop=True)
     best["group"] = best["group"].astype(str)
     best["label"] = best["group"].map(label)
-    columns = keys + ["group", "label", "policy", "n", "cost_ratio_to_opt", "cost_ratio_ci95", "cost_mean",
-                      "utility_mean", "utility_ci95", "met_deadline_rate", "reconfigurations_mean", "pct_of_opt",
-                      "opt_unproven_worlds"]
+    columns = keys + [
+        "group",
+        "label",
+        "policy",
+        "n",
+        "cost_ratio_to_opt",
+        "cost_ratio_ci95",
+        "cost_mean",
+        "utility_mean",
+        "utility_ci95",
+        "met_deadline_rate",
+        "reconfigurations_mean",
+        "pct_of_opt",
+        "opt_unproven_worlds",
+    ]
     return best[columns]
 
 
@@ -177,8 +247,9 @@ def plot_comparison(table: pd.DataFrame, figure: Figure, path: Path) -> None:
     panels = [()] if not facets else sorted(table[facets].drop_duplicates().itertuples(index=False, name=None))
     has_opt = table["cost_ratio_to_opt"].notna().any()
     rows = 2 if has_opt else 1
-    fig, axes = plt.subplots(rows, len(panels), figsize=(5.0 * len(panels), 3.6 * rows), squeeze=False,
-                             sharey="row", sharex=True)
+    fig, axes = plt.subplots(
+        rows, len(panels), figsize=(5.0 * len(panels), 3.6 * rows), squeeze=False, sharey="row", sharex=True
+    )
     categorical = table[figure.x].dtype == object
     for column, panel in enumerate(panels):
         part = cell_frame(table, **dict(zip(facets, panel)))
@@ -187,11 +258,17 @@ def plot_comparison(table: pd.DataFrame, figure: Figure, path: Path) -> None:
             if rows_.empty:
                 continue
             x = np.arange(len(rows_)) if categorical else rows_[figure.x]
-            style = dict(marker="o", markersize=3, label=label(group), color=plt.get_cmap("tab10")(GROUPS.index(group)),
-                         linestyle="--" if group == "OPT" else ":" if group in LABELS else "-")
+            style = dict(
+                marker="o",
+                markersize=3,
+                label=label(group),
+                color=plt.get_cmap("tab10")(GROUPS.index(group)),
+                linestyle="--" if group == "OPT" else ":" if group in LABELS else "-",
+            )
             if has_opt:
-                axes[0][column].errorbar(x, rows_["cost_ratio_to_opt"], yerr=rows_["cost_ratio_ci95"], capsize=2,
-                                         **style)
+                axes[0][column].errorbar(
+                    x, rows_["cost_ratio_to_opt"], yerr=rows_["cost_ratio_ci95"], capsize=2, **style
+                )
             axes[-1][column].errorbar(x, rows_["utility_mean"], yerr=rows_["utility_ci95"], capsize=2, **style)
             if categorical:
                 axes[-1][column].set_xticks(np.arange(len(rows_)), [Path(str(v)).stem for v in rows_[figure.x]])
@@ -243,8 +320,9 @@ def _cell_configs(sweep_dir: Path) -> dict[str, dict]:
 NORMALISATIONS = ("job_minmax", "worst_case")  # replayed side by side in Figs. 9 and 10
 
 
-def selection_runs(frame: pd.DataFrame, config: dict, horizon: int | None = None,
-                   normalisation: str = "worst_case") -> dict:
+def selection_runs(
+    frame: pd.DataFrame, config: dict, horizon: int | None = None, normalisation: str = "worst_case"
+) -> dict:
     """Alg. 2 over the cell's jobs (replicate order) for each sub-pool; `horizon` keeps the first
     K jobs; `normalisation` maps each job's utilities to [0, 1] (`policy_selection.job_bounds`:
     the cell's worst case, or the sub-pool's min and max on that job)."""
@@ -284,29 +362,38 @@ def fig9_report(sweep_dir: Path, out_dir: Path, name: str = "fig9") -> pd.DataFr
                 table = cell.pivot(index="replicate", columns="mechanism", values="utility")[names]
                 policy_means = table.mean().to_numpy()
                 near = np.abs(policy_means - best_mean) <= 0.02 * abs(best_mean)
-                rows.append({
-                    "noise.kind": kind, "noise.level": level, "normalisation": scheme, "pool": sub,
-                    "policies": len(names), "jobs": run.n_jobs, "best_fixed_policy": names[run.best_fixed],
-                    "best_fixed_mean_utility": best_mean, "selector_mean_utility": means,
-                    "average_regret_K100": float(short[sub][1].regret[-1] / short[sub][1].n_jobs),
-                    "average_regret_K1000": float(run.regret[-1] / run.n_jobs),
-                    "final_weight_best_fixed": float(run.final_weights[run.best_fixed]),
-                    "final_weight_within_2pct": float(run.final_weights[near].sum()),
-                    "top_policy": names[int(np.argmax(run.final_weights))],
-                })
+                rows.append(
+                    {
+                        "noise.kind": kind,
+                        "noise.level": level,
+                        "normalisation": scheme,
+                        "pool": sub,
+                        "policies": len(names),
+                        "jobs": run.n_jobs,
+                        "best_fixed_policy": names[run.best_fixed],
+                        "best_fixed_mean_utility": best_mean,
+                        "selector_mean_utility": means,
+                        "average_regret_K100": float(short[sub][1].regret[-1] / short[sub][1].n_jobs),
+                        "average_regret_K1000": float(run.regret[-1] / run.n_jobs),
+                        "final_weight_best_fixed": float(run.final_weights[run.best_fixed]),
+                        "final_weight_within_2pct": float(run.final_weights[near].sum()),
+                        "top_policy": names[int(np.argmax(run.final_weights))],
+                    }
+                )
         panels.append((f"{kind} {level:g}", by_scheme))
         reading = (config.get("pool") or {}).get("sigma_reading") or "ahead"
     table = pd.DataFrame(rows)
     table.to_csv(out_dir / f"{name}_convergence.csv", index=False, float_format="%.4f")
 
-    fig, axes = plt.subplots(2 * len(NORMALISATIONS), len(panels), figsize=(4.5 * len(panels), 12),
-                             squeeze=False, sharex=True)
+    fig, axes = plt.subplots(
+        2 * len(NORMALISATIONS), len(panels), figsize=(4.5 * len(panels), 12), squeeze=False, sharex=True
+    )
     for column, (title, by_scheme) in enumerate(panels):
         for r, scheme in enumerate(NORMALISATIONS):
             top, bottom = axes[2 * r][column], axes[2 * r + 1][column]
             for sub, (_names, run) in by_scheme[scheme].items():
                 jobs = np.arange(1, run.n_jobs + 1)
-                line, = top.plot(jobs, np.cumsum(run.expected_utility) / jobs, label=f"selector, {sub}")
+                (line,) = top.plot(jobs, np.cumsum(run.expected_utility) / jobs, label=f"selector, {sub}")
                 leader = np.cumsum(run.expected_utility) + run.regret
                 top.plot(jobs, leader / jobs, linestyle=":", color=line.get_color())
                 bottom.plot(jobs, run.regret / jobs, color=line.get_color(), label=sub)
@@ -351,13 +438,20 @@ def fig10_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
                 break
             row = pd.Series(run.weights[end], index=policies)
             best = utilities.iloc[start:end].mean().idxmax()
-            rows.append({
-                "normalisation": scheme, "phase": i + 1, "jobs": f"{start}-{end}",
-                "noise": f"{phase['kind']} {phase['level']:g}",
-                "top_policy_at_end": row.idxmax(), "top_policy_index": policies.index(row.idxmax()) + 1,
-                "its_weight": float(row.max()), "best_fixed_in_phase": best,
-                "best_fixed_index": policies.index(best) + 1, "weight_of_best_fixed": float(row[best]),
-            })
+            rows.append(
+                {
+                    "normalisation": scheme,
+                    "phase": i + 1,
+                    "jobs": f"{start}-{end}",
+                    "noise": f"{phase['kind']} {phase['level']:g}",
+                    "top_policy_at_end": row.idxmax(),
+                    "top_policy_index": policies.index(row.idxmax()) + 1,
+                    "its_weight": float(row.max()),
+                    "best_fixed_in_phase": best,
+                    "best_fixed_index": policies.index(best) + 1,
+                    "weight_of_best_fixed": float(row[best]),
+                }
+            )
     table = pd.DataFrame(rows)
     table.to_csv(out_dir / "fig10_phases.csv", index=False, float_format="%.4f")
     shutil.copyfile(cell_dir / "policy_weights.png", out_dir / "fig10_weights.png")
@@ -376,9 +470,12 @@ def sigma_report(fig5_dir: Path, out_dir: Path, worlds: int = 100) -> pd.DataFra
     for reading in pool.SIGMA_READINGS:
         config = {**base, "mechanisms": ["AHAP"], "pool": {**base["pool"], "sigma_reading": reading}}
         prepared = family.prepare(config)
-        utilities = np.array([[row["utility"] for row in
-                               family.simulate_replicate(prepared, r, np.random.default_rng(r))]
-                              for r in range(worlds)])
+        utilities = np.array(
+            [
+                [row["utility"] for row in family.simulate_replicate(prepared, r, np.random.default_rng(r))]
+                for r in range(worlds)
+            ]
+        )
         names = list(prepared.mechanisms)
         behaviours = [tuple(column) for column in np.round(utilities, 9).T]
         pairs = {}
@@ -386,10 +483,17 @@ def sigma_report(fig5_dir: Path, out_dir: Path, worlds: int = 100) -> pd.DataFra
             params = pool.parse(name)[1]
             pairs.setdefault((params["window"], params["commitment"]), set()).add(behaviour)
         means = utilities.mean(axis=0)
-        rows.append({"sigma_reading": reading, "worlds": worlds, "ahap_policies": len(names),
-                     "distinct_policies": len(set(behaviours)),
-                     "window_commitment_pairs_where_sigma_acts": sum(len(v) > 1 for v in pairs.values()),
-                     "best_policy": names[int(np.argmax(means))], "best_mean_utility": float(means.max())})
+        rows.append(
+            {
+                "sigma_reading": reading,
+                "worlds": worlds,
+                "ahap_policies": len(names),
+                "distinct_policies": len(set(behaviours)),
+                "window_commitment_pairs_where_sigma_acts": sum(len(v) > 1 for v in pairs.values()),
+                "best_policy": names[int(np.argmax(means))],
+                "best_mean_utility": float(means.max()),
+            }
+        )
     table = pd.DataFrame(rows)
     table.to_csv(out_dir / "sigma_readings.csv", index=False, float_format="%.4f")
     return table
@@ -413,16 +517,26 @@ def headline_report(fig5_dir: Path, out_dir: Path) -> pd.DataFrame:
                 continue
             other = best.loc[(market, forecast, group)]
             value, half, undefined = gain(cell, other["policy"], ahap["policy"])
-            rows.append({
-                "market": market, "forecast.kind": forecast, "baseline": group, "label": label(group),
-                "baseline_policy": other["policy"], "ahap_policy": ahap["policy"],
-                "ahap_cost_ratio": ahap["cost_ratio_to_opt"], "ahap_cost_ratio_ci95": ahap["cost_ratio_ci95"],
-                "baseline_cost_ratio": other["cost_ratio_to_opt"],
-                "baseline_cost_ratio_ci95": other["cost_ratio_ci95"],
-                "paper_gain_pct": paper, "gain_pct": value, "gain_ci95": half, "undefined": undefined,
-                "within_factor": None if undefined else within_factor(value, paper, HEADLINE_FACTOR),
-                "baseline_met_deadline_rate": other["met_deadline_rate"],
-            })
+            rows.append(
+                {
+                    "market": market,
+                    "forecast.kind": forecast,
+                    "baseline": group,
+                    "label": label(group),
+                    "baseline_policy": other["policy"],
+                    "ahap_policy": ahap["policy"],
+                    "ahap_cost_ratio": ahap["cost_ratio_to_opt"],
+                    "ahap_cost_ratio_ci95": ahap["cost_ratio_ci95"],
+                    "baseline_cost_ratio": other["cost_ratio_to_opt"],
+                    "baseline_cost_ratio_ci95": other["cost_ratio_ci95"],
+                    "paper_gain_pct": paper,
+                    "gain_pct": value,
+                    "gain_ci95": half,
+                    "undefined": undefined,
+                    "within_factor": None if undefined else within_factor(value, paper, HEADLINE_FACTOR),
+                    "baseline_met_deadline_rate": other["met_deadline_rate"],
+                }
+            )
     table = pd.DataFrame(rows)
     table.to_csv(out_dir / "fig5_headline.csv", index=False, float_format="%.4f")
     return table
@@ -454,10 +568,14 @@ EXPERIMENTS = (
     *(Experiment(figure.name.split("_")[0], figure.config, _comparison(figure)) for figure in COMPARISONS),
     Experiment("headline", None, lambda context: headline_report(context.run_dir("fig5"), context.out)),
     Experiment("fig9", "spot/fig9", lambda context: fig9_report(context.run_dir("fig9"), context.out)),
-    Experiment("fig9_line", "spot/fig9_line",
-               lambda context: fig9_report(context.run_dir("fig9_line"), context.out, name="fig9_line")),
-    Experiment("fig10", "spot/fig10", lambda context: fig10_report(context.run_dir("fig10"), context.out),
-               multirun=False),
+    Experiment(
+        "fig9_line",
+        "spot/fig9_line",
+        lambda context: fig9_report(context.run_dir("fig9_line"), context.out, name="fig9_line"),
+    ),
+    Experiment(
+        "fig10", "spot/fig10", lambda context: fig10_report(context.run_dir("fig10"), context.out), multirun=False
+    ),
     Experiment("sigma", None, lambda context: sigma_report(context.run_dir("fig5"), context.out)),
 )
 
@@ -470,9 +588,16 @@ def _headline_checks(headline: pd.DataFrame) -> list[Check]:
         if row["undefined"]:
             out.append(Check("headline", name, np.nan, None, f"undefined: {row['undefined']}", row["paper_gain_pct"]))
         else:
-            out.append(Check("headline", name + f", 95% CI +-{row['gain_ci95']:.1f}", row["gain_pct"],
-                             bool(row["within_factor"]), f"within a factor of {HEADLINE_FACTOR:g} of the paper's",
-                             row["paper_gain_pct"]))
+            out.append(
+                Check(
+                    "headline",
+                    name + f", 95% CI +-{row['gain_ci95']:.1f}",
+                    row["gain_pct"],
+                    bool(row["within_factor"]),
+                    f"within a factor of {HEADLINE_FACTOR:g} of the paper's",
+                    row["paper_gain_pct"],
+                )
+            )
     return out
 
 
@@ -485,13 +610,28 @@ def _cost_ratio_checks(table: pd.DataFrame) -> list[Check]:
         ratios = cell.set_index("group")["cost_ratio_to_opt"]
         for group, ratio in ratios.items():
             if group != "OPT":
-                out.append(Check("fig5", f"{market} d=10 oracle: cost / OPT's cost of {label(group)}", ratio, None,
-                                 "information (paired, same worlds)"))
+                out.append(
+                    Check(
+                        "fig5",
+                        f"{market} d=10 oracle: cost / OPT's cost of {label(group)}",
+                        ratio,
+                        None,
+                        "information (paired, same worlds)",
+                    )
+                )
         if market == HEADLINE_CELL["market"]:
             others = ratios.drop(["AHAP", "OPT"])
             margin = ratios["AHAP"] - others.min()
-            out.append(Check("fig5", f"{market} d=10 oracle: best AHAP's cost ratio minus the lowest other online "
-                             f"one ({label(others.idxmin())})", margin, bool(margin < 0), "< 0 (AHAP cheapest)"))
+            out.append(
+                Check(
+                    "fig5",
+                    f"{market} d=10 oracle: best AHAP's cost ratio minus the lowest other online "
+                    f"one ({label(others.idxmin())})",
+                    margin,
+                    bool(margin < 0),
+                    "< 0 (AHAP cheapest)",
+                )
+            )
     return out
 
 
@@ -505,54 +645,112 @@ def checks(context: Context) -> list[Check]:
         for group in ("AHANP", "AHANP(start=fresh)", "AHANP(start=cold)"):
             if group in fresh:
                 claim = group == "AHANP(start=fresh)"
-                out.append(Check("fig5", f"vast_like d=10 oracle: deadline-met rate of the best {label(group)}",
-                                 fresh[group], bool(fresh[group] >= 0.95) if claim else None,
-                                 ">= 0.95" if claim else "information"))
+                out.append(
+                    Check(
+                        "fig5",
+                        f"vast_like d=10 oracle: deadline-met rate of the best {label(group)}",
+                        fresh[group],
+                        bool(fresh[group] >= 0.95) if claim else None,
+                        ">= 0.95" if claim else "information",
+                    )
+                )
     if "headline" in reports:
         out += _headline_checks(reports["headline"])
     for name in ("fig5", "fig6", "fig7", "fig8", "noise", "trace"):
         if name in reports:
             value = regret_vs_opt_min(context.run_dir(name))
-            out.append(Check(name, f"{name}: min over jobs of OPT - online policy (OPT never beaten)", value,
-                             value >= -1e-6, ">= -1e-6"))
+            out.append(
+                Check(
+                    name,
+                    f"{name}: min over jobs of OPT - online policy (OPT never beaten)",
+                    value,
+                    value >= -1e-6,
+                    ">= -1e-6",
+                )
+            )
     if "fig6" in reports:
         t = reports["fig6"].set_index(["job.mu1", "group"])["utility_mean"]
-        drop = {g: t[(0.9, g)] - t[(0.2, g)] for g in ("AHAP", "AHANP", "AHANP(start=fresh)", "AHANP(start=cold)")
-                if (0.9, g) in t}
-        out.append(Check("fig6", "fig6: AHAP utility drop from mu=0.9 to mu=0.2", drop["AHAP"], None,
-                         "information: the next rows' reference"))
+        drop = {
+            g: t[(0.9, g)] - t[(0.2, g)]
+            for g in ("AHAP", "AHANP", "AHANP(start=fresh)", "AHANP(start=cold)")
+            if (0.9, g) in t
+        }
+        out.append(
+            Check(
+                "fig6",
+                "fig6: AHAP utility drop from mu=0.9 to mu=0.2",
+                drop["AHAP"],
+                None,
+                "information: the next rows' reference",
+            )
+        )
         for group in [g for g in drop if g != "AHAP"]:
-            out.append(Check("fig6", f"fig6: {label(group)} utility drop from mu=0.9 to mu=0.2 minus AHAP's "
-                             "(paper: AHANP drops less)", drop[group] - drop["AHAP"], drop[group] < drop["AHAP"], "< 0"))
+            out.append(
+                Check(
+                    "fig6",
+                    f"fig6: {label(group)} utility drop from mu=0.9 to mu=0.2 minus AHAP's (paper: AHANP drops less)",
+                    drop[group] - drop["AHAP"],
+                    drop[group] < drop["AHAP"],
+                    "< 0",
+                )
+            )
     if "noise" in reports:
         # % of OPT: cells differ in their worlds (the seed hashes the whole config), OPT pairs them
         t = reports["noise"].set_index(["noise.level", "group"])["pct_of_opt"]
         gap = t[(0.0, "AHAP")] - t[(2.0, "AHAP")]
-        out.append(Check("noise", "noise: best AHAP's % of OPT with oracle minus with 200% noise", gap, gap >= 0,
-                         ">= 0"))
+        out.append(
+            Check("noise", "noise: best AHAP's % of OPT with oracle minus with 200% noise", gap, gap >= 0, ">= 0")
+        )
     if "trace" in reports:
         t = reports["trace"]
         for (path, forecast), cell in t.groupby(["market.path", "forecast.kind"], sort=True):
             means = cell.set_index("group")["utility_mean"]
             for other in ("UP-track", "UP", "OD-Only"):
                 margin = means["AHAP"] - means[other]
-                out.append(Check("trace", f"trace {Path(path).stem} {forecast}: best AHAP minus {label(other)} "
-                                 "(mean utility)", margin, bool(margin >= 0), ">= 0"))
+                out.append(
+                    Check(
+                        "trace",
+                        f"trace {Path(path).stem} {forecast}: best AHAP minus {label(other)} (mean utility)",
+                        margin,
+                        bool(margin >= 0),
+                        ">= 0",
+                    )
+                )
     if "value" in reports:
         for market, v in value_for_gain(reports["value"]).items():
-            out.append(Check("value", f"{market}: the v at which AHAP over OD-Only is the paper's "
-                             f"{PAPER_HEADLINE['OD-Only']:g}% (interpolated between the swept v)", v, None,
-                             "information"))
+            out.append(
+                Check(
+                    "value",
+                    f"{market}: the v at which AHAP over OD-Only is the paper's "
+                    f"{PAPER_HEADLINE['OD-Only']:g}% (interpolated between the swept v)",
+                    v,
+                    None,
+                    "information",
+                )
+            )
     sigma = reports.get("sigma")
     if sigma is not None:
         for _, row in sigma.iterrows():
-            out.append(Check("sigma", f"sigma reading '{row['sigma_reading']}': behaviourally distinct AHAP "
-                             f"policies of {row['ahap_policies']} ({row['worlds']} worlds)",
-                             row["distinct_policies"], None, "information"))
+            out.append(
+                Check(
+                    "sigma",
+                    f"sigma reading '{row['sigma_reading']}': behaviourally distinct AHAP "
+                    f"policies of {row['ahap_policies']} ({row['worlds']} worlds)",
+                    row["distinct_policies"],
+                    None,
+                    "information",
+                )
+            )
         line = sigma.set_index("sigma_reading").loc["line"]
-        out.append(Check("sigma", "sigma reading 'line': (omega, v) pairs in which sigma changes the outcome",
-                         line["window_commitment_pairs_where_sigma_acts"],
-                         bool(line["window_commitment_pairs_where_sigma_acts"] == 15), "= 15 (all)"))
+        out.append(
+            Check(
+                "sigma",
+                "sigma reading 'line': (omega, v) pairs in which sigma changes the outcome",
+                line["window_commitment_pairs_where_sigma_acts"],
+                bool(line["window_commitment_pairs_where_sigma_acts"] == 15),
+                "= 15 (all)",
+            )
+        )
     for name in ("fig9", "fig9_line"):
         selection = reports.get(name)
         if selection is None:
@@ -562,17 +760,26 @@ def checks(context: Context) -> list[Check]:
         for _, row in full.iterrows():
             where = f"{row['noise.kind']} {row['noise.level']:g} ({row['normalisation']}, sigma {reading})"
             fall = row["average_regret_K100"] - row["average_regret_K1000"]
-            out.append(Check(name, f"fig9 {where}: average regret K=100 minus K=1000 (falls with K)", fall,
-                             fall > 0, "> 0"))
+            out.append(
+                Check(name, f"fig9 {where}: average regret K=100 minus K=1000 (falls with K)", fall, fall > 0, "> 0")
+            )
             share = row["final_weight_within_2pct"]
-            out.append(Check(name, f"fig9 {where}: final weight on policies within 2% of the best fixed", share,
-                             share >= 0.5, ">= 0.5"))
+            out.append(
+                Check(
+                    name,
+                    f"fig9 {where}: final weight on policies within 2% of the best fixed",
+                    share,
+                    share >= 0.5,
+                    ">= 0.5",
+                )
+            )
     for name in ("fig9", "fig9_line"):  # Theorem 2: the selector's regret against sqrt(2 K ln M)
         if name in reports:
             out += [Check(**row) for row in spot_theorems.theorem2_from_dir(context.run_dir(name), name)]
     if "fig5" in reports:  # Theorem 1 with oracle forecasts, per omega
-        out += [Check(**row) for row in spot_theorems.theorem1_oracle_from_dir(context.run_dir("fig5"),
-                                                                               cell=HEADLINE_CELL)]
+        out += [
+            Check(**row) for row in spot_theorems.theorem1_oracle_from_dir(context.run_dir("fig5"), cell=HEADLINE_CELL)
+        ]
     if "noise" in reports:  # Theorem 1's gap against the noise level
         out += [Check(**row) for row in spot_theorems.theorem1_noise_from_dir(context.run_dir("noise"))]
     return out

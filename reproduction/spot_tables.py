@@ -6,6 +6,7 @@
 Each comparison table gives, per cell and reading, "cost / OPT's cost +- 95%" first (paired, the
 figure v does not move) and the mean utility after it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,10 @@ def comparison_table(table: pd.DataFrame, keys: list[str]) -> str:
     """One row per cell: each reading's "cost ratio [utility]", then the best AHAP policy."""
     groups = [g for g in GROUPS if g in set(table["group"])]
     head = " / ".join(keys)
-    lines = [f"| {head} | " + " | ".join(label(g) for g in groups) + " | best AHAP |",
-             "|---|" + "---:|" * len(groups) + "---|"]
+    lines = [
+        f"| {head} | " + " | ".join(label(g) for g in groups) + " | best AHAP |",
+        "|---|" + "---:|" * len(groups) + "---|",
+    ]
     for cell, part in table.groupby(keys, sort=True):
         cell = cell if isinstance(cell, tuple) else (cell,)
         rows = part.set_index("group")
@@ -52,26 +55,39 @@ def comparison_table(table: pd.DataFrame, keys: list[str]) -> str:
 
 def deadline_rates(table: pd.DataFrame, keys: list[str], groups: tuple[str, ...]) -> str:
     present = [g for g in groups if g in set(table["group"])]
-    lines = [f"| {' / '.join(keys)} | " + " | ".join(label(g) for g in present) + " |",
-             "|---|" + "---:|" * len(present)]
+    lines = [
+        f"| {' / '.join(keys)} | " + " | ".join(label(g) for g in present) + " |",
+        "|---|" + "---:|" * len(present),
+    ]
     for cell, part in table.groupby(keys, sort=True):
         cell = cell if isinstance(cell, tuple) else (cell,)
         rows = part.set_index("group")
-        lines.append("| " + " / ".join(_short(c) for c in cell) + " | "
-                     + " | ".join(f"{rows.loc[g, 'met_deadline_rate']:.2f} [{rows.loc[g, 'utility_mean']:.1f}]"
-                                  for g in present) + " |")
+        lines.append(
+            "| "
+            + " / ".join(_short(c) for c in cell)
+            + " | "
+            + " | ".join(f"{rows.loc[g, 'met_deadline_rate']:.2f} [{rows.loc[g, 'utility_mean']:.1f}]" for g in present)
+            + " |"
+        )
     return "\n".join(lines)
 
 
 def headline_table(headline: pd.DataFrame) -> str:
-    lines = ["| market / forecast | AHAP over | AHAP's cost / OPT | its cost / OPT | paper | ours (95% CI) "
-             "| within x1.5 |", "|---|---|---:|---:|---:|---:|---|"]
+    lines = [
+        "| market / forecast | AHAP over | AHAP's cost / OPT | its cost / OPT | paper | ours (95% CI) | within x1.5 |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
     for _, r in headline.iterrows():
-        ours = (f"undefined ({r['undefined']})" if isinstance(r["undefined"], str) and r["undefined"]
-                else f"{r['gain_pct']:+.1f}% ±{r['gain_ci95']:.1f}")
+        ours = (
+            f"undefined ({r['undefined']})"
+            if isinstance(r["undefined"], str) and r["undefined"]
+            else f"{r['gain_pct']:+.1f}% ±{r['gain_ci95']:.1f}"
+        )
         verdict = "" if pd.isna(r["within_factor"]) else ("yes" if bool(r["within_factor"]) else "**no**")
-        lines.append(f"| {r['market']} / {r['forecast.kind']} | {r['label']} | {r['ahap_cost_ratio']:.3f} "
-                     f"| {r['baseline_cost_ratio']:.3f} | +{r['paper_gain_pct']:.1f}% | {ours} | {verdict} |")
+        lines.append(
+            f"| {r['market']} / {r['forecast.kind']} | {r['label']} | {r['ahap_cost_ratio']:.3f} "
+            f"| {r['baseline_cost_ratio']:.3f} | +{r['paper_gain_pct']:.1f}% | {ours} | {verdict} |"
+        )
     return "\n".join(lines)
 
 
@@ -89,8 +105,9 @@ def checks_table(checks: pd.DataFrame, experiments: list[str] | None = None) -> 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", type=Path, default=Path("reports/spot"))
-    parser.add_argument("--only", default="", help="comma-separated: " + ", ".join([*COMPARISONS, "headline",
-                                                                                   "deadline", "checks"]))
+    parser.add_argument(
+        "--only", default="", help="comma-separated: " + ", ".join([*COMPARISONS, "headline", "deadline", "checks"])
+    )
     args = parser.parse_args(argv)
     chosen = [name for name in args.only.split(",") if name] or [*COMPARISONS, "headline", "deadline", "checks"]
     for name in chosen:
@@ -99,8 +116,9 @@ def main(argv=None) -> None:
             file, keys = COMPARISONS[name]
             print(comparison_table(pd.read_csv(args.reports / file), keys))
         elif name == "headline":
-            print(headline_table(pd.read_csv(args.reports / "fig5_headline.csv", keep_default_na=False,
-                                             na_values=[""])))
+            print(
+                headline_table(pd.read_csv(args.reports / "fig5_headline.csv", keep_default_na=False, na_values=[""]))
+            )
         elif name == "deadline":
             for file, keys in (COMPARISONS["fig5"], COMPARISONS["fig6"]):
                 table = pd.read_csv(args.reports / file)

@@ -29,6 +29,7 @@ qualifies). The other reading, D as an error in predicted availability (the proo
 progress"), makes the bound 0 with oracle forecasts; the oracle rows show that reading as
 information (the share of worlds where AHAP equals OPT).
 """
+
 from __future__ import annotations
 
 import math
@@ -54,10 +55,15 @@ TOLERANCE = 1e-6  # utilities are sums of floats: gap <= bound + TOLERANCE count
 FULL_POOL = "full pool (105 AHAP + 7 AHANP)"
 
 
-def _row(experiment: str, check: str, ours: float, holds: bool | None, rule: str,
-         paper: float | None = None) -> dict:
-    return {"experiment": experiment, "check": check, "paper": None if paper is None else float(paper),
-            "ours": float(ours), "rule": rule, "holds": None if holds is None else bool(holds)}
+def _row(experiment: str, check: str, ours: float, holds: bool | None, rule: str, paper: float | None = None) -> dict:
+    return {
+        "experiment": experiment,
+        "check": check,
+        "paper": None if paper is None else float(paper),
+        "ours": float(ours),
+        "rule": rule,
+        "holds": None if holds is None else bool(holds),
+    }
 
 
 # ---- Theorem 2 --------------------------------------------------------------------------------
@@ -83,14 +89,26 @@ def theorem2_cell(utilities: np.ndarray, lower, upper) -> dict:
     run = exponentiated_gradient(u, lower, upper)
     z = normalise(u, lower, upper)
     regret = expected_utility_regret(run.weights[:-1], z)
-    return {"K": k, "M": m, "eta": float(np.mean(run.eta)), "eta_paper": learning_rate(m, k),
-            "regret": float(regret[-1]), "max_prefix_regret": float(regret.max()),
-            "bound": regret_bound(m, k), "z_min": float(z.min()), "z_max": float(z.max())}
+    return {
+        "K": k,
+        "M": m,
+        "eta": float(np.mean(run.eta)),
+        "eta_paper": learning_rate(m, k),
+        "regret": float(regret[-1]),
+        "max_prefix_regret": float(regret.max()),
+        "bound": regret_bound(m, k),
+        "z_min": float(z.min()),
+        "z_max": float(z.max()),
+    }
 
 
-def theorem2_rows(frame: pd.DataFrame, configs: Mapping[str, dict], experiment: str = "fig9",
-                  normalisations: Iterable[str] = ("job_minmax", "worst_case"),
-                  pools: Mapping[str, Callable[[str], bool]] | None = None) -> list[dict]:
+def theorem2_rows(
+    frame: pd.DataFrame,
+    configs: Mapping[str, dict],
+    experiment: str = "fig9",
+    normalisations: Iterable[str] = ("job_minmax", "worst_case"),
+    pools: Mapping[str, Callable[[str], bool]] | None = None,
+) -> list[dict]:
     """Per Fig. 9 cell (`cell_index`, its config in `configs[str(cell_index)]`), normalisation and
     pool (default: the full pool of reproduction/spot.py's SUBPOOLS): a check that eq. 13's
     regret after the cell's K jobs is at most sqrt(2 K ln M) (paper column: the bound), and an
@@ -99,6 +117,7 @@ def theorem2_rows(frame: pd.DataFrame, configs: Mapping[str, dict], experiment: 
 
     if pools is None:
         from .spot import SUBPOOLS
+
         pools = {label: member for label, member in SUBPOOLS.items() if label.startswith("full")}
     rows = []
     for index, cell in frame.groupby("cell_index", sort=True):
@@ -113,25 +132,49 @@ def theorem2_rows(frame: pd.DataFrame, configs: Mapping[str, dict], experiment: 
                 low, high = job_bounds(utilities, scheme, lower, upper)
                 r = theorem2_cell(utilities, low, high)
                 same_eta = math.isclose(r["eta"], r["eta_paper"], rel_tol=1e-12)
-                eta = (f"eta = sqrt(2 ln M / K) = {r['eta']:.4f} as the paper sets it" if same_eta else
-                       f"eta = {r['eta']:.4f}, NOT the paper's sqrt(2 ln M / K) = {r['eta_paper']:.4f}")
+                eta = (
+                    f"eta = sqrt(2 ln M / K) = {r['eta']:.4f} as the paper sets it"
+                    if same_eta
+                    else f"eta = {r['eta']:.4f}, NOT the paper's sqrt(2 ln M / K) = {r['eta_paper']:.4f}"
+                )
                 unit = 0.0 <= r["z_min"] and r["z_max"] <= 1.0
-                name = (f"Theorem 2, {experiment} {where} ({scheme}, utilities in [0, 1]: "
-                        f"{'yes' if unit else 'NO'}), {label}: normalised regret of E_w[u] after "
-                        f"K={r['K']} jobs, M={r['M']}, {eta}")
-                rows.append(_row(experiment, name, r["regret"], r["regret"] <= r["bound"] if unit and same_eta else None,
-                                 f"<= sqrt(2 K ln M) = {r['bound']:.2f} (eq. 13; largest regret after any "
-                                 f"k <= K: {r['max_prefix_regret']:.2f})", r["bound"]))
-                rows.append(_row(experiment, f"Theorem 2, {experiment} {where} ({scheme}), {label}: "
-                                 f"regret / sqrt(2 K ln M) (= average regret / (bound / K))",
-                                 r["regret"] / r["bound"], None, "information"))
+                name = (
+                    f"Theorem 2, {experiment} {where} ({scheme}, utilities in [0, 1]: "
+                    f"{'yes' if unit else 'NO'}), {label}: normalised regret of E_w[u] after "
+                    f"K={r['K']} jobs, M={r['M']}, {eta}"
+                )
+                rows.append(
+                    _row(
+                        experiment,
+                        name,
+                        r["regret"],
+                        r["regret"] <= r["bound"] if unit and same_eta else None,
+                        f"<= sqrt(2 K ln M) = {r['bound']:.2f} (eq. 13; largest regret after any "
+                        f"k <= K: {r['max_prefix_regret']:.2f})",
+                        r["bound"],
+                    )
+                )
+                rows.append(
+                    _row(
+                        experiment,
+                        f"Theorem 2, {experiment} {where} ({scheme}), {label}: "
+                        f"regret / sqrt(2 K ln M) (= average regret / (bound / K))",
+                        r["regret"] / r["bound"],
+                        None,
+                        "information",
+                    )
+                )
     return rows
 
 
 # ---- Theorem 1 --------------------------------------------------------------------------------
-def threshold_availability(config: dict, world_hash: str, replicates: Iterable[int],
-                           thresholds: Iterable[float] | None = None,
-                           lookaheads: Iterable[int] | None = None) -> pd.DataFrame:
+def threshold_availability(
+    config: dict,
+    world_hash: str,
+    replicates: Iterable[int],
+    thresholds: Iterable[float] | None = None,
+    lookaheads: Iterable[int] | None = None,
+) -> pd.DataFrame:
     """D_{k,sigma} of each world of a cell (read literally, module docstring): the largest
     predicted availability n^avail_{t|t-k} over the job's slots t = k+1..d whose predicted price
     p_{t|t-k} is <= sigma p^o, 0 if none. The worlds, jobs and forecasts are drawn as the sweep
@@ -144,8 +187,9 @@ def threshold_availability(config: dict, world_hash: str, replicates: Iterable[i
     prepared = family.prepare(config)
     params = [pool.parse(name)[1] for name in prepared.mechanisms if name.startswith("AHAP(")]
     sigmas = sorted(set(thresholds if thresholds is not None else (p["threshold"] for p in params)))
-    ks = sorted(set(lookaheads if lookaheads is not None else range(1, max((p["commitment"] for p in params),
-                                                                          default=1) + 1)))
+    ks = sorted(
+        set(lookaheads if lookaheads is not None else range(1, max((p["commitment"] for p in params), default=1) + 1))
+    )
     rows = []
     for r in replicates:
         rng = replicate_rng(world_hash, int(r))
@@ -158,9 +202,16 @@ def threshold_availability(config: dict, world_hash: str, replicates: Iterable[i
             avail = forecast.availability[: max(d - k, 0), k]
             for sigma in sigmas:
                 cheap = price <= sigma * p_o
-                rows.append({"replicate": int(r), "lookahead": k, "threshold": sigma,
-                             "D": float(avail[cheap].max()) if cheap.any() else 0.0,
-                             "deadline": d, "on_demand_price": p_o})
+                rows.append(
+                    {
+                        "replicate": int(r),
+                        "lookahead": k,
+                        "threshold": sigma,
+                        "D": float(avail[cheap].max()) if cheap.any() else 0.0,
+                        "deadline": d,
+                        "on_demand_price": p_o,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -179,8 +230,16 @@ def ahap_bounds(availability: pd.DataFrame, names: Iterable[str], budget: pd.Dat
         d_sum = sum(table["D"].xs((k, sigma), level=["lookahead", "threshold"]) for k in range(1, v + 1))
         sigma_term = sigma * worlds["on_demand_price"] * worlds["deadline"] / v * d_sum
         g_term = 0.0 if g is None else 2.0 / v * sum(g.xs(k, level="lookahead") for k in range(1, v + 1))
-        out.append(pd.DataFrame({"replicate": sigma_term.index, "mechanism": name,
-                                 "bound": (sigma_term + g_term).to_numpy(), "sigma_term": sigma_term.to_numpy()}))
+        out.append(
+            pd.DataFrame(
+                {
+                    "replicate": sigma_term.index,
+                    "mechanism": name,
+                    "bound": (sigma_term + g_term).to_numpy(),
+                    "sigma_term": sigma_term.to_numpy(),
+                }
+            )
+        )
     return pd.concat(out, ignore_index=True)
 
 
@@ -210,8 +269,9 @@ def _best_by_window(frame: pd.DataFrame, tie_break: pd.Series | None = None) -> 
     return best
 
 
-def theorem1_oracle_rows(frame: pd.DataFrame, availability: pd.DataFrame, experiment: str = "fig5",
-                         where: str = "d=10 oracle") -> list[dict]:
+def theorem1_oracle_rows(
+    frame: pd.DataFrame, availability: pd.DataFrame, experiment: str = "fig5", where: str = "d=10 oracle"
+) -> list[dict]:
     """Eq. (12) with oracle forecasts (G = 0) on one cell's worlds (`frame`: replicate, mechanism,
     utility, OPT among the mechanisms; `availability`: `threshold_availability` of those worlds).
 
@@ -229,27 +289,63 @@ def theorem1_oracle_rows(frame: pd.DataFrame, availability: pd.DataFrame, experi
     for w, (name, ties) in _best_by_window(frame, bounds.mean()).items():
         gap, bound = gaps[name], bounds[name]
         tied = f" (tied with {ties - 1} other (v, sigma) in mean utility: the largest bound)" if ties > 1 else ""
-        rows.append(_row(experiment, f"Theorem 1, {where}, omega={w}: mean U(OPT) - U(AHAP) of the best "
-                         f"{name}{tied} over {len(gap)} worlds (paper column: mean of bound (12), G=0, D per world)",
-                         gap.mean(), gap.mean() <= bound.mean() + TOLERANCE, "<= mean bound", bound.mean()))
-        rows.append(_row(experiment, f"Theorem 1, {where}, omega={w}, {name}: share of worlds with "
-                         f"U(OPT) - U(AHAP) <= bound (12)", within[name].mean(), bool(within[name].all()),
-                         "= 1 (eq. 12 bounds the sup)"))
-        rows.append(_row(experiment, f"Theorem 1, {where}, omega={w}, {name}: share of worlds where AHAP "
-                         f"equals OPT (the bound if D were a prediction error, 0 with the oracle)",
-                         gap.le(TOLERANCE).mean(), None, "information"))
+        rows.append(
+            _row(
+                experiment,
+                f"Theorem 1, {where}, omega={w}: mean U(OPT) - U(AHAP) of the best "
+                f"{name}{tied} over {len(gap)} worlds (paper column: mean of bound (12), G=0, D per world)",
+                gap.mean(),
+                gap.mean() <= bound.mean() + TOLERANCE,
+                "<= mean bound",
+                bound.mean(),
+            )
+        )
+        rows.append(
+            _row(
+                experiment,
+                f"Theorem 1, {where}, omega={w}, {name}: share of worlds with U(OPT) - U(AHAP) <= bound (12)",
+                within[name].mean(),
+                bool(within[name].all()),
+                "= 1 (eq. 12 bounds the sup)",
+            )
+        )
+        rows.append(
+            _row(
+                experiment,
+                f"Theorem 1, {where}, omega={w}, {name}: share of worlds where AHAP "
+                f"equals OPT (the bound if D were a prediction error, 0 with the oracle)",
+                gap.le(TOLERANCE).mean(),
+                None,
+                "information",
+            )
+        )
     excess = gaps - bounds
     worst = excess.stack().idxmax()
-    rows.append(_row(experiment, f"Theorem 1, {where}: share of (AHAP policy, world) pairs with "
-                     f"U(OPT) - U(AHAP) <= bound (12), {gaps.shape[1]} policies x {gaps.shape[0]} worlds",
-                     within.to_numpy().mean(), bool(within.to_numpy().all()), "= 1"))
-    rows.append(_row(experiment, f"Theorem 1, {where}: largest U(OPT) - U(AHAP) - bound (12), "
-                     f"{worst[1]} on world {worst[0]}", excess.to_numpy().max(), None, "information (<= 0 if it holds)"))
+    rows.append(
+        _row(
+            experiment,
+            f"Theorem 1, {where}: share of (AHAP policy, world) pairs with "
+            f"U(OPT) - U(AHAP) <= bound (12), {gaps.shape[1]} policies x {gaps.shape[0]} worlds",
+            within.to_numpy().mean(),
+            bool(within.to_numpy().all()),
+            "= 1",
+        )
+    )
+    rows.append(
+        _row(
+            experiment,
+            f"Theorem 1, {where}: largest U(OPT) - U(AHAP) - bound (12), {worst[1]} on world {worst[0]}",
+            excess.to_numpy().max(),
+            None,
+            "information (<= 0 if it holds)",
+        )
+    )
     return rows
 
 
-def theorem1_noise_rows(frame: pd.DataFrame, availability: pd.DataFrame | None = None,
-                        experiment: str = "noise", key: str = "noise.level") -> list[dict]:
+def theorem1_noise_rows(
+    frame: pd.DataFrame, availability: pd.DataFrame | None = None, experiment: str = "noise", key: str = "noise.level"
+) -> list[dict]:
     """AHAP's gap to OPT against the noise level (`frame` holds every cell of the `noise`
     experiment, `key` the level). G_{k,d} is not computable under noise (module docstring), so
     eq. (12) is not evaluated; per level, the best AHAP's (highest mean utility, as in the report)
@@ -274,26 +370,49 @@ def theorem1_noise_rows(frame: pd.DataFrame, availability: pd.DataFrame | None =
         half = t_half_width(gap.std(ddof=1), len(gap))
         levels.append((level, gap.mean(), half))
         ties = f" (tied with {len(tied) - 1} other policies)" if len(tied) > 1 else ""
-        rows.append(_row(experiment, f"Theorem 1, {experiment} e={level:g}: mean U(OPT) - U(AHAP) of the best "
-                         f"{best}{ties} over {len(gap)} worlds, 95% CI +-{half:.2f}", gap.mean(), None,
-                         "information (G not computable under noise)"))
+        rows.append(
+            _row(
+                experiment,
+                f"Theorem 1, {experiment} e={level:g}: mean U(OPT) - U(AHAP) of the best "
+                f"{best}{ties} over {len(gap)} worlds, 95% CI +-{half:.2f}",
+                gap.mean(),
+                None,
+                "information (G not computable under noise)",
+            )
+        )
         if terms is not None:
             sigma = terms.loc[gap.index, best]
-            rows.append(_row(experiment, f"Theorem 1, {experiment} e={level:g}, {best}: share of worlds with "
-                             f"U(OPT) - U(AHAP) <= the sigma term (sigma p^o d / v) sum D_k alone (D from the "
-                             f"predictions AHAP read)", gap.le(sigma + TOLERANCE).mean(), None,
-                             "information (eq. 12 holds there whatever G is)"))
+            rows.append(
+                _row(
+                    experiment,
+                    f"Theorem 1, {experiment} e={level:g}, {best}: share of worlds with "
+                    f"U(OPT) - U(AHAP) <= the sigma term (sigma p^o d / v) sum D_k alone (D from the "
+                    f"predictions AHAP read)",
+                    gap.le(sigma + TOLERANCE).mean(),
+                    None,
+                    "information (eq. 12 holds there whatever G is)",
+                )
+            )
     for (e0, g0, h0), (e1, g1, h1) in zip(levels, levels[1:]):
-        rows.append(_row(experiment, f"Theorem 1, {experiment}: best AHAP's mean gap to OPT at e={e1:g} minus "
-                         f"at e={e0:g} (non-decreasing in the error; worlds differ between levels)",
-                         g1 - g0, g1 - g0 >= -(h0 + h1), f">= -{h0 + h1:.2f} (minus the two 95% CIs)"))
+        rows.append(
+            _row(
+                experiment,
+                f"Theorem 1, {experiment}: best AHAP's mean gap to OPT at e={e1:g} minus "
+                f"at e={e0:g} (non-decreasing in the error; worlds differ between levels)",
+                g1 - g0,
+                g1 - g0 >= -(h0 + h1),
+                f">= -{h0 + h1:.2f} (minus the two 95% CIs)",
+            )
+        )
     return rows
 
 
 # ---- loading a sweep dir ---------------------------------------------------------------------
 def cell_configs(sweep_dir: Path) -> dict[str, dict]:
     """config.yaml of each cell dir, by dir name (the `cell_index` of results.parquet)."""
-    return {path.parent.name: yaml.safe_load(path.read_text()) for path in sorted(Path(sweep_dir).glob("*/config.yaml"))}
+    return {
+        path.parent.name: yaml.safe_load(path.read_text()) for path in sorted(Path(sweep_dir).glob("*/config.yaml"))
+    }
 
 
 def world_hash(sweep_dir: Path, index: int) -> str:
@@ -306,8 +425,7 @@ def theorem2_from_dir(sweep_dir: Path, experiment: str = "fig9") -> list[dict]:
     return theorem2_rows(pd.read_parquet(Path(sweep_dir) / "results.parquet"), cell_configs(sweep_dir), experiment)
 
 
-def theorem1_oracle_from_dir(sweep_dir: Path, experiment: str = "fig5",
-                             cell: Mapping | None = None) -> list[dict]:
+def theorem1_oracle_from_dir(sweep_dir: Path, experiment: str = "fig5", cell: Mapping | None = None) -> list[dict]:
     """`theorem1_oracle_rows` for each cell matching `cell` (swept key -> value; default d = 10
     with oracle forecasts, every market)."""
     cell = dict(cell or {"job.deadline": 10, "forecast.kind": "oracle"})
@@ -320,8 +438,9 @@ def theorem1_oracle_from_dir(sweep_dir: Path, experiment: str = "fig5",
     for index, part in frame[mask].groupby("cell_index", sort=True):
         swept = [c for c in ("market", "market.path") if c in part and c not in cell]
         where = " ".join([str(part[c].iloc[0]) for c in swept] + [f"{k}={v}" for k, v in cell.items()])
-        availability = threshold_availability(configs[str(index)], world_hash(sweep_dir, index),
-                                              sorted(part["replicate"].unique()))
+        availability = threshold_availability(
+            configs[str(index)], world_hash(sweep_dir, index), sorted(part["replicate"].unique())
+        )
         rows += theorem1_oracle_rows(part, availability, experiment, where)
     return rows
 
@@ -331,7 +450,8 @@ def theorem1_noise_from_dir(sweep_dir: Path, experiment: str = "noise", key: str
     configs = cell_configs(sweep_dir)
     parts = []
     for index, part in frame.groupby("cell_index", sort=True):
-        table = threshold_availability(configs[str(index)], world_hash(sweep_dir, index),
-                                       sorted(part["replicate"].unique()))
+        table = threshold_availability(
+            configs[str(index)], world_hash(sweep_dir, index), sorted(part["replicate"].unique())
+        )
         parts.append(table.assign(**{key: part[key].iloc[0]}))
     return theorem1_noise_rows(frame, pd.concat(parts, ignore_index=True), experiment, key)

@@ -2,6 +2,7 @@
 
 ``sweep.batch_run`` is the one-call Python API (see sweep/api.py).
 """
+
 from . import common_env  # noqa: F401  (first: pins the arithmetic before numpy loads; sweep/common_env.py)
 
 

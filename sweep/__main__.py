@@ -2,6 +2,7 @@
 
 See README.md and docs/usage.md for the config groups and examples.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,8 +33,15 @@ def main(cfg: DictConfig) -> str:
     except ConfigError as err:
         remove_if_no_results(out_dir)
         exit_with_error(str(err))
-    run_cells_or_exit([cell], out_dir, runner, tracking, run_name=f"run {cell.name}",
-                      run_params=parent_params(overrides), timeline=Timeline())
+    run_cells_or_exit(
+        [cell],
+        out_dir,
+        runner,
+        tracking,
+        run_name=f"run {cell.name}",
+        run_params=parent_params(overrides),
+        timeline=Timeline(),
+    )
     return str(out_dir)
 
 

@@ -4,6 +4,7 @@
 >>> df = batch_run({"job.deadline": [8, 10, 12]}, overrides=["replicates=50"])
 >>> df.groupby(["job.deadline", "mechanism"]).utility.mean()
 """
+
 from __future__ import annotations
 
 import itertools
@@ -71,7 +72,8 @@ def batch_run(
     runner, tracking_cfg = runner_config(configs[0]), tracking_config(configs[0])
     if out_dir is not None:
         target = Path(out_dir)
-        return run_cells(cells, target, runner, tracking_cfg, run_name=f"batch_run {target.name}", announce=False,
-                         extend=extend)
+        return run_cells(
+            cells, target, runner, tracking_cfg, run_name=f"batch_run {target.name}", announce=False, extend=extend
+        )
     with tempfile.TemporaryDirectory(prefix="batch_run-") as folder:
         return run_cells(cells, Path(folder), runner, tracking_cfg, run_name="batch_run", announce=False)

@@ -13,6 +13,7 @@ A family may define ``cell_outputs(config, frame) -> dict`` with any of:
 It runs in the driver once per cell, before the cell is marked complete, so that a
 resumed sweep finds the files of every complete cell.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,8 +42,10 @@ def write(cell_dir: Path, outputs: dict[str, Any]) -> dict[str, float]:
     series = outputs.get("series", {})
     if series:
         length = max(len(values) for values in series.values())
-        frame = pd.DataFrame({name: pd.Series(np.asarray(values, dtype=float)) for name, values in series.items()},
-                             index=pd.RangeIndex(length, name="step"))
+        frame = pd.DataFrame(
+            {name: pd.Series(np.asarray(values, dtype=float)) for name, values in series.items()},
+            index=pd.RangeIndex(length, name="step"),
+        )
         atomic_write(cell_dir / SERIES_FILE, lambda tmp: frame.to_parquet(tmp))
     for file_name, (kind, table_name) in outputs.get("figures", {}).items():
         atomic_write(cell_dir / file_name, lambda tmp, k=kind, t=tables[table_name], n=table_name: _draw(k, t, n, tmp))
@@ -78,13 +81,17 @@ def _draw(kind: str, table: pd.DataFrame, title: str, path: Path) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(10, 5))
     if kind == "heatmap":
-        image = ax.imshow(table.to_numpy(dtype=float).T, aspect="auto", origin="lower", cmap="viridis",
-                          interpolation="nearest")
+        image = ax.imshow(
+            table.to_numpy(dtype=float).T, aspect="auto", origin="lower", cmap="viridis", interpolation="nearest"
+        )
         ax.set_xlabel(table.index.name or "step")
         positions, labels = heatmap_rows(table)
         ax.set_yticks(positions, labels, fontsize=7)
-        ax.set_ylabel("policy" if len(positions) == table.shape[1] else
-                      f"policy ({len(positions)} of the heaviest at the end named)")
+        ax.set_ylabel(
+            "policy"
+            if len(positions) == table.shape[1]
+            else f"policy ({len(positions)} of the heaviest at the end named)"
+        )
         fig.colorbar(image, ax=ax, label="weight")
     elif kind == "lines":
         table.plot(ax=ax)

@@ -1,4 +1,5 @@
 """Cells: one composed config each, with the hashes that seed and resume it."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -89,9 +90,15 @@ class Cell:
 
     def payload(self) -> dict[str, Any]:
         """What a worker needs to simulate this cell."""
-        return {"module": self.module, "world": self.world, "world_hash": self.world_hash,
-                "config_hash": self.config_hash, "mechanisms": self.mechanisms, "name": self.name,
-                "index": self.index}
+        return {
+            "module": self.module,
+            "world": self.world,
+            "world_hash": self.world_hash,
+            "config_hash": self.config_hash,
+            "mechanisms": self.mechanisms,
+            "name": self.name,
+            "index": self.index,
+        }
 
 
 def cell_hashes(world: dict, spec: FamilySpec) -> tuple[str, str]:
@@ -110,13 +117,21 @@ def make_cell(cfg: DictConfig, overrides: Sequence[str], index: int, subdir: str
     return cell_of_world(world, spec, mechanisms, world_params(cfg, overrides), index, subdir)
 
 
-def cell_of_world(world: dict, spec: FamilySpec, mechanisms: tuple[str, ...], params: dict[str, Any],
-                  index: int, subdir: str) -> Cell:
+def cell_of_world(
+    world: dict, spec: FamilySpec, mechanisms: tuple[str, ...], params: dict[str, Any], index: int, subdir: str
+) -> Cell:
     """A cell from its validated world (schema.validate_world) and its overrides' values."""
     name = ",".join(f"{k}={v}" for k, v in params.items()) or "default"
     config_hash, world_hash = cell_hashes(world, spec)
-    cell = Cell(index=index, name=name, params=params, subdir=subdir, world=world,
-                config_hash=config_hash, world_hash=world_hash)
+    cell = Cell(
+        index=index,
+        name=name,
+        params=params,
+        subdir=subdir,
+        world=world,
+        config_hash=config_hash,
+        world_hash=world_hash,
+    )
     cell.__dict__["spec"] = spec  # validated already: no second lookup
     cell.__dict__["mechanisms"] = mechanisms
     return cell

@@ -1,4 +1,5 @@
 """Shared pieces of the command-line entry points: error exits and output clean-up."""
+
 from __future__ import annotations
 
 import shlex
@@ -72,8 +73,11 @@ def run_cells_or_exit(cells, out_dir: Path, runner, tracking, **kwargs) -> None:
         exit_with_error(str(err))
     except KeyboardInterrupt as err:
         complete, total = completion(Path(out_dir)) or (0, len(cells))
-        interrupted(f"{complete:,} of {counted(total, 'cell')} complete in {out_dir}; "
-                    f"resume with: {resume_command(_COMMAND or sys.argv, Path(out_dir))}", err)
+        interrupted(
+            f"{complete:,} of {counted(total, 'cell')} complete in {out_dir}; "
+            f"resume with: {resume_command(_COMMAND or sys.argv, Path(out_dir))}",
+            err,
+        )
 
 
 def resume_command(argv: list[str], out_dir: Path) -> str:

@@ -27,6 +27,7 @@ workers (OpenBLAS's idle threads spin). Ray sets OMP_NUM_THREADS=1 for a one-CPU
 OpenBLAS follows; the pins make that hold whatever OMP_NUM_THREADS says, and for Numba. A thread
 variable the user set is kept.
 """
+
 from __future__ import annotations
 
 import os

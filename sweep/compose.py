@@ -17,6 +17,7 @@ goes through Hydra's full composition for that cell, as before, so the result is
 config Hydra would compose. ``tests/engine/test_grid_compose.py`` composes every experiment's
 cells both ways and compares them.
 """
+
 from __future__ import annotations
 
 import json
@@ -71,8 +72,12 @@ class GridComposer:
     job's ``hydra.sweep.subdir`` in a fully composed config.
     """
 
-    def __init__(self, compose_full: Callable[[list[str]], DictConfig], is_group: Callable[[str], bool],
-                 subdir_of: Callable[[DictConfig, int], str]):
+    def __init__(
+        self,
+        compose_full: Callable[[list[str]], DictConfig],
+        is_group: Callable[[str], bool],
+        subdir_of: Callable[[DictConfig, int], str],
+    ):
         self._compose_full = compose_full
         self._is_group = is_group
         self._subdir_of = subdir_of
@@ -139,8 +144,9 @@ class GridComposer:
         base = self._bases.get(groups)
         if base is None:
             config = self._compose_full(list(groups))
-            plain = OmegaConf.to_container(OmegaConf.masked_copy(config, [k for k in config if k != "hydra"]),
-                                           resolve=False)
+            plain = OmegaConf.to_container(
+                OmegaConf.masked_copy(config, [k for k in config if k != "hydra"]), resolve=False
+            )
             text = json.dumps(plain, default=str)
             subdir = OmegaConf.to_container(config.hydra.sweep, resolve=False).get("subdir")
             copyable = subdir == _JOB_NUM_SUBDIR and "hydra" not in _interpolations(plain)
@@ -149,8 +155,12 @@ class GridComposer:
 
     def _copyable(self, base: _Base, override: Override) -> bool:
         key = override.key_or_group
-        if (override.type != OverrideType.CHANGE or override.package is not None or key.startswith("hydra")
-                or override.is_sweep_override()):
+        if (
+            override.type != OverrideType.CHANGE
+            or override.package is not None
+            or key.startswith("hydra")
+            or override.is_sweep_override()
+        ):
             return False
         value = override.value()
         if not _plain_value(value):
@@ -170,7 +180,7 @@ class GridComposer:
 
 
 def _leaf_kind(config: DictConfig, key: str) -> str | None:
-    """"value" for an untyped leaf, "list" for a list, None for anything the copy path leaves to
+    """ "value" for an untyped leaf, "list" for a list, None for anything the copy path leaves to
     Hydra (a dict, a typed node, a key that is not there).
 
     It reads the node with ``_get_node``: OmegaConf has no public call that returns a node

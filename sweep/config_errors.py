@@ -15,6 +15,7 @@ names no family. It is called where the project meets Hydra's errors: :func:`ins
 composition Hydra does before the task function or the sweeper (``sweep/__main__.py``), the
 `checked` sweeper, and the `ray_queue` launcher's composition of each cell.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -44,8 +45,9 @@ _AMBIGUOUS = re.compile(r"Ambiguous value for argument '([^']+)'")
 _NEEDS_MULTIRUN = re.compile(r"Sweep parameters '([^']+)' requires --multirun")
 
 
-def config_error_message(err: BaseException, overrides: Sequence[str], *, multirun: bool = False,
-                         sweep: Sequence[str] | None = None) -> str:
+def config_error_message(
+    err: BaseException, overrides: Sequence[str], *, multirun: bool = False, sweep: Sequence[str] | None = None
+) -> str:
     """One line for a Hydra or OmegaConf error raised while composing the config of
     ``overrides`` (a single run's command line, or one cell of a multirun).
 
@@ -195,8 +197,10 @@ class _Explainer:
         if match:
             line = match.group(1)
             key, _, value = line.partition("=")
-            return (f"{line} is a sweep, which needs a multirun: add -m to run one cell per value "
-                    f"(or, for one value that is a list, write {key}=[{value}])")
+            return (
+                f"{line} is a sweep, which needs a multirun: add -m to run one cell per value "
+                f"(or, for one value that is a list, write {key}=[{value}])"
+            )
         match = _NEEDS_MULTIRUN.search(text)
         if match:
             return f"{match.group(1)} is a sweep, which needs a multirun: add -m to run one cell per value"
@@ -240,15 +244,16 @@ class _Explainer:
         return [override.get_value_element_as_str()]
 
     def _unparsable(self, err: OverrideParseException) -> str:
-        line = getattr(err, "override", None) or next(
-            (text for text in self.overrides if not self._parses(text)), None)
+        line = getattr(err, "override", None) or next((text for text in self.overrides if not self._parses(text)), None)
         hydra_says = " ".join(re.sub(r"\s*See (https://\S+) for details", "", str(err)).split())
         grammar = re.search(r"https://\S+", str(err))
         where = f"; the grammar: {grammar.group(0)}" if grammar else ""
         if not line:
             return f"{hydra_says}{where}"
-        return (f"{line}: not an override Hydra can read ({hydra_says}{where}); quote a value that holds "
-                f"commas, brackets or parentheses: key='value'")
+        return (
+            f"{line}: not an override Hydra can read ({hydra_says}{where}); quote a value that holds "
+            f"commas, brackets or parentheses: key='value'"
+        )
 
     def _parses(self, text: str) -> bool:
         try:
@@ -260,11 +265,12 @@ class _Explainer:
     def _foreign_group(self, group: str, where: str | None) -> str:
         """``market=trace`` on an auction cell: a group that is not in this cell's defaults list."""
         if where and where.startswith("experiment/"):
-            experiment = where[len("experiment/"):]
+            experiment = where[len("experiment/") :]
             picked = [o for o in self.overrides if o.lstrip("+").split("=")[0] == "family"]
             drop = f": drop {', '.join(picked)} (the experiment picks its family)" if picked else ""
-            return (f"experiment={experiment} sets the config group {group}, which this cell's family does "
-                    f"not have{drop}")
+            return (
+                f"experiment={experiment} sets the config group {group}, which this cell's family does not have{drop}"
+            )
         line = next((o for o in self.overrides if o.lstrip("+").split("=")[0] == group), f"{group}=...")
         base = self._base([group])
         if base is None:
@@ -306,8 +312,9 @@ class _Explainer:
     # -- advice ------------------------------------------------------------------------------
     def _switch(self, families: list[str], base: _Config, what: str) -> str:
         """How to run with one of ``families`` instead of the family of ``base``."""
-        swept = self.sweep is not None and any(text.split("=")[0] == "family" and self._is_sweep(text)
-                                               for text in self.sweep)
+        swept = self.sweep is not None and any(
+            text.split("=")[0] == "family" and self._is_sweep(text) for text in self.sweep
+        )
         if swept:
             return f"run the {base.family} cells without {what}, in a multirun of their own"
         experiment = base.choices.get("experiment")
@@ -331,8 +338,9 @@ class _Explainer:
         if key not in self._configs:
             try:
                 with _running_hydra() as hydra:
-                    cfg = hydra.compose_config(CONFIG_NAME, overrides=list(overrides), run_mode=RunMode.RUN,
-                                               with_log_configuration=False)
+                    cfg = hydra.compose_config(
+                        CONFIG_NAME, overrides=list(overrides), run_mode=RunMode.RUN, with_log_configuration=False
+                    )
                 self._configs[key] = _Config(cfg)
             except Exception:
                 self._configs[key] = None
@@ -351,8 +359,7 @@ class _Explainer:
     def _base(self, keys: Sequence[str]) -> _Config | None:
         """The config without the overrides of ``keys``, nor any other override that does not
         compose on its own (a second typo): what the cell would be without its mistakes."""
-        kept = [text for text in self._plain(self.overrides)
-                if text.lstrip("+~").partition("=")[0] not in keys]
+        kept = [text for text in self._plain(self.overrides) if text.lstrip("+~").partition("=")[0] not in keys]
         base = self._compose(kept)
         while base is None and kept:
             bad = next((text for text in kept if self._compose([text]) is None), None)
@@ -380,8 +387,11 @@ class _Explainer:
                 for option in repository.get_group_options(group):
                     if option == current:
                         continue
-                    kept = [text for text in self._plain(self.overrides)
-                            if text.lstrip("+~").partition("=")[0] not in (key, group)]
+                    kept = [
+                        text
+                        for text in self._plain(self.overrides)
+                        if text.lstrip("+~").partition("=")[0] not in (key, group)
+                    ]
                     cfg = self._compose([*kept, f"{group}={option}"])
                     if cfg is not None and key in cfg.keys:
                         found.append((group, option))

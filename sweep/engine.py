@@ -3,6 +3,7 @@
 Shared by the Hydra launcher (a multirun), the single-run entry point and the
 Python API: resume, chunking, progress, writing and tracking all happen here.
 """
+
 from __future__ import annotations
 
 import logging
@@ -87,8 +88,17 @@ def run_cells(
     stop the run at its next safe point with :class:`stop_signals.Interrupted`.
     """
     with stop_signals.handling():
-        return _run_cells(cells, out_dir, runner, tracking, run_name=run_name, run_params=run_params,
-                          announce=announce, timeline=timeline, extend=extend)
+        return _run_cells(
+            cells,
+            out_dir,
+            runner,
+            tracking,
+            run_name=run_name,
+            run_params=run_params,
+            announce=announce,
+            timeline=timeline,
+            extend=extend,
+        )
 
 
 def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announce, timeline, extend) -> pd.DataFrame:
@@ -116,8 +126,11 @@ def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announ
         earlier = load_reusable_replicates(folder, cell) if found else None
         if earlier is not None and earlier.replicates > 0:
             reused[cell.index] = earlier
-            log.info("cell %s: reusing replicates 0..%d of an earlier run of the same world", cell.name,
-                     earlier.replicates - 1)
+            log.info(
+                "cell %s: reusing replicates 0..%d of an earlier run of the same world",
+                cell.name,
+                earlier.replicates - 1,
+            )
     if frames:
         log.info("resuming: %d of %d cells already complete in %s", len(frames), len(cells), out_dir)
 
@@ -143,8 +156,9 @@ def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announ
     status = "FAILED"
     try:
         if todo:
-            workers, sim_seconds = _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims,
-                                             reused, timeline)
+            workers, sim_seconds = _simulate(
+                todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused, timeline
+            )
         timeline.mark("simulations_done")
         stop_signals.check()
         results = write_sweep(out_dir, cells, frames, cell_dirs)
@@ -166,9 +180,14 @@ def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announ
         if status == "FINISHED":
             metrics["simulation_seconds"] = sim_seconds
             metrics["simulations_per_second"] = total_sims / sim_seconds if sim_seconds > 0 else 0.0
-        tracker.finish(out_dir, status, {family: {**metrics, **(utility_means(results, cells, family)
-                                                                if status == "FINISHED" else {})}
-                                         for family in families})
+        tracker.finish(
+            out_dir,
+            status,
+            {
+                family: {**metrics, **(utility_means(results, cells, family) if status == "FINISHED" else {})}
+                for family in families
+            },
+        )
         timeline.mark("tracking_done")
         timeline.write(out_dir)
     if announce:
@@ -182,8 +201,10 @@ def utility_means(results: pd.DataFrame, cells: Sequence[Cell], family: str) -> 
     rows = results[results["cell_index"].isin(indices)] if len(results) else results
     if not len(rows):
         return {}
-    return {metric_key("utility_mean", str(mechanism)): float(value)
-            for mechanism, value in rows.groupby("mechanism", sort=False)["utility"].mean().items()}
+    return {
+        metric_key("utility_mean", str(mechanism)): float(value)
+        for mechanism, value in rows.groupby("mechanism", sort=False)["utility"].mean().items()
+    }
 
 
 def _connect(runner: RunnerConfig) -> int:
@@ -193,7 +214,9 @@ def _connect(runner: RunnerConfig) -> int:
         return connect(runner)
 
 
-def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused, timeline) -> tuple[int, float]:
+def _simulate(
+    todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused, timeline
+) -> tuple[int, float]:
     from .task_queue import pool_size, run_chunks
 
     by_index = {cell.index: cell for cell in todo}
@@ -216,11 +239,19 @@ def _simulate(todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims
         outputs = cell_outputs.compute(cell, frame)
         clash = sorted(set(tables) & set(outputs.get("tables", {})))
         if clash:
-            raise ValueError(f"cell {cell.name}: side table(s) {', '.join(clash)} have the name of a table of the "
-                             f"family's cell_outputs (both would be <name>.parquet in {cell_dirs[cell.index]})")
+            raise ValueError(
+                f"cell {cell.name}: side table(s) {', '.join(clash)} have the name of a table of the "
+                f"family's cell_outputs (both would be <name>.parquet in {cell_dirs[cell.index]})"
+            )
         extra = cell_outputs.write(cell_dirs[cell.index], outputs)
-        write_cell(cell_dirs[cell.index], cell, frame, {"metrics": extra} if extra else None, tables,
-                   files=whole["files"] if whole else None)
+        write_cell(
+            cell_dirs[cell.index],
+            cell,
+            frame,
+            {"metrics": extra} if extra else None,
+            tables,
+            files=whole["files"] if whole else None,
+        )
         frames[cell.index] = frame
         if tracker.wants_cell():  # the summary only for a cell that gets a child run
             tracker.log_cell(cell, cell_dirs[cell.index], summarize(frame, [cell]))
@@ -282,21 +313,27 @@ def _rate(per_second: float) -> str:
     return f"{per_second:,.0f}" if per_second >= 10 else f"{per_second:.2g}"
 
 
-def _announce(out_dir, cells, simulated_cells, results, total_sims, timeline, sim_seconds, workers, tracker,
-              tables=()) -> None:
+def _announce(
+    out_dir, cells, simulated_cells, results, total_sims, timeline, sim_seconds, workers, tracker, tables=()
+) -> None:
     skipped = len(cells) - simulated_cells
     rate = (
         f"; simulating {sim_seconds:.1f} s ({_rate(total_sims / sim_seconds)} simulations/s on "
         f"{counted(workers, 'worker')})"
-        if total_sims and sim_seconds > 0 else ""
+        if total_sims and sim_seconds > 0
+        else ""
     )
-    phases = [(label, timeline.between(first, last)) for label, first, last in (
-        ("before the first simulation (start-up, composing, Ray)", "command_started", "first_chunk_submitted"),
-        ("writing files", "simulations_done", "files_written"),
-        ("finishing tracking", "files_written", "tracking_done"),
-    )]
-    shown_phases = "".join(f"; {label} {seconds:.1f} s" for label, seconds in phases if seconds is not None
-                           and seconds >= 0.05)
+    phases = [
+        (label, timeline.between(first, last))
+        for label, first, last in (
+            ("before the first simulation (start-up, composing, Ray)", "command_started", "first_chunk_submitted"),
+            ("writing files", "simulations_done", "files_written"),
+            ("finishing tracking", "files_written", "tracking_done"),
+        )
+    ]
+    shown_phases = "".join(
+        f"; {label} {seconds:.1f} s" for label, seconds in phases if seconds is not None and seconds >= 0.05
+    )
     means = results.groupby("mechanism", sort=False)["utility"].mean() if len(results) else pd.Series(dtype=float)
     shown = means if len(means) <= 8 else means.sort_values(ascending=False).head(5)
     more = f" (the best 5 of {len(means)} mechanisms)" if len(means) > 8 else ""

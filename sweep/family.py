@@ -5,6 +5,7 @@ A family is a module named by its config (`family.module` in `conf/family/<name>
 defines the names of :class:`Family` at module level. The engine knows nothing else about it:
 it never imports a family by name, and a new family is new files only.
 """
+
 from __future__ import annotations
 
 import functools
@@ -184,6 +185,7 @@ def family_of(world: Mapping) -> FamilySpec:
         raise ConfigError(f"family: unknown key(s) {', '.join(map(repr, unknown))} (known: name, module)")
     spec = load_family(section.get("module"))
     if section.get("name") != spec.name:
-        raise ConfigError(f"family.name is '{section.get('name')}' but family.module '{spec.module}' "
-                          f"defines the family '{spec.name}'")
+        raise ConfigError(
+            f"family.name is '{section.get('name')}' but family.module '{spec.module}' defines the family '{spec.name}'"
+        )
     return spec

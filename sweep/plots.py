@@ -1,6 +1,7 @@
 """Plot plumbing shared by the engine's cell figures (sweep/cell_outputs.py) and the paper
 reproductions (reproduction/): a headless pyplot, saving as PNG, grouped bars, and the sweep figures
 of MLflow's parent run (mean utility against a grid key with 95% intervals, in small multiples)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -27,9 +28,19 @@ def save(fig, path: Path, **kwargs) -> None:
     pyplot().close(fig)
 
 
-def grouped_bars(table: pd.DataFrame, x: str, column: str, *, xlabel: str, ylabel: str, title: str, path: Path,
-                 errors: str | None = None, labels: dict[str, str] | None = None,
-                 series: str = "mechanism") -> None:
+def grouped_bars(
+    table: pd.DataFrame,
+    x: str,
+    column: str,
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    path: Path,
+    errors: str | None = None,
+    labels: dict[str, str] | None = None,
+    series: str = "mechanism",
+) -> None:
     """One group of bars per value of `x` (in table order), one bar per `series` value, heights
     `column` and error bars `errors`; the legend below the plot."""
     plt = pyplot()
@@ -39,16 +50,23 @@ def grouped_bars(table: pd.DataFrame, x: str, column: str, *, xlabel: str, ylabe
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for j, member in enumerate(members):
         part = table[table[series] == member].set_index(x).reindex(values)
-        ax.bar(np.arange(len(values)) + j * width, part[column], width,
-               yerr=None if errors is None else part[errors], capsize=3, label=(labels or {}).get(member, member))
+        ax.bar(
+            np.arange(len(values)) + j * width,
+            part[column],
+            width,
+            yerr=None if errors is None else part[errors],
+            capsize=3,
+            label=(labels or {}).get(member, member),
+        )
     ax.set_xticks(np.arange(len(values)) + width * (len(members) - 1) / 2)
     ax.set_xticklabels([str(v) for v in values])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     many = len(members) > 5  # long names: one per row
-    ax.legend(fontsize=8, ncol=1 if many else len(members), loc="upper center", bbox_to_anchor=(0.5, -0.14),
-              frameon=False)
+    ax.legend(
+        fontsize=8, ncol=1 if many else len(members), loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False
+    )
     save(fig, path, bbox_inches="tight")
 
 
@@ -110,8 +128,10 @@ def _order_changes(table: pd.DataFrame, key: str, others: list[str]) -> bool:
     """Whether, at some value of ``key``, the mechanisms rank differently in two combinations
     of the other keys (by mean utility)."""
     for _, at_x in table.groupby(key, sort=False):
-        orders = {tuple(group.sort_values("utility_mean", ascending=False, kind="stable")["mechanism"])
-                  for _, group in at_x.groupby(others, sort=False)}
+        orders = {
+            tuple(group.sort_values("utility_mean", ascending=False, kind="stable")["mechanism"])
+            for _, group in at_x.groupby(others, sort=False)
+        }
         if len(orders) > 1:
             return True
     return False
@@ -132,34 +152,47 @@ def mean_of_means(group: pd.DataFrame) -> tuple[float, float]:
     return float(group["utility_mean"].mean()), float(t_half_width(se * np.sqrt(n), n))
 
 
-def _draw_panels(panels, split: list[str], key: str, mechanisms: list[str], averaged: list[str], path: Path,
-                 total: int) -> None:
+def _draw_panels(
+    panels, split: list[str], key: str, mechanisms: list[str], averaged: list[str], path: Path, total: int
+) -> None:
     plt = pyplot()
     columns = min(len(panels), 4)
     rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns + 0.6, 2.1 * rows + 0.9), squeeze=False,
-                             sharex=True, sharey=True)
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(3.4 * columns + 0.6, 2.1 * rows + 0.9), squeeze=False, sharex=True, sharey=True
+    )
     values = sorted(dict.fromkeys(v for _, panel in panels for v in panel[key]), key=_sort_key)
     numeric = all(isinstance(v, (int, float, np.number)) for v in values)
     positions = {v: (float(v) if numeric else float(i)) for i, v in enumerate(values)}
     span = (max(positions.values()) - min(positions.values())) or 1.0
     for ax, (label, panel) in zip(axes.flat, panels):
         for j, mechanism in enumerate(mechanisms):
-            points = [(positions[x], *mean_of_means(group))
-                      for x, group in panel[panel["mechanism"] == mechanism].groupby(key, sort=False)]
+            points = [
+                (positions[x], *mean_of_means(group))
+                for x, group in panel[panel["mechanism"] == mechanism].groupby(key, sort=False)
+            ]
             if not points:
                 continue
             points.sort()
             dodge = (j - (len(mechanisms) - 1) / 2) * span * 0.012  # bars of equal x side by side
             xs, means, halves = (np.array(c) for c in zip(*points))
-            ax.errorbar(xs + dodge, means, yerr=halves, marker="o", markersize=3, capsize=2.5, linewidth=1.2,
-                        label=mechanism, color=f"C{j % 10}")
+            ax.errorbar(
+                xs + dodge,
+                means,
+                yerr=halves,
+                marker="o",
+                markersize=3,
+                capsize=2.5,
+                linewidth=1.2,
+                label=mechanism,
+                color=f"C{j % 10}",
+            )
         if split:
             label = label if isinstance(label, tuple) else (label,)
             ax.set_title(", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(split, label)), fontsize=9)
         ax.grid(alpha=0.3)
         ax.tick_params(labelsize=8)
-    for ax in list(axes.flat)[len(panels):]:
+    for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     if not numeric:
         axes.flat[0].set_xticks(list(positions.values()), [str(v) for v in values])
@@ -169,12 +202,21 @@ def _draw_panels(panels, split: list[str], key: str, mechanisms: list[str], aver
         ax.set_ylabel("mean utility", fontsize=9)
     more = f"; the best {len(mechanisms)} of {total} mechanisms" if total > len(mechanisms) else ""
     over = f"; averaged over {', '.join(averaged)}" if averaged else ""
-    fig.suptitle(f"Mean utility against {key}, 95% intervals (Student t over replicates){over}{more}", fontsize=10,
-                 y=1 - 0.05 / fig.get_figheight(), va="top")
+    fig.suptitle(
+        f"Mean utility against {key}, 95% intervals (Student t over replicates){over}{more}",
+        fontsize=10,
+        y=1 - 0.05 / fig.get_figheight(),
+        va="top",
+    )
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
-    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="upper center",
-               bbox_to_anchor=(0.5, 1 - 0.22 / fig.get_figheight()), ncol=min(len(mechanisms), 6), fontsize=9,
-               frameon=False)
+    fig.legend(
+        *axes.flat[0].get_legend_handles_labels(),
+        loc="upper center",
+        bbox_to_anchor=(0.5, 1 - 0.22 / fig.get_figheight()),
+        ncol=min(len(mechanisms), 6),
+        fontsize=9,
+        frameon=False,
+    )
     save(fig, path, bbox_inches="tight")
 
 

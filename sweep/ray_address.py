@@ -9,6 +9,7 @@ preface (the bytes Ray's own gRPC client sends first), they answer with an HTTP/
 which tells a Ray port from a web server (the dashboard's 8265) or from a port that accepts and never
 answers. With TLS (RAY_USE_TLS) only the TCP connection is checked.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -20,8 +21,10 @@ from dataclasses import dataclass
 
 from .errors import ConfigError
 
-HELP = ("start one with `ray start --head` (then runner.address=auto) or give the head node's HOST:PORT "
-        "(the address `ray start --head` prints; ray://HOST:10001 for Ray Client)")
+HELP = (
+    "start one with `ray start --head` (then runner.address=auto) or give the head node's HOST:PORT "
+    "(the address `ray start --head` prints; ray://HOST:10001 for Ray Client)"
+)
 _GCS_PORT = "its GCS port (6379 unless `ray start --head --port` said otherwise)"
 _CLIENT_PORT = "the Ray Client server's port (10001 unless changed)"
 _H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + an empty SETTINGS
@@ -72,9 +75,11 @@ def resolve(address: str | None, environ: Mapping[str, str], temp_dir: str | Non
     if "://" in given:
         scheme, inner = given.split("://", 1)
         if scheme != "ray":
-            raise ConfigError(f"{label}: {scheme}:// is not a Ray cluster address (http://HOST:8265 is the "
-                              f"dashboard's, for `ray job submit`); give the head node's HOST:PORT, {_GCS_PORT}, "
-                              f"or ray://HOST:10001 for Ray Client")
+            raise ConfigError(
+                f"{label}: {scheme}:// is not a Ray cluster address (http://HOST:8265 is the "
+                f"dashboard's, for `ray job submit`); give the head node's HOST:PORT, {_GCS_PORT}, "
+                f"or ray://HOST:10001 for Ray Client"
+            )
         _require_ray_client(label)
         host, port = _host_port(inner, label)
         return Endpoint(label, given, host, port, client=True)
@@ -102,8 +107,9 @@ def probe(endpoint: Endpoint, timeout: float, environ: Mapping[str, str]) -> Non
             try:
                 sock.connect(sockaddr)
             except TimeoutError:
-                failures.append(f"no reply to the connection {within} (a host that is down, a firewall or a "
-                                f"wrong address)")
+                failures.append(
+                    f"no reply to the connection {within} (a host that is down, a firewall or a wrong address)"
+                )
                 continue
             except ConnectionRefusedError:
                 failures.append("connection refused, nothing listens there")
@@ -116,8 +122,10 @@ def probe(endpoint: Endpoint, timeout: float, environ: Mapping[str, str]) -> Non
             answer = _http2_answer(sock, deadline)
         if answer is not None and len(answer) >= 9 and answer[3] == _H2_SETTINGS:
             return
-        raise NoRayCluster(f"{endpoint.label}: {_not_ray(answer, within, at)}; give the head node's HOST:PORT with "
-                           f"{_CLIENT_PORT if endpoint.client else _GCS_PORT}")
+        raise NoRayCluster(
+            f"{endpoint.label}: {_not_ray(answer, within, at)}; give the head node's HOST:PORT with "
+            f"{_CLIENT_PORT if endpoint.client else _GCS_PORT}"
+        )
     reason = failures[0] if failures else f"no connection {within}"
     raise NoRayCluster(f"{endpoint.label}: no Ray cluster answered{at}: {reason}; {HELP}")
 
@@ -141,8 +149,10 @@ def join_failure(endpoint: Endpoint | None, address: str | None, err: BaseExcept
     reason = f"{err} ({lines[-1]})" if lines else str(err)
     label = endpoint.label if endpoint is not None else f"runner.address={address}"
     port = _CLIENT_PORT if endpoint is not None and endpoint.client else _GCS_PORT
-    return NoRayCluster(f"{label}: a server answers there but Ray could not join it as a cluster: {reason}; "
-                        f"give the head node's HOST:PORT with {port}")
+    return NoRayCluster(
+        f"{label}: a server answers there but Ray could not join it as a cluster: {reason}; "
+        f"give the head node's HOST:PORT with {port}"
+    )
 
 
 def _http2_answer(sock: socket.socket, deadline: float) -> bytes | None:
@@ -191,11 +201,13 @@ def _lookup(endpoint: Endpoint, deadline: float, within: str) -> list:
     worker.join(max(deadline - time.monotonic(), 0.0))
     if "error" in found:
         err = found["error"]
-        raise NoRayCluster(f"{endpoint.label}: the host {endpoint.host} is not known "
-                           f"({getattr(err, 'strerror', None) or err}); {HELP}")
+        raise NoRayCluster(
+            f"{endpoint.label}: the host {endpoint.host} is not known ({getattr(err, 'strerror', None) or err}); {HELP}"
+        )
     if "infos" not in found:
-        raise NoRayCluster(f"{endpoint.label}: no Ray cluster answered: the name {endpoint.host} did not resolve "
-                           f"{within}; {HELP}")
+        raise NoRayCluster(
+            f"{endpoint.label}: no Ray cluster answered: the name {endpoint.host} did not resolve {within}; {HELP}"
+        )
     return found["infos"]  # type: ignore[return-value]
 
 
@@ -232,17 +244,24 @@ def _running_cluster(label: str, temp_dir: str | None) -> tuple[str, str] | None
             found = services.get_ray_address_from_environment("auto", temp_dir)
         except ConnectionError:  # Ray's "Could not find any running Ray instance"
             found = None
-        where = f"recorded by `ray start` in {recorded}" if found and found == read_ray_address(temp_dir) \
+        where = (
+            f"recorded by `ray start` in {recorded}"
+            if found and found == read_ray_address(temp_dir)
             else "a raylet running on this machine"
+        )
     except (ImportError, AttributeError, TypeError):
         return None
     if not found:
-        raise NoRayCluster(f"{label}: no Ray cluster is running on this machine (no RAY_ADDRESS, no cluster "
-                           f"recorded by `ray start` in {recorded}, no raylet process); {HELP}")
+        raise NoRayCluster(
+            f"{label}: no Ray cluster is running on this machine (no RAY_ADDRESS, no cluster "
+            f"recorded by `ray start` in {recorded}, no raylet process); {HELP}"
+        )
     return found, f"runner.address=auto ({found}, {where})"
 
 
 def _require_ray_client(label: str) -> None:
     if importlib.util.find_spec("grpc") is None:  # what Ray Client needs (ray/_private/utils.py)
-        raise ConfigError(f"{label}: Ray Client (ray://) needs the package ray[client], not installed here "
-                          f"(pip install 'ray[client]'); or give the head node's HOST:PORT, {_GCS_PORT}") from None
+        raise ConfigError(
+            f"{label}: Ray Client (ray://) needs the package ray[client], not installed here "
+            f"(pip install 'ray[client]'); or give the head node's HOST:PORT, {_GCS_PORT}"
+        ) from None

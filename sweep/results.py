@@ -9,6 +9,7 @@ the cell's overrides) and
 one ``<name>.parquet`` per side table (all cells).
 Every file is written to a temporary name and renamed, so a reader never sees half a file.
 """
+
 from __future__ import annotations
 
 import io
@@ -63,7 +64,9 @@ def cell_frame(cell: Cell, chunks: Iterable[dict[str, list]]) -> pd.DataFrame:
     return frame_of_chunks(cell.name, cell.index, cell.mechanisms, chunks)
 
 
-def frame_of_chunks(name: str, index: int, mechanisms: Iterable[str], chunks: Iterable[dict[str, list]]) -> pd.DataFrame:
+def frame_of_chunks(
+    name: str, index: int, mechanisms: Iterable[str], chunks: Iterable[dict[str, list]]
+) -> pd.DataFrame:
     """``cell_frame`` from the cell's name, index and mechanisms (a worker finishing a cell has no Cell)."""
     chunks = list(chunks)
     order = {mechanism: i for i, mechanism in enumerate(mechanisms)}
@@ -71,9 +74,11 @@ def frame_of_chunks(name: str, index: int, mechanisms: Iterable[str], chunks: It
         columns = chunks[0]
         rows = len(columns["replicate"])
         rank = np.asarray(columns["replicate"], dtype=np.int64) * (len(order) + 1) + np.fromiter(
-            (order[mechanism] for mechanism in columns["mechanism"]), dtype=np.int64, count=rows)
-        frame = pd.DataFrame({"cell": np.full(rows, name, dtype=object),
-                              "cell_index": np.full(rows, index, dtype=np.int64), **columns})
+            (order[mechanism] for mechanism in columns["mechanism"]), dtype=np.int64, count=rows
+        )
+        frame = pd.DataFrame(
+            {"cell": np.full(rows, name, dtype=object), "cell_index": np.full(rows, index, dtype=np.int64), **columns}
+        )
         if rows > 1 and (np.diff(rank) < 0).any():
             frame = frame.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
         return frame
@@ -81,8 +86,9 @@ def frame_of_chunks(name: str, index: int, mechanisms: Iterable[str], chunks: It
     rank = body["replicate"].to_numpy(dtype=np.int64) * (len(order) + 1) + body["mechanism"].map(order).to_numpy()
     if len(rank) > 1 and (np.diff(rank) < 0).any():
         body = body.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
-    frame = pd.DataFrame({"cell": np.full(len(body), name, dtype=object),
-                          "cell_index": np.full(len(body), index, dtype=np.int64)})
+    frame = pd.DataFrame(
+        {"cell": np.full(len(body), name, dtype=object), "cell_index": np.full(len(body), index, dtype=np.int64)}
+    )
     return pd.concat([frame, body], axis=1)
 
 
@@ -107,7 +113,8 @@ def concat_columns(pieces: list[dict[str, Any]]) -> dict[str, np.ndarray]:
         present = [np.asarray(piece[name]) for piece in pieces if name in piece]
         numeric = all(a.dtype.kind in "iuf" for a in present)
         arrays = [
-            np.asarray(piece[name]) if name in piece
+            np.asarray(piece[name])
+            if name in piece
             else np.full(length, np.nan if numeric else None, dtype=float if numeric else object)
             for piece, length in zip(pieces, lengths)
         ]
@@ -189,8 +196,7 @@ def serialise_cell(frame: pd.DataFrame, world: dict) -> dict[str, bytes]:
     """The bytes of ``cell.parquet`` and ``config.yaml``."""
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=False)
-    return {CELL_TABLE: buffer.getvalue(),
-            CELL_CONFIG: yaml.dump(world, Dumper=_YAML_DUMPER, sort_keys=False).encode()}
+    return {CELL_TABLE: buffer.getvalue(), CELL_CONFIG: yaml.dump(world, Dumper=_YAML_DUMPER, sort_keys=False).encode()}
 
 
 def read_meta(cell_dir: Path) -> dict | None:
@@ -302,7 +308,8 @@ def concat_with_params(frames: list[pd.DataFrame], cells: list[Cell]) -> pd.Data
         return pd.DataFrame(columns=list(ID_COLUMNS))
     keys = list(cells[0].params)
     if any(list(cell.params) != keys or None in cell.params.values() for cell in cells) or any(
-            list(frame.columns[:2]) != ["cell", "cell_index"] or set(keys) & set(frame.columns) for frame in frames):
+        list(frame.columns[:2]) != ["cell", "cell_index"] or set(keys) & set(frame.columns) for frame in frames
+    ):
         return pd.concat([with_params(frame, cell) for frame, cell in zip(frames, cells)], ignore_index=True)
     results = pd.concat(frames, ignore_index=True)
     lengths = [len(frame) for frame in frames]
@@ -313,9 +320,15 @@ def concat_with_params(frames: list[pd.DataFrame], cells: list[Cell]) -> pd.Data
             dtype = {int: np.int64, float: np.float64, bool: np.bool_}[kinds.pop()]
             results.insert(position, key, np.repeat(np.array(values, dtype=dtype), lengths))
             continue
-        column = pd.concat([pd.Series(cell.params[key], index=range(len(frame))) if len(frame)
-                            else pd.Series([], dtype=pd.Series([cell.params[key]]).dtype)
-                            for frame, cell in zip(frames, cells)], ignore_index=True)
+        column = pd.concat(
+            [
+                pd.Series(cell.params[key], index=range(len(frame)))
+                if len(frame)
+                else pd.Series([], dtype=pd.Series([cell.params[key]]).dtype)
+                for frame, cell in zip(frames, cells)
+            ],
+            ignore_index=True,
+        )
         results.insert(position, key, column)
     return results
 
@@ -339,10 +352,15 @@ def summarize(frame: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
 
     rows = []
     for group, (cell_index, mechanism) in enumerate(keys):
-        take = positions[bounds[group]:bounds[group + 1]]
+        take = positions[bounds[group] : bounds[group + 1]]
         cell = by_index[cell_index]
-        row: dict[str, Any] = {"cell": cell.name, "cell_index": cell_index, **cell.params, "mechanism": mechanism,
-                               "n": len(take)}
+        row: dict[str, Any] = {
+            "cell": cell.name,
+            "cell_index": cell_index,
+            **cell.params,
+            "mechanism": mechanism,
+            "n": len(take),
+        }
         spec = cell.spec
         for metric in ("utility", *spec.summary_columns):
             if metric != "utility" and metric not in frame:
@@ -351,8 +369,14 @@ def summarize(frame: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
             if metric != "utility" and pd.isna(values).all():
                 continue
             interval = student_t_interval(values.astype(float))
-            row.update({f"{metric}_mean": interval.mean, f"{metric}_std": interval.std,
-                        f"{metric}_ci95_low": interval.low, f"{metric}_ci95_high": interval.high})
+            row.update(
+                {
+                    f"{metric}_mean": interval.mean,
+                    f"{metric}_std": interval.std,
+                    f"{metric}_ci95_low": interval.low,
+                    f"{metric}_ci95_high": interval.high,
+                }
+            )
         for name in spec.rate_columns:
             if name in frame:
                 values = column(name)[take]

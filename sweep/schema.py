@@ -5,6 +5,7 @@ module checks the engine's groups (`runner`, `tracking`), the top-level keys (ea
 engine key or a section the cell's family owns) and the mechanism names, and turns every
 problem into a :class:`ConfigError` that names the key.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,7 +44,9 @@ class RunnerConfig:
         if self.kind == "cluster" and not self.address:
             raise ConfigError("runner.address is required for runner=cluster (auto, HOST:PORT or ray://HOST:PORT)")
         if self.num_workers is not None and self.num_workers < 1:
-            raise ConfigError(f"runner.num_workers must be at least 1 (or null for one per CPU), got {self.num_workers}")
+            raise ConfigError(
+                f"runner.num_workers must be at least 1 (or null for one per CPU), got {self.num_workers}"
+            )
         if self.chunk_size < 1:
             raise ConfigError(f"runner.chunk_size must be at least 1, got {self.chunk_size}")
         if self.in_flight_per_worker < 1:
@@ -76,7 +79,7 @@ class TrackingConfig:
                 "(sqlite:///PATH, http://HOST:PORT, file:PATH, postgresql://...)"
             )
         if self.uri.startswith("sqlite:///"):
-            check_sqlite_store(os.path.abspath(self.uri[len("sqlite:///"):]))
+            check_sqlite_store(os.path.abspath(self.uri[len("sqlite:///") :]))
 
 
 def check_sqlite_store(path: str) -> None:
@@ -95,8 +98,10 @@ def check_sqlite_store(path: str) -> None:
         with tempfile.NamedTemporaryFile(dir=parent, prefix=".mlflow-probe-"):
             pass
     except OSError as err:
-        raise ConfigError(f"tracking.uri: cannot write the SQLite store {path} ({err.strerror or err}); "
-                          "pick a writable place (tracking.uri=sqlite:///PATH) or tracking=off") from None
+        raise ConfigError(
+            f"tracking.uri: cannot write the SQLite store {path} ({err.strerror or err}); "
+            "pick a writable place (tracking.uri=sqlite:///PATH) or tracking=off"
+        ) from None
 
 
 def _typed(schema: type, section: Any, key: str):
@@ -164,8 +169,10 @@ def _check_seed_excludes(world: dict) -> None:
         raise ConfigError(f"seed_excludes must be a list of dotted keys, got {keys!r}")
     for key in keys:
         if key.split(".")[0] in NEVER_EXCLUDED:
-            raise ConfigError(f"seed_excludes: {key!r} cannot be excluded from the world's seed "
-                              f"({', '.join(NEVER_EXCLUDED)} always count)")
+            raise ConfigError(
+                f"seed_excludes: {key!r} cannot be excluded from the world's seed "
+                f"({', '.join(NEVER_EXCLUDED)} always count)"
+            )
         if get_dotted(world, key) is None:
             raise ConfigError(f"seed_excludes: {key!r} is not a key of this cell's config")
 

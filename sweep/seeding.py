@@ -8,6 +8,7 @@ lists in ``INPUT_FILES``) enters the hash by its parsed content, the values the 
 from, never its path or its bytes: the same data gives the same numbers wherever the checkout
 lives and whatever its line endings or byte-order mark.
 """
+
 from __future__ import annotations
 
 import functools

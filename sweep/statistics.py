@@ -1,4 +1,5 @@
 """The Student-t interval of a mean: summary.csv, MLflow and the paper reproductions' tables."""
+
 from __future__ import annotations
 
 import functools
@@ -66,8 +67,11 @@ def paired_ratio_interval(numerator, denominator, confidence: float = 0.95) -> R
         raise ValueError("paired_ratio_interval needs two 1-D arrays of one non-zero length")
     below = student_t_interval(y, confidence)
     if below.mean == 0 or abs(below.mean) <= below.half_width:
-        return RatioInterval(float("nan"), float("nan"),
-                             f"denominator mean {below.mean:.4g} within its own 95% half-width {below.half_width:.4g}")
+        return RatioInterval(
+            float("nan"),
+            float("nan"),
+            f"denominator mean {below.mean:.4g} within its own 95% half-width {below.half_width:.4g}",
+        )
     ratio = float(np.mean(x) / below.mean)
     residual = student_t_interval(x - ratio * y, confidence)
     return RatioInterval(ratio, residual.half_width / abs(below.mean), "")

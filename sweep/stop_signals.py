@@ -9,6 +9,7 @@ an arbitrary frame: CPython drops a KeyboardInterrupt raised inside a weakref ca
 single Ctrl-C could be lost that way. A second signal while stopping (a second later or more)
 ends the process at once.
 """
+
 from __future__ import annotations
 
 import os
@@ -65,8 +66,9 @@ def _record(signum: int, frame) -> None:
     if _requested is not None:
         if time.monotonic() - _requested_at < REPEAT_SECONDS:
             return
-        os.write(2, f"\nInterrupted ({signal_name(signum)}) again: stopping at once; complete cells are kept\n"
-                    .encode())
+        os.write(
+            2, f"\nInterrupted ({signal_name(signum)}) again: stopping at once; complete cells are kept\n".encode()
+        )
         os._exit(128 + signum)
     _requested, _requested_at = signum, time.monotonic()
 

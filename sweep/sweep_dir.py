@@ -16,6 +16,7 @@ against it before any work:
 Fewer replicates than a complete cell holds would overwrite it with fewer rows: refused too.
 A results dir written before ``grid.json`` existed is read from its complete cells' ``cell.json``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -56,19 +57,28 @@ def read_record(out_dir: Path) -> tuple[list[Recorded], bool] | None:
         return None
     try:
         data = json.loads((out_dir / GRID_FILE).read_text())
-        return [Recorded(c["subdir"], int(c["index"]), c["name"], c["world_hash"], c["config_hash"])
-                for c in data["cells"]], True
+        return [
+            Recorded(c["subdir"], int(c["index"]), c["name"], c["world_hash"], c["config_hash"]) for c in data["cells"]
+        ], True
     except FileNotFoundError:
         pass
     except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ConfigError(f"{out_dir / GRID_FILE}: not a grid record this version can read ({err}); "
-                          f"run into a new dir") from None
+        raise ConfigError(
+            f"{out_dir / GRID_FILE}: not a grid record this version can read ({err}); run into a new dir"
+        ) from None
     found = []
     for meta_path in sorted(out_dir.glob(f"*/{CELL_META}")) + sorted(out_dir.glob(f"*/*/{CELL_META}")):
         meta = read_meta(meta_path.parent)
         if meta and meta.get("world_hash") and meta.get("config_hash"):
-            found.append(Recorded(str(meta_path.parent.relative_to(out_dir)), int(meta.get("index", 0)),
-                                  str(meta.get("name", "")), meta["world_hash"], meta["config_hash"]))
+            found.append(
+                Recorded(
+                    str(meta_path.parent.relative_to(out_dir)),
+                    int(meta.get("index", 0)),
+                    str(meta.get("name", "")),
+                    meta["world_hash"],
+                    meta["config_hash"],
+                )
+            )
     return (found, False) if found else None
 
 
@@ -84,8 +94,18 @@ def completion(out_dir: Path) -> tuple[int, int] | None:
 
 def write_record(out_dir: Path, cells: Sequence[Cell]) -> None:
     cells = sorted(cells, key=lambda cell: cell.index)
-    record = {"cells": [{"subdir": cell.subdir, "index": cell.index, "name": cell.name,
-                         "world_hash": cell.world_hash, "config_hash": cell.config_hash} for cell in cells]}
+    record = {
+        "cells": [
+            {
+                "subdir": cell.subdir,
+                "index": cell.index,
+                "name": cell.name,
+                "world_hash": cell.world_hash,
+                "config_hash": cell.config_hash,
+            }
+            for cell in cells
+        ]
+    }
     atomic_write_text(Path(out_dir) / GRID_FILE, json.dumps(record, separators=(",", ":")) + "\n")
 
 
@@ -114,7 +134,8 @@ def reconcile(out_dir: Path, cells: Sequence[Cell], extend: bool = False) -> lis
         raise ConfigError(
             f"{out_dir} holds an unfinished sweep ({len(recorded) - len(missing):,} of {len(recorded):,} cells "
             f"complete; not complete: {_names(missing)}): resume it with its own command first, then add cells "
-            f"with {EXTEND_FLAG}")
+            f"with {EXTEND_FLAG}"
+        )
     return placed + [_recorded_cell(out_dir, rec) for rec in only_there]
 
 
@@ -160,7 +181,8 @@ def _refuse_fewer_replicates(out_dir: Path, cells: Sequence[Cell], matched: dict
         raise ConfigError(
             f"{out_dir} holds complete cells with more replicates than this run asks for, which would overwrite "
             f"them with fewer rows: {_listed(shrunk)}; nothing was changed. Ask for as many replicates or more, "
-            f"or run into a new dir")
+            f"or run into a new dir"
+        )
 
 
 def _place(cells: Sequence[Cell], matched: dict[int, Recorded], recorded: Sequence[Recorded]) -> list[Cell]:
@@ -204,16 +226,20 @@ def _recorded_cell(out_dir: Path, rec: Recorded) -> Cell:
         spec = family_of(world)
     except (OSError, yaml.YAMLError, ConfigError, ValueError) as err:
         raise ConfigError(f"{folder / CELL_CONFIG}: cannot read the recorded cell's config ({err})") from None
-    cell = cell_of_world(world, spec, tuple(spec.mechanism_names(world)), dict(meta.get("params") or {}),
-                         rec.index, rec.subdir)
+    cell = cell_of_world(
+        world, spec, tuple(spec.mechanism_names(world)), dict(meta.get("params") or {}), rec.index, rec.subdir
+    )
     # the recorded hashes, which mark the cell complete, whatever this version would compute
-    return dataclasses.replace(cell, name=rec.name or cell.name, config_hash=rec.config_hash,
-                               world_hash=rec.world_hash)
+    return dataclasses.replace(cell, name=rec.name or cell.name, config_hash=rec.config_hash, world_hash=rec.world_hash)
 
 
 def _names(items: Iterable) -> str:
-    return _listed([f"{item.name or item.subdir} (folder {item.subdir})" if isinstance(item, Recorded)
-                    else item.name for item in items])
+    return _listed(
+        [
+            f"{item.name or item.subdir} (folder {item.subdir})" if isinstance(item, Recorded) else item.name
+            for item in items
+        ]
+    )
 
 
 def _listed(texts: Sequence[str]) -> str:
@@ -242,9 +268,13 @@ def _keys(names: Iterable[str]) -> tuple[list[str], list[str]]:
 def _refusal(out_dir: Path, recorded, cells, only_there, only_here, from_record: bool) -> str:
     (there, varying_there), (here, varying_here) = _keys(r.name for r in recorded), _keys(c.name for c in cells)
     count = counted(len(recorded), "cell") + ("" if from_record else " complete")
-    parts = [f"{out_dir} holds another sweep ({count}"
-             + (f" over {', '.join(varying_there)}" if varying_there else "") + "); this run asks for "
-             + counted(len(cells), "cell") + (f" over {', '.join(varying_here)}" if varying_here else "")]
+    parts = [
+        f"{out_dir} holds another sweep ({count}"
+        + (f" over {', '.join(varying_there)}" if varying_there else "")
+        + "); this run asks for "
+        + counted(len(cells), "cell")
+        + (f" over {', '.join(varying_here)}" if varying_here else "")
+    ]
     if set(there) != set(here):
         parts.append(f"the keys differ ({', '.join(there) or 'none'} there, {', '.join(here) or 'none'} here)")
     if only_there:
@@ -252,17 +282,19 @@ def _refusal(out_dir: Path, recorded, cells, only_there, only_here, from_record:
     if only_here:
         parts.append(f"{len(only_here):,} only here: {_names(only_here)}")
     if {rec.name for rec in only_there} & {cell.name for cell in only_here}:
-        parts.append("cells of the same name differ in a value outside the overrides (another experiment, "
-                     "seed or code version)")
-    return ("; ".join(parts) + ". Nothing was changed. Run into a new dir, or add this grid's cells to that "
-            f"sweep with {EXTEND_FLAG} (python -m sweep -m {EXTEND_FLAG} ...)")
+        parts.append(
+            "cells of the same name differ in a value outside the overrides (another experiment, seed or code version)"
+        )
+    return (
+        "; ".join(parts) + ". Nothing was changed. Run into a new dir, or add this grid's cells to that "
+        f"sweep with {EXTEND_FLAG} (python -m sweep -m {EXTEND_FLAG} ...)"
+    )
 
 
 def strip_extend_flag(argv: list[str]) -> tuple[list[str], bool]:
     """``argv`` without ``--extend`` and whether it was there."""
     kept = [arg for arg in argv if arg != EXTEND_FLAG]
     return kept, len(kept) != len(argv)
-
 
 
 class HydraFiles:
@@ -277,8 +309,11 @@ class HydraFiles:
             self.saved = {path: (path.read_bytes(), path.stat().st_mtime) for path in self._paths()}
 
     def _paths(self) -> list[Path]:
-        top = [path for path in self.folder.iterdir()
-               if path.is_file() and (path.name == "multirun.yaml" or path.suffix == ".log")]
+        top = [
+            path
+            for path in self.folder.iterdir()
+            if path.is_file() and (path.name == "multirun.yaml" or path.suffix == ".log")
+        ]
         hydra = self.folder / ".hydra"
         return top + (sorted(path for path in hydra.iterdir() if path.is_file()) if hydra.is_dir() else [])
 

@@ -4,6 +4,7 @@ Chunks of simulations go to a fixed pool of actors with a bounded number in flig
 per actor; results are taken as they finish (``ray.wait``); a chunk whose worker
 process died is retried on a fresh actor, up to ``runner.max_retries`` times.
 """
+
 from __future__ import annotations
 
 import logging
@@ -71,8 +72,10 @@ def auth_token_source(environ: Mapping[str, str], home: str | os.PathLike | None
     named = environ.get("RAY_AUTH_TOKEN_PATH", "")
     if named:
         if not _first_line(Path(named)):
-            raise ConfigError(f"RAY_AUTH_TOKEN_PATH={named}: the file cannot be read or is empty (it must hold "
-                              f"the Ray cluster's auth token)")
+            raise ConfigError(
+                f"RAY_AUTH_TOKEN_PATH={named}: the file cannot be read or is empty (it must hold "
+                f"the Ray cluster's auth token)"
+            )
         return f"{named} (RAY_AUTH_TOKEN_PATH)"
     default = Path(home or ".") / ".ray" / "auth_token"  # Ray's fallback without HOME is ./.ray/auth_token
     return str(default) if _first_line(default) else None
@@ -112,8 +115,10 @@ def auth_failure_message(address: str, environ: Mapping[str, str], source: str |
         return f"{refused}: its token is not the one from {source}; {_TOKEN_HELP}"
     mode = environ.get(AUTH_MODE)
     if mode is not None:
-        return (f"{refused}: it requires token authentication and {AUTH_MODE}={mode} is set here; unset it or "
-                f"set {AUTH_MODE}=token, and {_TOKEN_HELP}")
+        return (
+            f"{refused}: it requires token authentication and {AUTH_MODE}={mode} is set here; unset it or "
+            f"set {AUTH_MODE}=token, and {_TOKEN_HELP}"
+        )
     return f"{refused}: it requires token authentication and no auth token was found here; {_TOKEN_HELP}"
 
 
@@ -211,8 +216,12 @@ def connect(runner: RunnerConfig) -> int:
         env, source = driver_auth(os.environ, os.environ.get("HOME"))
         endpoint = _probe_cluster(runner)
         if env:
-            log.info("presenting the Ray auth token from %s to %s (%s=token for this driver)", source,
-                     runner.address, AUTH_MODE)
+            log.info(
+                "presenting the Ray auth token from %s to %s (%s=token for this driver)",
+                source,
+                runner.address,
+                AUTH_MODE,
+            )
             _present_token(env)
     try:
         ray.init(**kwargs)
@@ -332,8 +341,9 @@ def run_chunks(
                     call, attempts = pending.popleft()
                     if len(call) == 1:
                         chunk = call[0]
-                        ref = actor.run_chunk.remote(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop,
-                                                     chunk.whole)
+                        ref = actor.run_chunk.remote(
+                            payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop, chunk.whole
+                        )
                     else:
                         ref = actor.run_cells.remote([(payload_refs[c.cell], c.rep_start, c.rep_stop) for c in call])
                     in_flight[ref] = (call, actor, attempts)
@@ -358,8 +368,9 @@ def run_chunks(
                             f"{_describe(call)}: the worker died {attempts + 1} times ({type(result).__name__}); "
                             f"giving up (runner.max_retries={runner.max_retries})"
                         )
-                    log.warning("a worker died (%s); retrying %s on a new worker", type(result).__name__,
-                                _describe(call))
+                    log.warning(
+                        "a worker died (%s); retrying %s on a new worker", type(result).__name__, _describe(call)
+                    )
                     if actor in pool.actors:
                         load.pop(id(actor), None)
                         pool.replace(actor)

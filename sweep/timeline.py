@@ -4,6 +4,7 @@ A sweep's time goes to starting Python and Hydra, composing the cells, starting 
 simulating, writing the files and waiting for MLflow; the user waits for all of it, so the
 "Done" line reports the whole wall time from the command's start beside the simulation time.
 """
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,10 @@ class Timeline:
         path = Path(folder) / TIMING_FILE
         if not Path(folder).is_dir():
             return
-        body = {name: {"epoch": at, "seconds_after_start": round(at - self.started, 3)}
-                for name, at in sorted(self.marks.items(), key=lambda item: item[1])}
+        body = {
+            name: {"epoch": at, "seconds_after_start": round(at - self.started, 3)}
+            for name, at in sorted(self.marks.items(), key=lambda item: item[1])
+        }
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
         tmp.write_text(json.dumps(body, indent=2))
         os.replace(tmp, path)

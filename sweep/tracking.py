@@ -12,6 +12,7 @@ store is opened and every run logged on one background thread, so that tracking 
 simulation. If the store fails, the sweep still finishes on disk: a single warning says how to
 upload the sweep dir later (``python -m sweep.upload``).
 """
+
 from __future__ import annotations
 
 import json
@@ -131,8 +132,13 @@ def long_table(summary: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """``summary.csv`` as the UI's table viewer shows it: the grid keys, the mechanism and its
     utility first (the viewer has room for about seven columns), the cell's long name dropped
     (its keys are the first columns), ``.`` in names written ``/``."""
-    first = [key for key in keys if key in summary] + ["mechanism", "n", "utility_mean", "utility_ci95_low",
-                                                       "utility_ci95_high"]
+    first = [key for key in keys if key in summary] + [
+        "mechanism",
+        "n",
+        "utility_mean",
+        "utility_ci95_low",
+        "utility_ci95_high",
+    ]
     first = [column for column in first if column in summary]
     rest = [column for column in summary.columns if column not in first and column != "cell"]
     table = summary[first + rest]
@@ -147,21 +153,25 @@ def experiment_description(spec) -> str:
         lines += [f"Question: {spec.question}", ""]
     if spec.utility:
         lines += [f"Utility: {spec.utility}.", ""]
-    lines.append("One parent run per sweep: its `utility_by_cell.json` table and `utility_vs_<key>.png` "
-                 "figures compare the mechanisms cell by cell, with 95% intervals (docs/mlflow.md).")
+    lines.append(
+        "One parent run per sweep: its `utility_by_cell.json` table and `utility_vs_<key>.png` "
+        "figures compare the mechanisms cell by cell, with 95% intervals (docs/mlflow.md)."
+    )
     return "\n".join(lines)
 
 
 def resolve_uri(uri: str) -> str:
     """Make a relative SQLite path absolute against the current directory."""
     if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
-        return "sqlite:///" + os.path.abspath(uri[len("sqlite:///"):])
+        return "sqlite:///" + os.path.abspath(uri[len("sqlite:///") :])
     return uri
 
 
 def git_commit() -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=_PROJECT_ROOT, capture_output=True, text=True, timeout=5)
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=_PROJECT_ROOT, capture_output=True, text=True, timeout=5
+        )
         if head.returncode != 0:
             return "unknown"
         dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=_PROJECT_ROOT, timeout=5).returncode != 0
@@ -174,8 +184,11 @@ def mechanism_metrics(summary: pd.DataFrame) -> dict[str, dict[str, float]]:
     """Mechanism -> its aggregates in one cell (``utility_mean``, ``cost_ci95_high``, ...), and
     ``utility_rank``: 1 for the best mean utility of the cell (ties share a rank)."""
     stat_columns = [c for c in summary.columns if c.endswith(("_mean", "_std", "_ci95_low", "_ci95_high", "_rate"))]
-    ranks = (summary["utility_mean"].rank(method="min", ascending=False) if "utility_mean" in summary
-             else pd.Series(float("nan"), index=summary.index))
+    ranks = (
+        summary["utility_mean"].rank(method="min", ascending=False)
+        if "utility_mean" in summary
+        else pd.Series(float("nan"), index=summary.index)
+    )
     metrics: dict[str, dict[str, float]] = {}
     for position, row in summary.iterrows():
         values = {metric_key(column): float(row[column]) for column in stat_columns if pd.notna(row[column])}
@@ -275,7 +288,7 @@ class MlflowTracker(NullTracker):
             return experiment.experiment_id
         location = None
         if self.uri.startswith("sqlite:///"):
-            location = (Path(self.uri[len("sqlite:///"):]).parent / "mlartifacts").as_uri()
+            location = (Path(self.uri[len("sqlite:///") :]).parent / "mlartifacts").as_uri()
         tags = {"mlflow.note.content": note} if note is not None else None
         return self.client.create_experiment(family, artifact_location=location, tags=tags)
 
@@ -307,17 +320,24 @@ class MlflowTracker(NullTracker):
                     run = self.client.create_run(
                         experiment_id,
                         run_name=self._parent_name(run_name, family),
-                        tags={"git_commit": self._commit, "sweep_dir": str(Path(out_dir).resolve()), "family": family,
-                              "mlflow.source.git.commit": self._commit.removesuffix("-dirty"),
-                              "mlflow.source.name": "python -m sweep", "mlflow.source.type": "LOCAL",
-                              "grid": self._grid_text()[:5000],
-                              "mlflow.note.content": self._description(family)},
+                        tags={
+                            "git_commit": self._commit,
+                            "sweep_dir": str(Path(out_dir).resolve()),
+                            "family": family,
+                            "mlflow.source.git.commit": self._commit.removesuffix("-dirty"),
+                            "mlflow.source.name": "python -m sweep",
+                            "mlflow.source.type": "LOCAL",
+                            "grid": self._grid_text()[:5000],
+                            "mlflow.note.content": self._description(family),
+                        },
                     )
                     parent = run.info.run_id
                     self.client.log_batch(parent, params=[Param(k, str(v)[:6000]) for k, v in params.items()])
                 self.parents[family] = (experiment_id, parent)
-            atomic_write_text(state_path, json.dumps(
-                {"uri": self.uri, "parents": {family: run for family, (_, run) in self.parents.items()}}))
+            atomic_write_text(
+                state_path,
+                json.dumps({"uri": self.uri, "parents": {family: run for family, (_, run) in self.parents.items()}}),
+            )
         except Exception as err:  # any failure of the store: finish on disk
             self._fail(err)
 
@@ -365,18 +385,27 @@ class MlflowTracker(NullTracker):
         cells = len(self._family_cells.get(family, ())) or self._cells
         out_dir = self._out_dir.resolve() if self._out_dir else "?"
         logged = min(self._logged.get(family, 0), cells)
-        lines = [f"Sweep of {counted(cells, 'cell')}: compare the mechanisms in the artifacts `{WIDE_TABLE}` (a row "
-                 "per cell, mean utility ± 95% interval per mechanism) and `utility_vs_<key>.png`; every cell is "
-                 "there.", "",
-                 f"Child runs: {logged:,} of {cells:,} cells (`tracking.child_runs={self.child_runs}`)."]
+        lines = [
+            f"Sweep of {counted(cells, 'cell')}: compare the mechanisms in the artifacts `{WIDE_TABLE}` (a row "
+            "per cell, mean utility ± 95% interval per mechanism) and `utility_vs_<key>.png`; every cell is "
+            "there.",
+            "",
+            f"Child runs: {logged:,} of {cells:,} cells (`tracking.child_runs={self.child_runs}`).",
+        ]
         if logged < cells:
-            lines.append(f"Log the others under this run with `python -m sweep.upload {out_dir} "
-                         f"--tracking-uri {self.uri} --child-runs {cells}` (cells already logged are skipped).")
+            lines.append(
+                f"Log the others under this run with `python -m sweep.upload {out_dir} "
+                f"--tracking-uri {self.uri} --child-runs {cells}` (cells already logged are skipped)."
+            )
         renamed = {name: key for name, key in (names or {}).items() if key != name}
         if renamed:
             shown = "; ".join(f"`utility_mean/{key}` is `{name}`" for name, key in list(renamed.items())[:4])
-            lines += ["", f"Metric names: {shown}" + (" ..." if len(renamed) > 4 else "")
-                      + f" (MLflow refuses `(),=` in a name; `{NAMES_FILE}` maps every key to its mechanism)."]
+            lines += [
+                "",
+                f"Metric names: {shown}"
+                + (" ..." if len(renamed) > 4 else "")
+                + f" (MLflow refuses `(),=` in a name; `{NAMES_FILE}` maps every key to its mechanism).",
+            ]
         lines += ["", f"Sweep dir: `{out_dir}`"] + ([f"Overrides: `{self._overrides}`"] if self._overrides else [])
         lines.append("")
         for key, values in self._grid.items():
@@ -448,8 +477,16 @@ class MlflowTracker(NullTracker):
         except Exception as err:
             self._fail(err)
 
-    def _log_mechanisms(self, experiment_id: str, cell_run: str, cell_name: str, cell: Cell, values: dict[str, Any],
-                        summary: pd.DataFrame, now: int) -> None:
+    def _log_mechanisms(
+        self,
+        experiment_id: str,
+        cell_run: str,
+        cell_name: str,
+        cell: Cell,
+        values: dict[str, Any],
+        summary: pd.DataFrame,
+        now: int,
+    ) -> None:
         """A run per mechanism under the cell's run: the cell's params plus ``mechanism``, and the
         same metric names for every mechanism, so that the UI groups and charts by mechanism."""
         from mlflow.entities import Metric, Param, RunTag
@@ -460,8 +497,12 @@ class MlflowTracker(NullTracker):
                 run.info.run_id,
                 metrics=[Metric(k, v, now, 0) for k, v in scalars.items()],
                 params=[Param(k, str(v)[:6000]) for k, v in {**values, "mechanism": mechanism}.items()],
-                tags=[RunTag("mechanism", mechanism), RunTag("cell", cell.name), RunTag("family", cell.family),
-                      RunTag("config_hash", cell.config_hash)],
+                tags=[
+                    RunTag("mechanism", mechanism),
+                    RunTag("cell", cell.name),
+                    RunTag("family", cell.family),
+                    RunTag("config_hash", cell.config_hash),
+                ],
             )
             self.client.set_terminated(run.info.run_id)
 
@@ -477,8 +518,10 @@ class MlflowTracker(NullTracker):
             running = [future for future in self._futures if not future.cancelled()]
             if wait(running, timeout=STOPPING_WAIT_SECONDS).not_done:  # e.g. a new SQLite store still opening
                 self._executor.shutdown(wait=False)
-                sys.stderr.write(f"Warning: MLflow at {self.uri} was still busy when the sweep stopped: its parent "
-                                 f"run may stay RUNNING (the resume continues or replaces it)\n")
+                sys.stderr.write(
+                    f"Warning: MLflow at {self.uri} was still busy when the sweep stopped: its parent "
+                    f"run may stay RUNNING (the resume continues or replaces it)\n"
+                )
                 return
         for future in self._futures:
             if not future.cancelled():
@@ -559,10 +602,13 @@ class MlflowTracker(NullTracker):
             return f"MLflow tracking failed ({self.uri}); upload with: python -m sweep.upload SWEEP_DIR --tracking-uri {self.uri}"
         names = ", ".join(self.parents) or "none"
         if self.uri.startswith("sqlite:///"):
-            return (f"MLflow: experiment(s) {names} in {self.uri}; browse with `make ui` "
-                    f"(or: mlflow ui --backend-store-uri {self.uri} --host 127.0.0.1)")
-        return "MLflow: " + ", ".join(f"{self.uri}/#/experiments/{experiment}/runs/{run}"
-                                      for experiment, run in self.parents.values())
+            return (
+                f"MLflow: experiment(s) {names} in {self.uri}; browse with `make ui` "
+                f"(or: mlflow ui --backend-store-uri {self.uri} --host 127.0.0.1)"
+            )
+        return "MLflow: " + ", ".join(
+            f"{self.uri}/#/experiments/{experiment}/runs/{run}" for experiment, run in self.parents.values()
+        )
 
 
 def best_mechanism(summary: pd.DataFrame) -> dict[str, str | float]:
@@ -578,13 +624,16 @@ def best_mechanism(summary: pd.DataFrame) -> dict[str, str | float]:
         second = ranked.iloc[1]
         margin = float(first["utility_mean"] - second["utility_mean"])
         tied = list(ranked.loc[ranked["utility_mean"] == first["utility_mean"], "mechanism"].astype(str))
-        best.update({
-            "runner_up": str(second["mechanism"]),
-            "best_margin": margin,
-            "best_tie": "true" if len(tied) > 1 else "false",
-            "best_overlaps_second": "true" if float(second["utility_ci95_high"]) >= float(first["utility_ci95_low"])
-            else "false",
-        })
+        best.update(
+            {
+                "runner_up": str(second["mechanism"]),
+                "best_margin": margin,
+                "best_tie": "true" if len(tied) > 1 else "false",
+                "best_overlaps_second": "true"
+                if float(second["utility_ci95_high"]) >= float(first["utility_ci95_low"])
+                else "false",
+            }
+        )
         if len(tied) > 1:
             best["best_mechanism"] = "tie: " + ", ".join(tied)
     return best

@@ -6,6 +6,7 @@ skips the cells already logged: ``--child-runs N`` logs more of a tracked sweep'
     python -m sweep.upload multirun/2026-11-22/10-00-00 --tracking-uri http://127.0.0.1:5000
     python -m sweep.upload SWEEP_DIR --tracking-uri sqlite:///mlflow.db --child-runs 1000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,18 +33,20 @@ def cells_in(sweep_dir: Path) -> list[tuple[Cell, Path]]:
         if not meta or not (cell_dir / CELL_TABLE).exists():
             continue
         world = yaml.safe_load((cell_dir / "config.yaml").read_text())
-        found.append((
-            Cell(
-                index=int(meta["index"]),
-                name=meta["name"],
-                params=meta.get("params", {}),
-                subdir=str(cell_dir.relative_to(sweep_dir)),
-                world=world,
-                config_hash=meta["config_hash"],
-                world_hash=meta.get("world_hash", ""),
-            ),
-            cell_dir,
-        ))
+        found.append(
+            (
+                Cell(
+                    index=int(meta["index"]),
+                    name=meta["name"],
+                    params=meta.get("params", {}),
+                    subdir=str(cell_dir.relative_to(sweep_dir)),
+                    world=world,
+                    config_hash=meta["config_hash"],
+                    world_hash=meta.get("world_hash", ""),
+                ),
+                cell_dir,
+            )
+        )
     return found
 
 
@@ -65,13 +68,23 @@ def upload(sweep_dir: Path, uri: str, child_runs: int = TrackingConfig.child_run
     tracker.start(sweep_dir, families, f"upload {sweep_dir.name}", {"uploaded_from": str(sweep_dir)})
     for cell, cell_dir in cells:
         if tracker.wants_cell():
-            tracker.log_cell(cell, cell_dir, summarize(pd.read_parquet(cell_dir / CELL_TABLE), [cell]), unless_logged=True)
+            tracker.log_cell(
+                cell, cell_dir, summarize(pd.read_parquet(cell_dir / CELL_TABLE), [cell]), unless_logged=True
+            )
     results_path = sweep_dir / RESULTS
     results = pd.read_parquet(results_path) if results_path.exists() else pd.DataFrame()
     every = [cell for cell, _ in cells]
-    tracker.finish(sweep_dir, "FINISHED", {family: {"simulations": float(len(results)),
-                                                    **(utility_means(results, every, family) if len(results) else {})}
-                                           for family in families})
+    tracker.finish(
+        sweep_dir,
+        "FINISHED",
+        {
+            family: {
+                "simulations": float(len(results)),
+                **(utility_means(results, every, family) if len(results) else {}),
+            }
+            for family in families
+        },
+    )
     if tracker.failed:
         return 1
     print(f"uploaded {counted(len(cells), 'cell')} from {sweep_dir}; {tracker.describe()}")
@@ -82,8 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sweep.upload", description=__doc__.splitlines()[0])
     parser.add_argument("sweep_dir", type=Path)
     parser.add_argument("--tracking-uri", default="sqlite:///mlflow.db")
-    parser.add_argument("--child-runs", type=int, default=TrackingConfig.child_runs,
-                        help="cells logged as child runs (every cell is in the parent's table); default %(default)s")
+    parser.add_argument(
+        "--child-runs",
+        type=int,
+        default=TrackingConfig.child_runs,
+        help="cells logged as child runs (every cell is in the parent's table); default %(default)s",
+    )
     args = parser.parse_args(argv)
     if args.child_runs < 0:
         sys.stderr.write(f"Error: --child-runs must be a non-negative integer, got {args.child_runs}\n")

@@ -7,6 +7,7 @@ A row may carry ``"tables"``: the family's side tables for that replicate and me
 (docs/architecture.md, "Family interface"). They are taken out of the row and returned
 under ``TABLES_KEY``: table name -> column -> 1-D array, led by ``replicate`` and ``mechanism``.
 """
+
 from __future__ import annotations
 
 import os
@@ -103,40 +104,54 @@ def check_rows(rows: Any, mechanisms: tuple[str, ...], family: str, replicate: i
     order of ``mechanism_names``, each with the engine's required columns."""
     if not isinstance(rows, list) or len(rows) != len(mechanisms):
         count = len(rows) if isinstance(rows, list) else type(rows).__name__
-        raise ValueError(f"family '{family}', replicate {replicate}: simulate_replicate must return a list of "
-                         f"{len(mechanisms)} rows (one per mechanism), got {count}")
+        raise ValueError(
+            f"family '{family}', replicate {replicate}: simulate_replicate must return a list of "
+            f"{len(mechanisms)} rows (one per mechanism), got {count}"
+        )
     for expected, row in zip(mechanisms, rows):
         missing = [column for column in REQUIRED_COLUMNS if not isinstance(row, dict) or column not in row]
         if missing:
             raise ValueError(f"family '{family}', replicate {replicate}: a row has no {', '.join(missing)} column")
         if row["mechanism"] != expected:
-            raise ValueError(f"family '{family}', replicate {replicate}: rows must follow mechanism_names "
-                             f"(expected {expected!r}, got {row['mechanism']!r})")
+            raise ValueError(
+                f"family '{family}', replicate {replicate}: rows must follow mechanism_names "
+                f"(expected {expected!r}, got {row['mechanism']!r})"
+            )
 
 
 def _add_tables(tables: dict, side: Any, replicate: int, mechanism: Any, family: str) -> None:
     """Check one row's side tables and append them, led by ``replicate`` and ``mechanism``."""
     where = f"family '{family}', replicate {replicate}, mechanism {mechanism!r}"
     if not isinstance(side, dict):
-        raise ValueError(f"{where}: a row's 'tables' must be a dict name -> {{column: 1-D array}}, got {type(side).__name__}")
+        raise ValueError(
+            f"{where}: a row's 'tables' must be a dict name -> {{column: 1-D array}}, got {type(side).__name__}"
+        )
     for name, table in side.items():
         try:
             check_table_name(name)
         except ValueError as err:
             raise ValueError(f"{where}: {err}") from None
         if not isinstance(table, dict):
-            raise ValueError(f"{where}: side table '{name}' must be a dict column -> 1-D array, got {type(table).__name__}")
+            raise ValueError(
+                f"{where}: side table '{name}' must be a dict column -> 1-D array, got {type(table).__name__}"
+            )
         piece: dict[str, np.ndarray] = {}
         length = None
         for column, values in table.items():
             if column in _TABLE_LEADING or column in ("cell", "cell_index") or not isinstance(column, str):
-                raise ValueError(f"{where}: side table '{name}' has a column named {column!r}, which the engine adds or cannot store")
+                raise ValueError(
+                    f"{where}: side table '{name}' has a column named {column!r}, which the engine adds or cannot store"
+                )
             try:
                 array = np.asarray(values)
             except ValueError as err:  # ragged nested lists
-                raise ValueError(f"{where}: column '{column}' of side table '{name}' is not a 1-D array: {err}") from None
+                raise ValueError(
+                    f"{where}: column '{column}' of side table '{name}' is not a 1-D array: {err}"
+                ) from None
             if array.ndim != 1:
-                raise ValueError(f"{where}: column '{column}' of side table '{name}' must be 1-D, got shape {array.shape}")
+                raise ValueError(
+                    f"{where}: column '{column}' of side table '{name}' must be 1-D, got shape {array.shape}"
+                )
             if length is None:
                 length = len(array)
             elif len(array) != length:
@@ -145,11 +160,13 @@ def _add_tables(tables: dict, side: Any, replicate: int, mechanism: Any, family:
                 )
             piece[column] = array
         length = length or 0
-        tables.setdefault(name, []).append({
-            "replicate": np.full(length, replicate, dtype=np.int64),
-            "mechanism": np.full(length, mechanism, dtype=object),
-            **piece,
-        })
+        tables.setdefault(name, []).append(
+            {
+                "replicate": np.full(length, replicate, dtype=np.int64),
+                "mechanism": np.full(length, mechanism, dtype=object),
+                **piece,
+            }
+        )
 
 
 def _maybe_die() -> None:

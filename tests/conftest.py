@@ -4,6 +4,7 @@
 start sweeps (a Ray cluster, subprocesses, MLflow servers) take most of the time and load both
 cores themselves, so they share one worker (the xdist group `sweeps`) and never overlap one
 another; the unit tests run beside them on the other worker."""
+
 from __future__ import annotations
 
 # isort: off

@@ -7,6 +7,7 @@ can finish by its deadline is admitted, whatever its bid; pay-as-bid (no pricing
 task is admitted only when its bid exceeds its vendor price plus the operating cost of that
 placement, so no task of negative welfare is run (docs/auction/reproduction.md measures both).
 """
+
 from __future__ import annotations
 
 import time
@@ -35,8 +36,9 @@ class EFT:
             started = time.perf_counter()
             vendor = -1
             if tasks.preprocess[i]:
-                vendor = int(np.lexsort((np.arange(instance.vendors), instance.vendor_price[i],
-                                         instance.vendor_delay[i]))[0])
+                vendor = int(
+                    np.lexsort((np.arange(instance.vendors), instance.vendor_price[i], instance.vendor_delay[i]))[0]
+                )
             schedule = earliest_finish(instance, out.ledger, i, vendor)
             if schedule is not None and self.admit == "positive":
                 cost = schedule.vendor_cost(instance) + schedule.operating_cost(instance)

@@ -20,6 +20,7 @@ Both reductions need e_ikt to be the same on every node of a slot, which holds f
 (its cost per slot times the slot's tariff) and is checked. Cost: (frontier lambdas) x (window)
 x K x window per vendor: measurements, not the sweeps.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,8 +49,15 @@ def _frontier_lambdas(lam: np.ndarray, phi: np.ndarray, ok: np.ndarray) -> np.nd
     return np.unique(np.concatenate(caps)) if caps else np.array([])
 
 
-def _best_in_window(instance: LoraInstance, task: int, start: int, vendor_cost: float, lam: np.ndarray,
-                    phi: np.ndarray, usable: np.ndarray | None) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+def _best_in_window(
+    instance: LoraInstance,
+    task: int,
+    start: int,
+    vendor_cost: float,
+    lam: np.ndarray,
+    phi: np.ndarray,
+    usable: np.ndarray | None,
+) -> tuple[float, np.ndarray | None, np.ndarray | None]:
     """(max F bound, slots, nodes) of the task's schedules from slot `start` on."""
     c = instance.cluster
     tasks = instance.tasks
@@ -90,8 +98,9 @@ def _best_in_window(instance: LoraInstance, task: int, start: int, vendor_cost: 
     return best_f, best_slots, best_nodes
 
 
-def exact_select(instance: LoraInstance, task: int, lam: np.ndarray, phi: np.ndarray,
-                 usable: np.ndarray | None = None) -> tuple[float, Schedule | None]:
+def exact_select(
+    instance: LoraInstance, task: int, lam: np.ndarray, phi: np.ndarray, usable: np.ndarray | None = None
+) -> tuple[float, Schedule | None]:
     """max over vendors and schedules of F(il) (eq. 10) and a schedule attaining it (ties: the
     lowest vendor index, then the module docstring's); (-inf, None) if the task has no schedule.
     Raises ValueError unless the cluster has one node type."""

@@ -30,6 +30,7 @@ depend on which others run beside it. Each row's `utility` is the social welfare
 (eq. 3) and `cost` the operating plus vendor cost; its `tables` entry holds one row per
 task for tasks.parquet.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -65,19 +66,35 @@ MAX_REPLICATES_PER_CHUNK = 1  # a replicate is a day of auctions (seconds): one 
 # measured, not simulated (rows and tasks.parquet): they differ run to run
 TIMING_COLUMNS = ("decision_ms_per_task", "decision_seconds")
 # summary.csv and MLflow get mean, std and 95% CI of these too (utility is the welfare)
-SUMMARY_COLUMNS = ("cost", "completion_time", "welfare", "provider_utility", "users_utility", "payments", "admitted",
-                   "admission_rate", "utilisation", "decision_ms_per_task", "opt_ratio")
+SUMMARY_COLUMNS = (
+    "cost",
+    "completion_time",
+    "welfare",
+    "provider_utility",
+    "users_utility",
+    "payments",
+    "admitted",
+    "admission_rate",
+    "utilisation",
+    "decision_ms_per_task",
+    "opt_ratio",
+)
 INPUT_FILES = {"tasks.trace_path": load_arrival_trace}
 # Documented keys listed at null in conf/family/auction.yaml, so that the command line sets them
 # without `+`; null is the code's default or the calibration group's (algorithms/common/optional_keys.py).
-OPTIONAL_KEYS = ("cluster.tasks_per_node", "cluster.cost_scale", "pdftsp.kappa", "pdftsp.work_unit", "pdftsp.prices",
-                 "pdftsp.selector")
+OPTIONAL_KEYS = (
+    "cluster.tasks_per_node",
+    "cluster.cost_scale",
+    "pdftsp.kappa",
+    "pdftsp.work_unit",
+    "pdftsp.prices",
+    "pdftsp.selector",
+)
 
 
-PDFTSP_KEYS = ("alpha", "beta", "kappa", "work_unit", "price_scale", "payment", "schedule_space", "prices",
-               "selector")
+PDFTSP_KEYS = ("alpha", "beta", "kappa", "work_unit", "price_scale", "payment", "schedule_space", "prices", "selector")
 BOUNDS = ("lemma2", "lemma2_tight")
-WORK_UNITS = {"ksamples": 1.0, "samples": 1000.0}   # the world's computation is in ksamples
+WORK_UNITS = {"ksamples": 1.0, "samples": 1000.0}  # the world's computation is in ksamples
 
 
 def _switch(raw, key: str) -> bool:
@@ -135,12 +152,15 @@ class PdftspParams:
         return cls(**{**asdict(self), **overrides})
 
     @classmethod
-    def from_dict(cls, d: Mapping | None, tasks: TaskParams, cluster: ClusterParams,
-                  where: str = "pdftsp") -> PdftspParams:
+    def from_dict(
+        cls, d: Mapping | None, tasks: TaskParams, cluster: ClusterParams, where: str = "pdftsp"
+    ) -> PdftspParams:
         d = _pdftsp_settings(dict(d or {}), where)
         fastest = max(t.task_rate for t in cluster.build(1).types)
-        bounds = {"lemma2": {"alpha": tasks.value_density_bound, "beta": tasks.value_per_memory_bound},
-                  "lemma2_tight": {"beta": tasks.value_per_memory_slot_bound(fastest)}}
+        bounds = {
+            "lemma2": {"alpha": tasks.value_density_bound, "beta": tasks.value_per_memory_bound},
+            "lemma2_tight": {"beta": tasks.value_per_memory_slot_bound(fastest)},
+        }
         values = {}
         for key in ("alpha", "beta"):
             raw = d.get(key, "lemma2")
@@ -151,16 +171,27 @@ class PdftspParams:
         if kappa == "lemma":
             floor = tasks.gross_bbar_floor(work_unit)
             if not floor > 0:
-                raise ValueError(f"{where}.kappa=lemma needs a positive lowest value per ksample "
-                                 f"(tasks.value_per_ksample), got {list(tasks.value_per_ksample)}")
+                raise ValueError(
+                    f"{where}.kappa=lemma needs a positive lowest value per ksample "
+                    f"(tasks.value_per_ksample), got {list(tasks.value_per_ksample)}"
+                )
             kappa = 1.0 / floor
         selector = d.get("selector", "dp")
         if selector == "exact" and len(cluster.build(1).types) != 1:
-            raise ValueError(f"{where}.selector=exact needs one node type, got cluster.node_type="
-                             f"{cluster.node_type} with {cluster.nodes} nodes")
-        return cls(values["alpha"] * scale, values["beta"] * scale, d.get("payment", "critical"),
-                   d.get("schedule_space", "paper"), float(kappa), work_unit,
-                   _switch(d.get("prices", "on"), f"{where}.prices"), selector)
+            raise ValueError(
+                f"{where}.selector=exact needs one node type, got cluster.node_type="
+                f"{cluster.node_type} with {cluster.nodes} nodes"
+            )
+        return cls(
+            values["alpha"] * scale,
+            values["beta"] * scale,
+            d.get("payment", "critical"),
+            d.get("schedule_space", "paper"),
+            float(kappa),
+            work_unit,
+            _switch(d.get("prices", "on"), f"{where}.prices"),
+            selector,
+        )
 
 
 def parse_variant(name: str) -> dict | None:
@@ -179,7 +210,7 @@ class PreparedAuction:
     cluster: ClusterParams
     tasks: TaskParams
     vendors: VendorParams
-    pdftsp: dict[str, PdftspParams]   # by mechanism name (pdFTSP and its variants)
+    pdftsp: dict[str, PdftspParams]  # by mechanism name (pdFTSP and its variants)
     titan_time_limit: float
     mechanisms: tuple[str, ...]
     trace: np.ndarray | None
@@ -201,8 +232,7 @@ def titan_variant(name: str) -> dict | None:
     reject_unknown_keys(("start", "solve", "objective"), params, where)
     start = choice(params.get("start", "earliest"), f"{where}: start", TITAN_STARTS)
     objective = choice(params.get("objective", "welfare"), f"{where}: objective", TITAN_OBJECTIVES)
-    return {"start": start, "solve": _switch(params.get("solve", "on"), f"{where}: solve"),
-            "objective": objective}
+    return {"start": start, "solve": _switch(params.get("solve", "on"), f"{where}: solve"), "objective": objective}
 
 
 def _merged(section: dict, variant: dict) -> dict:
@@ -220,9 +250,11 @@ def _mechanisms(config: Mapping) -> tuple[str, ...]:
     names = listed_names(config)
     for name in names:
         if name not in MECHANISMS and parse_variant(name) is None and titan_variant(name) is None:
-            raise ValueError(f"mechanisms: unknown mechanism {name!r} for family auction "
-                             f"(known: {', '.join(MECHANISMS)}, or pdFTSP(key=value,...), "
-                             f"Titan(start=earliest|cheapest,solve=on|off,objective=welfare|throughput))")
+            raise ValueError(
+                f"mechanisms: unknown mechanism {name!r} for family auction "
+                f"(known: {', '.join(MECHANISMS)}, or pdFTSP(key=value,...), "
+                f"Titan(start=earliest|cheapest,solve=on|off,objective=welfare|throughput))"
+            )
     return tuple(check_unique(names))
 
 
@@ -243,21 +275,31 @@ def prepare(config: dict) -> PreparedAuction:
     vendors = VendorParams.from_dict(config.get("vendors"))
     section = _pdftsp_settings(as_section(config.get("pdftsp"), "pdftsp"), "pdftsp")
     mechanisms = _mechanisms(config)
-    pdftsp = {name: PdftspParams.from_dict(_merged(section, parse_variant(name) or {}), tasks, cluster,
-                                           "pdftsp" if name == "pdFTSP" else f"mechanisms: {name}")
-              for name in mechanisms if name == "pdFTSP" or parse_variant(name) is not None}
+    pdftsp = {
+        name: PdftspParams.from_dict(
+            _merged(section, parse_variant(name) or {}),
+            tasks,
+            cluster,
+            "pdftsp" if name == "pdFTSP" else f"mechanisms: {name}",
+        )
+        for name in mechanisms
+        if name == "pdFTSP" or parse_variant(name) is not None
+    }
     expected = tasks.mean_arrivals * tasks.slots
     if "OPT" in mechanisms and (cluster.nodes > OPT_MAX_NODES or cluster.nodes * expected > OPT_MAX_SIZE):
         raise ValueError(
             f"mechanisms: OPT solves problem (4) exactly and needs a small world: cluster.nodes <= "
             f"{OPT_MAX_NODES} and cluster.nodes x tasks.load x tasks.slots <= {OPT_MAX_SIZE} "
-            f"(got {cluster.nodes} nodes, {expected:g} expected tasks)")
+            f"(got {cluster.nodes} nodes, {expected:g} expected tasks)"
+        )
     trace = tasks.load_trace()
     if trace is not None and len(trace) < tasks.slots:
         raise ValueError(f"tasks.trace_path: {tasks.trace_path}: {len(trace)} slots, a day needs {tasks.slots}")
     if trace is not None and tasks.trace_start is not None and tasks.trace_start + tasks.slots > len(trace):
-        raise ValueError(f"tasks.trace_start ({tasks.trace_start}) + tasks.slots ({tasks.slots}) exceeds "
-                         f"the {len(trace)} slots of {tasks.trace_path}")
+        raise ValueError(
+            f"tasks.trace_start ({tasks.trace_start}) + tasks.slots ({tasks.slots}) exceeds "
+            f"the {len(trace)} slots of {tasks.trace_path}"
+        )
     return PreparedAuction(cluster, tasks, vendors, pdftsp, _titan_time_limit(config), mechanisms, trace)
 
 
@@ -313,13 +355,15 @@ def simulate_replicate(prepared: PreparedAuction, replicate: int, rng: np.random
         table = outcome.task_table()
         admitted = table["admitted"]
         turnaround = (table["finish_slot"] - table["arrival"] + 1)[admitted]
-        rows.append({
-            "mechanism": name,
-            "utility": metrics["welfare"],
-            "cost": metrics["operating_cost"] + metrics["vendor_cost"],
-            "completion_time": float(turnaround.mean()) if len(turnaround) else float("nan"),
-            **metrics,
-            "tables": {"tasks": table},
-        })
+        rows.append(
+            {
+                "mechanism": name,
+                "utility": metrics["welfare"],
+                "cost": metrics["operating_cost"] + metrics["vendor_cost"],
+                "completion_time": float(turnaround.mean()) if len(turnaround) else float("nan"),
+                **metrics,
+                "tables": {"tasks": table},
+            }
+        )
     add_optimum_columns(rows, "OPT", ratio=True, **optimum)
     return rows

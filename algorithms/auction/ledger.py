@@ -2,6 +2,7 @@
 on each node and slot, and the capacity check of constraints (4f)-(4g) of paper
 paper 001 (Alg. 1 line 8, "enough resources").
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -52,15 +53,18 @@ class Ledger:
         c = self.instance.cluster
         k, t = schedule.nodes, schedule.slots
         r = self.instance.tasks.memory[schedule.task]
-        return bool(np.all(self.compute_used[k, t] + c.task_rate[k] <= c.compute[k] + EPS)
-                    and np.all(self.memory_used[k, t] + r + c.base_model_gb <= c.memory[k] + EPS))
+        return bool(
+            np.all(self.compute_used[k, t] + c.task_rate[k] <= c.compute[k] + EPS)
+            and np.all(self.memory_used[k, t] + r + c.base_model_gb <= c.memory[k] + EPS)
+        )
 
     def free_mask(self, task: int, exclusive: bool = False) -> np.ndarray:
         """K x horizon: where `task` fits next to what is committed (alone if `exclusive`)."""
         c = self.instance.cluster
         r = self.instance.tasks.memory[task]
-        ok = ((self.compute_used + c.task_rate[:, None] <= c.compute[:, None] + EPS)
-              & (self.memory_used + r + c.base_model_gb <= c.memory[:, None] + EPS))
+        ok = (self.compute_used + c.task_rate[:, None] <= c.compute[:, None] + EPS) & (
+            self.memory_used + r + c.base_model_gb <= c.memory[:, None] + EPS
+        )
         return ok & (self.tasks_on == 0) if exclusive else ok
 
     def commit(self, schedule: Schedule) -> None:

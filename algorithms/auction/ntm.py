@@ -3,6 +3,7 @@ random vendor, at most one task per node and slot (no multi-LoRA sharing of a no
 the earliest-finishing placement (algorithms/auction/earliest_finish.py); every task
 that can finish by its deadline is admitted; pay-as-bid (no pricing).
 """
+
 from __future__ import annotations
 
 import time

@@ -47,6 +47,7 @@ relaxation; the default level left large gaps with one worker); the limit is
 limit stops the search. `Solution.optimal` says whether optimality was proven.
 `Problem4.hint` passes a complete starting solution (Titan's greedy).
 """
+
 from __future__ import annotations
 
 import math
@@ -75,9 +76,9 @@ def memory_scale(values: np.ndarray) -> int:
     """The smallest 10**d (d <= 6) making every value whole (within 1e-9)."""
     values = np.asarray(values, dtype=float)
     for d in range(MAX_MEMORY_DIGITS + 1):
-        scaled = values * 10 ** d
+        scaled = values * 10**d
         if np.all(np.abs(scaled - np.round(scaled)) <= 1e-9 * np.maximum(1.0, np.abs(scaled))):
-            return 10 ** d
+            return 10**d
     raise ValueError(f"task memory needs more than {MAX_MEMORY_DIGITS} decimals: {values}")
 
 
@@ -94,10 +95,10 @@ def capacity_left(instance: LoraInstance, ledger: Ledger | None = None) -> tuple
 
 @dataclass
 class Solution:
-    status: str                       # CP-SAT status name: OPTIMAL, FEASIBLE, UNKNOWN, ...
+    status: str  # CP-SAT status name: OPTIMAL, FEASIBLE, UNKNOWN, ...
     optimal: bool
-    objective: float                  # model objective in cents (0 without a solution)
-    bound: float                      # CP-SAT's best bound in cents
+    objective: float  # model objective in cents (0 without a solution)
+    bound: float  # CP-SAT's best bound in cents
     schedules: list[Schedule]
     wall_seconds: float
     deterministic_time: float
@@ -114,9 +115,15 @@ class Problem4:
     `vendors[i]`: the vendors task i may use (f_i = 1; Titan passes one), ignored if f_i = 0.
     """
 
-    def __init__(self, instance: LoraInstance, tasks: Sequence[int], compute_left: np.ndarray,
-                 memory_left: np.ndarray, vendors: dict[int, Sequence[int]] | None = None,
-                 aggregate: bool = True):
+    def __init__(
+        self,
+        instance: LoraInstance,
+        tasks: Sequence[int],
+        compute_left: np.ndarray,
+        memory_left: np.ndarray,
+        vendors: dict[int, Sequence[int]] | None = None,
+        aggregate: bool = True,
+    ):
         self.instance = instance
         self.tasks = [int(i) for i in tasks]
         c, job = instance.cluster, instance.tasks
@@ -152,17 +159,19 @@ class Problem4:
                 for n, zn in self.z[i].items():
                     objective.append(-money(instance.vendor_price[i, n]) * zn)
                 starts = sorted({a + int(instance.vendor_delay[i, n]) for n in allowed})
-                gates[i] = [(s, sum(zn for n, zn in self.z[i].items()
-                                    if a + int(instance.vendor_delay[i, n]) <= s)) for s in starts]
+                gates[i] = [
+                    (s, sum(zn for n, zn in self.z[i].items() if a + int(instance.vendor_delay[i, n]) <= s))
+                    for s in starts
+                ]
             else:
                 gates[i] = [(a, u)]
             windows[i] = (gates[i][0][0], d)
 
         # x variables by slot: per node class, pooled or per node.
         self.pooled: list[tuple[int, int, np.ndarray, dict[int, cp_model.IntVar]]] = []  # (t, _, nodes, {i: var})
-        self.per_node: list[tuple[int, int, dict[int, cp_model.IntVar]]] = []             # (t, k, {i: var})
+        self.per_node: list[tuple[int, int, dict[int, cp_model.IntVar]]] = []  # (t, k, {i: var})
         self.node_classes: list[list[int]] = []  # indices into per_node of one class each
-        in_slot: dict[tuple[int, int], list] = {}   # (i, t) -> vars
+        in_slot: dict[tuple[int, int], list] = {}  # (i, t) -> vars
         work: dict[int, list] = {i: [] for i in self.tasks}
         first = min((w[0] for w in windows.values()), default=0)
         last = max((w[1] for w in windows.values()), default=-1)
@@ -186,7 +195,7 @@ class Problem4:
                     self.pooled.append((t, k0, np.array(nodes), xs))
                     groups = [xs]
                 else:
-                    used = nodes[:len(fit)] if aggregate else nodes
+                    used = nodes[: len(fit)] if aggregate else nodes
                     groups = []
                     self.node_classes.append(list(range(len(self.per_node), len(self.per_node) + len(used))))
                     for k in used:
@@ -248,8 +257,7 @@ class Problem4:
         for var, value in values.values():
             self.model.add_hint(var, int(value))
 
-    def solve(self, time_limit: float | None = None, seed: int = 0,
-              wall_limit: float | None = None) -> Solution:
+    def solve(self, time_limit: float | None = None, seed: int = 0, wall_limit: float | None = None) -> Solution:
         """`time_limit`: CP-SAT deterministic time (deterministic); `wall_limit`: seconds
         (breaks determinism when it binds, a safety net only)."""
         solver = deterministic_solver(time_limit, seed, wall_limit)
@@ -261,10 +269,15 @@ class Problem4:
         if status == cp_model.INFEASIBLE or status == cp_model.MODEL_INVALID:
             raise RuntimeError(f"problem (4) model is {name}: rejecting every task is always feasible")
         schedules = self._decode(solver) if found else []
-        return Solution(name, status == cp_model.OPTIMAL,
-                        solver.objective_value / MONEY_SCALE if found else 0.0,
-                        solver.best_objective_bound / MONEY_SCALE if found else math.inf,
-                        schedules, wall, solver.deterministic_time)
+        return Solution(
+            name,
+            status == cp_model.OPTIMAL,
+            solver.objective_value / MONEY_SCALE if found else 0.0,
+            solver.best_objective_bound / MONEY_SCALE if found else math.inf,
+            schedules,
+            wall,
+            solver.deterministic_time,
+        )
 
     def _decode(self, solver: cp_model.CpSolver) -> list[Schedule]:
         job = self.instance.tasks
@@ -283,8 +296,14 @@ class Problem4:
             vendor = -1
             if job.preprocess[i]:
                 vendor = next(n for n, zn in self.z[i].items() if solver.boolean_value(zn))
-            schedules.append(Schedule(i, vendor, np.array([t for t, _ in pairs], dtype=np.int64),
-                                      np.array([k for _, k in pairs], dtype=np.int64)))
+            schedules.append(
+                Schedule(
+                    i,
+                    vendor,
+                    np.array([t for t, _ in pairs], dtype=np.int64),
+                    np.array([k for _, k in pairs], dtype=np.int64),
+                )
+            )
         return schedules
 
 
@@ -306,8 +325,9 @@ class NotProvenOptimal(RuntimeError):
     pass
 
 
-def offline_optimum(instance: LoraInstance, time_limit: float | None = 60.0, seed: int = 0,
-                    aggregate: bool = True) -> OfflineOptimum:
+def offline_optimum(
+    instance: LoraInstance, time_limit: float | None = 60.0, seed: int = 0, aggregate: bool = True
+) -> OfflineOptimum:
     """Problem (4) over all tasks on the empty cluster, every vendor allowed; pay-as-bid."""
     started = time.perf_counter()
     out = AuctionOutcome.empty(instance)
@@ -322,16 +342,22 @@ def offline_optimum(instance: LoraInstance, time_limit: float | None = 60.0, see
     return OfflineOptimum(out, solution)
 
 
-def solve_offline(instance: LoraInstance, time_limit: float | None = 60.0, seed: int = 0,
-                  aggregate: bool = True, require_optimal: bool = True) -> AuctionOutcome:
+def solve_offline(
+    instance: LoraInstance,
+    time_limit: float | None = 60.0,
+    seed: int = 0,
+    aggregate: bool = True,
+    require_optimal: bool = True,
+) -> AuctionOutcome:
     """The offline optimum "OPT" of problem (4); raises NotProvenOptimal if the limit
     stopped CP-SAT before proving optimality (unless `require_optimal=False`).
     Meant for small instances (say <= 6 nodes, <= 30 slots, <= 40 tasks)."""
     result = offline_optimum(instance, time_limit, seed, aggregate)
     if require_optimal and not result.optimal:
         sol = result.solution
-        raise NotProvenOptimal(f"CP-SAT stopped with status {sol.status} "
-                               f"(objective {sol.objective:.2f}, bound {sol.bound:.2f} cents)")
+        raise NotProvenOptimal(
+            f"CP-SAT stopped with status {sol.status} (objective {sol.objective:.2f}, bound {sol.bound:.2f} cents)"
+        )
     return result.outcome
 
 

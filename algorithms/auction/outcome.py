@@ -6,6 +6,7 @@ Mechanisms without pricing (Titan, EFT, NTM) charge pay-as-bid (payment = bid), 
 their users' utility is 0 and their provider utility equals the welfare; welfare does
 not depend on payments (eq. 3). docs/auction/model.md.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,8 +31,14 @@ class AuctionOutcome:
     @classmethod
     def empty(cls, instance: LoraInstance) -> AuctionOutcome:
         n = len(instance.tasks)
-        return cls(instance, Ledger(instance), np.zeros(n, dtype=bool), np.full(n, -1, dtype=np.int64),
-                   np.zeros(n), np.zeros(n))
+        return cls(
+            instance,
+            Ledger(instance),
+            np.zeros(n, dtype=bool),
+            np.full(n, -1, dtype=np.int64),
+            np.zeros(n),
+            np.zeros(n),
+        )
 
     def admit(self, schedule: Schedule, payment: float) -> None:
         self.ledger.commit(schedule)

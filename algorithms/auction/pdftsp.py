@@ -39,6 +39,7 @@ Tasks are handled one by one in arrival order. For task i:
   ignores capacity; Lemma 2's prices keep full slots out when bbar >= 1);
   `"fitting"` removes the (k, t) where the task does not fit next to the admitted ones.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,8 +61,17 @@ SELECTORS = ("dp", "exact")
 class PdFTSP:
     name = "pdFTSP"
 
-    def __init__(self, alpha: float, beta: float, payment: str = "critical", schedule_space: str = "paper",
-                 kappa: float = 1.0, work_unit: float = 1.0, prices: bool = True, selector: str = "dp"):
+    def __init__(
+        self,
+        alpha: float,
+        beta: float,
+        payment: str = "critical",
+        schedule_space: str = "paper",
+        kappa: float = 1.0,
+        work_unit: float = 1.0,
+        prices: bool = True,
+        selector: str = "dp",
+    ):
         if not (alpha > 0 and beta > 0 and math.isfinite(alpha) and math.isfinite(beta)):
             raise ValueError(f"pdFTSP needs finite alpha, beta > 0, got {alpha!r}, {beta!r}")
         if not (kappa > 0 and work_unit > 0 and math.isfinite(kappa) and math.isfinite(work_unit)):
@@ -77,8 +87,9 @@ class PdFTSP:
         self.kappa, self.work_unit, self.prices = float(kappa), float(work_unit), bool(prices)
         self.selector = selector
 
-    def select(self, instance: LoraInstance, task: int, lam: np.ndarray, phi: np.ndarray,
-               usable: np.ndarray | None = None) -> tuple[float, Schedule | None, dict]:
+    def select(
+        self, instance: LoraInstance, task: int, lam: np.ndarray, phi: np.ndarray, usable: np.ndarray | None = None
+    ) -> tuple[float, Schedule | None, dict]:
         """Alg. 2: (F(il), schedule, terms) of the best vendor; (-inf, None, {}) if no schedule exists."""
         if self.selector == "exact":
             _, schedule = exact_select(instance, task, lam, phi, usable)
@@ -114,8 +125,9 @@ class PdFTSP:
         f = b_il - lam_max * work - phi_max * memory
         return f, {"b_il": b_il, "work": work, "memory": memory, "lam_max": lam_max, "phi_max": phi_max}
 
-    def update_duals(self, instance: LoraInstance, schedule: Schedule, terms: dict,
-                     lam: np.ndarray, phi: np.ndarray) -> None:
+    def update_duals(
+        self, instance: LoraInstance, schedule: Schedule, terms: dict, lam: np.ndarray, phi: np.ndarray
+    ) -> None:
         """Eq. 7-8 on the (k, t) pairs of the schedule (s_kt(il) = r_kt(il) = 0 elsewhere)."""
         c = instance.cluster
         k, t = schedule.nodes, schedule.slots

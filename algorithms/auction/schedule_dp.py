@@ -21,6 +21,7 @@ of each type matters in a slot (equal rates), which makes a step O(types * W_i) 
 O(K) minimum. Ties: running now beats idling (the earliest schedule among the cheapest),
 then the type listed first, then the lowest node index.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,10 +50,10 @@ class ScheduleSearch:
     first: int
     last: int
     need: int
-    steps: np.ndarray        # chunks per slot, by type
-    best_node: np.ndarray    # types x slots: cheapest node of the type in the slot (-1: none)
-    table: np.ndarray        # (slots + 1) x (need + 1): g[t, w]
-    choice: np.ndarray       # slots x (need + 1): type run in slot t (-1: idle)
+    steps: np.ndarray  # chunks per slot, by type
+    best_node: np.ndarray  # types x slots: cheapest node of the type in the slot (-1: none)
+    table: np.ndarray  # (slots + 1) x (need + 1): g[t, w]
+    choice: np.ndarray  # slots x (need + 1): type run in slot t (-1: idle)
 
     def best(self, start: int) -> tuple[float, Schedule | None]:
         """Least sum of Delta_kt from slot `start` on, and the schedule (None if infeasible)."""
@@ -75,8 +76,9 @@ class ScheduleSearch:
         return cost, (slots, nodes)
 
 
-def search(instance: LoraInstance, task: int, first: int, lam: np.ndarray, phi: np.ndarray,
-           usable: np.ndarray | None = None) -> ScheduleSearch:
+def search(
+    instance: LoraInstance, task: int, first: int, lam: np.ndarray, phi: np.ndarray, usable: np.ndarray | None = None
+) -> ScheduleSearch:
     """The DP of eq. 13 for `task` over slots first..d_i with duals lam, phi (K x horizon);
     `usable` (K x horizon bool) removes (k, t) pairs from the schedule space."""
     c = instance.cluster
@@ -89,8 +91,11 @@ def search(instance: LoraInstance, task: int, first: int, lam: np.ndarray, phi: 
     span = max(0, last - first + 1)
     window = slice(first, first + span)
     r = tasks.memory[task]
-    delta = (c.task_rate[:, None] * lam[:, window] + r * phi[:, window]
-             + c.node_cost[:, window] * (c.task_rate / c.compute)[:, None])
+    delta = (
+        c.task_rate[:, None] * lam[:, window]
+        + r * phi[:, window]
+        + c.node_cost[:, window] * (c.task_rate / c.compute)[:, None]
+    )
     if usable is not None:
         delta = np.where(usable[:, window], delta, np.inf)
     best_node = np.full((types, span), -1, dtype=np.int64)
@@ -124,8 +129,9 @@ def search(instance: LoraInstance, task: int, first: int, lam: np.ndarray, phi: 
     return ScheduleSearch(instance, task, first, last, need, steps, best_node, table, choice)
 
 
-def find_schedule(instance: LoraInstance, task: int, vendor: int, lam: np.ndarray, phi: np.ndarray,
-                  usable: np.ndarray | None = None) -> tuple[float, Schedule | None]:
+def find_schedule(
+    instance: LoraInstance, task: int, vendor: int, lam: np.ndarray, phi: np.ndarray, usable: np.ndarray | None = None
+) -> tuple[float, Schedule | None]:
     """findSchedule for one vendor (-1: no pre-processing): (least sum of Delta, schedule)."""
     tasks = instance.tasks
     start = int(tasks.arrival[task]) + (int(instance.vendor_delay[task, vendor]) if vendor >= 0 else 0)

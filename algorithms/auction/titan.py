@@ -43,6 +43,7 @@ offline_optimum.Problem4 (pooled symmetric nodes, variables only where a task fi
   Welfare and payments are still reported with the true bids.
 - Payment: pay-as-bid (no pricing, outcome.py).
 """
+
 from __future__ import annotations
 
 import time
@@ -60,10 +61,10 @@ from market.auction.lora_instance import LoraInstance
 
 @dataclass
 class TitanStats:
-    slots: int = 0                    # slots with arrivals (one MILP each)
-    limited_slots: int = 0            # the limit stopped CP-SAT before a proof of optimality
-    no_solution_slots: int = 0        # ... and before any solution
-    greedy_slots: int = 0             # limited slots where the greedy start was better and was kept
+    slots: int = 0  # slots with arrivals (one MILP each)
+    limited_slots: int = 0  # the limit stopped CP-SAT before a proof of optimality
+    no_solution_slots: int = 0  # ... and before any solution
+    greedy_slots: int = 0  # limited slots where the greedy start was better and was kept
     solve_seconds: list[float] = field(default_factory=list)  # per slot, building + solving
     deterministic_time: list[float] = field(default_factory=list)  # per slot, CP-SAT's units
 
@@ -78,8 +79,14 @@ def _cheapest(instance: LoraInstance, ledger: Ledger, task: int, vendor: int, ze
     return find_schedule(instance, task, vendor, zero, zero, ledger.free_mask(task))[1]
 
 
-def greedy(instance: LoraInstance, ledger: Ledger, batch: np.ndarray,
-           vendors: dict[int, list[int]], start: str = "earliest", order: str = "value") -> list[Schedule]:
+def greedy(
+    instance: LoraInstance,
+    ledger: Ledger,
+    batch: np.ndarray,
+    vendors: dict[int, list[int]],
+    start: str = "earliest",
+    order: str = "value",
+) -> list[Schedule]:
     """The solver's starting point: tasks by decreasing b_i - q_in (`order="work"`: by
     increasing M_i, then q_in), each at its earliest finish (`start="cheapest"`: its cheapest
     fitting schedule) next to the ledger and the ones placed before, kept if its welfare is > 0."""
@@ -98,8 +105,11 @@ def greedy(instance: LoraInstance, ledger: Ledger, batch: np.ndarray,
     else:
         raise ValueError(f"greedy order must be one of {ORDERS}, got {order!r}")
     for i in ranked:
-        s = (earliest_finish(instance, trial, i, vendor[i]) if start == "earliest"
-             else _cheapest(instance, trial, i, vendor[i], zero))
+        s = (
+            earliest_finish(instance, trial, i, vendor[i])
+            if start == "earliest"
+            else _cheapest(instance, trial, i, vendor[i], zero)
+        )
         if s is not None and tasks.bid[i] - price[i] - s.operating_cost(instance) > 0:
             trial.commit(s)
             placed.append(s)
@@ -111,8 +121,7 @@ def _welfare(instance: LoraInstance, schedules: list[Schedule]) -> float:
     return float(sum(bids[s.task] - s.vendor_cost(instance) - s.operating_cost(instance) for s in schedules))
 
 
-def throughput_instance(instance: LoraInstance, batch: np.ndarray,
-                        vendors: dict[int, list[int]]) -> LoraInstance:
+def throughput_instance(instance: LoraInstance, batch: np.ndarray, vendors: dict[int, list[int]]) -> LoraInstance:
     """The world with every task of `batch` bidding one constant B and every other task 0:
     B = 2 x (sum over the batch of the vendor price plus, for every slot of the task's window
     from its earliest start to its deadline, the dearest node's e_kt) + 100 cents. A task runs
@@ -127,7 +136,7 @@ def throughput_instance(instance: LoraInstance, batch: np.ndarray,
         n = vendors[i][0] if tasks.preprocess[i] else -1
         first = int(tasks.arrival[i]) + (int(instance.vendor_delay[i, n]) if n >= 0 else 0)
         last = min(int(tasks.deadline[i]), c.horizon - 1)
-        bound += (float(instance.vendor_price[i, n]) if n >= 0 else 0.0)
+        bound += float(instance.vendor_price[i, n]) if n >= 0 else 0.0
         if first <= last:
             bound += float(dearest[last + 1] - dearest[first])
     bids = np.zeros(len(tasks))
@@ -138,9 +147,16 @@ def throughput_instance(instance: LoraInstance, batch: np.ndarray,
 class Titan:
     name = "Titan"
 
-    def __init__(self, time_limit: float = 2.0, seed: int = 0, wall_limit: float | None = None,
-                 aggregate: bool = True, start: str = "earliest", solve: bool = True,
-                 objective: str = "welfare"):
+    def __init__(
+        self,
+        time_limit: float = 2.0,
+        seed: int = 0,
+        wall_limit: float | None = None,
+        aggregate: bool = True,
+        start: str = "earliest",
+        solve: bool = True,
+        objective: str = "welfare",
+    ):
         if not time_limit > 0:
             raise ValueError(f"Titan time_limit must be > 0, got {time_limit!r}")
         if start not in STARTS:
@@ -187,7 +203,8 @@ class Titan:
             stats.solve_seconds.append(elapsed)
             if solution is not None:
                 stats.limited_slots += int(solution.limited)
-                stats.no_solution_slots += int(not solution.schedules
-                                               and solution.status not in ("OPTIMAL", "FEASIBLE"))
+                stats.no_solution_slots += int(
+                    not solution.schedules and solution.status not in ("OPTIMAL", "FEASIBLE")
+                )
                 stats.deterministic_time.append(solution.deterministic_time)
         return out

@@ -1,13 +1,15 @@
 """One deterministic CP-SAT set-up for every family's offline optimum (OR-Tools): one worker, a
 fixed seed, the full LP relaxation at every node, and a limit in CP-SAT's deterministic time,
 so that the same model always gets the same answer."""
+
 from __future__ import annotations
 
 from ortools.sat.python import cp_model
 
 
-def deterministic_solver(time_limit: float | None = None, seed: int = 0,
-                         wall_limit: float | None = None) -> cp_model.CpSolver:
+def deterministic_solver(
+    time_limit: float | None = None, seed: int = 0, wall_limit: float | None = None
+) -> cp_model.CpSolver:
     """`time_limit`: CP-SAT deterministic time (deterministic); `wall_limit`: seconds (breaks
     determinism when it binds, a safety net only)."""
     solver = cp_model.CpSolver()

@@ -6,6 +6,7 @@ parameter value is an integer, a number or a bare word (`AHAP(w=3,v=2,sigma=0.5)
 and how it writes them in its results. One rule for duplicates, every family: a mechanism
 listed twice (also through a group such as spot's `AHAP`) is an error, never dropped.
 """
+
 from __future__ import annotations
 
 import re

@@ -2,13 +2,21 @@
 "Common": an offline optimum beside every mechanism, so regret and empirical competitive ratio
 are real numbers), written once for every family.
 """
+
 from __future__ import annotations
 
 import math
 
 
-def add_optimum_columns(rows: list[dict], optimum: str = "OPT", *, regret: bool = False, ratio: bool = False,
-                        proven: bool | None = None, bound: float | None = None) -> None:
+def add_optimum_columns(
+    rows: list[dict],
+    optimum: str = "OPT",
+    *,
+    regret: bool = False,
+    ratio: bool = False,
+    proven: bool | None = None,
+    bound: float | None = None,
+) -> None:
     """Add to each row of one world, if the optimum's row is among them: `regret_vs_opt`
     (OPT's utility minus the row's) and/or `opt_ratio` (OPT's utility over the row's; inf
     when the row's utility is not positive), and the solver's status: `opt_proven` (False:

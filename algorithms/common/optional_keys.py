@@ -6,6 +6,7 @@ contract"). The engine takes a null one out of a cell's config before validating
 so listing a key changes no cell's hashes or seeds; ``prepare`` does the same for a caller that
 hands it a composed config directly.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping

@@ -107,8 +107,9 @@ def normalise(utilities: np.ndarray, lower: float | np.ndarray, upper: float | n
 NORMALISATIONS = ("worst_case", "job_minmax", "job_opt")
 
 
-def job_bounds(utilities: np.ndarray, scheme: str, lower: float, upper: float,
-               optimum: np.ndarray | None = None) -> tuple[float | np.ndarray, float | np.ndarray]:
+def job_bounds(
+    utilities: np.ndarray, scheme: str, lower: float, upper: float, optimum: np.ndarray | None = None
+) -> tuple[float | np.ndarray, float | np.ndarray]:
     """The bounds `exponentiated_gradient` normalises with, by `scheme`:
 
     - worst_case: the family's guaranteed [lower, upper] for every job (the first reading);
@@ -255,9 +256,7 @@ def _release(delay: Any, n_jobs: int) -> np.ndarray:
     else:
         arr = np.asarray(delay)
         if arr.shape != (n_jobs,):
-            raise ValueError(
-                f"delay as an array must have shape ({n_jobs},), got {arr.shape}"
-            )
+            raise ValueError(f"delay as an array must have shape ({n_jobs},), got {arr.shape}")
         if not np.issubdtype(arr.dtype, np.integer) or np.any(arr < 0):
             raise ValueError("delay must hold integers >= 0, one per job")
         d = arr.astype(np.int64)
@@ -347,9 +346,7 @@ def exponentiated_gradient(
     lo, hi = _bounds(lower, upper) if scalar else (lower, upper)
     u = np.array(utilities, dtype=float)
     if u.ndim != 2 or u.shape[0] < 1 or u.shape[1] < 1:
-        raise ValueError(
-            f"utilities must be a (K jobs, M policies) array with K, M >= 1, got shape {u.shape}"
-        )
+        raise ValueError(f"utilities must be a (K jobs, M policies) array with K, M >= 1, got shape {u.shape}")
     n_jobs, n_policies = u.shape
     z = normalise(u, lo, hi)
     if not scalar:
@@ -451,9 +448,7 @@ def phase_schedule(boundaries: Sequence[int], settings: Sequence[Any], n_jobs: i
     if not bounds:
         raise ValueError("boundaries must not be empty")
     if len(bounds) != len(settings):
-        raise ValueError(
-            f"one setting per phase: {len(bounds)} boundaries but {len(settings)} settings"
-        )
+        raise ValueError(f"one setting per phase: {len(bounds)} boundaries but {len(settings)} settings")
     for i, b in enumerate(bounds):
         if isinstance(b, bool) or not isinstance(b, numbers.Integral):
             raise ValueError(f"boundaries[{i}] must be an integer, got {b!r}")
@@ -467,8 +462,7 @@ def phase_schedule(boundaries: Sequence[int], settings: Sequence[Any], n_jobs: i
             )
     if bounds[-1] >= n_jobs:
         raise ValueError(
-            f"boundaries[-1] = {bounds[-1]} must be < n_jobs = {n_jobs} "
-            f"(every phase needs at least one job)"
+            f"boundaries[-1] = {bounds[-1]} must be < n_jobs = {n_jobs} (every phase needs at least one job)"
         )
     ends = bounds[1:] + [n_jobs]
     schedule: list[Any] = []

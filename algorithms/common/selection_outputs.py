@@ -7,6 +7,7 @@ hindsight and against the offline optimum, and the final top-5 policies' weights
 Written once for every family that selects among its mechanisms online: spot (Alg. 2) today;
 the iaas family's OptiLearning (paper 003 Alg. 3) passes `delay`, its delayed feedback.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -17,9 +18,16 @@ import pandas as pd
 from algorithms.common.policy_selection import exponentiated_gradient, job_bounds, regret_bound, weights_frame
 
 
-def selection_outputs(frame: pd.DataFrame, policies: Sequence[str], lower: float, upper: float, *,
-                      optimum: str | None = "OPT", delay: int | np.ndarray = 0,
-                      normalisation: str = "worst_case") -> dict:
+def selection_outputs(
+    frame: pd.DataFrame,
+    policies: Sequence[str],
+    lower: float,
+    upper: float,
+    *,
+    optimum: str | None = "OPT",
+    delay: int | np.ndarray = 0,
+    normalisation: str = "worst_case",
+) -> dict:
     """Run online selection among `policies` over the cell's jobs (replicates, in order) and
     return `cell_outputs`' tables, series, metrics and figures. `frame` holds the cell's rows
     (`replicate`, `mechanism`, `utility`); [lower, upper] bounds every utility (the family
@@ -57,22 +65,26 @@ def selection_outputs(frame: pd.DataFrame, policies: Sequence[str], lower: float
         "selection/eta": float(np.mean(run.eta)),
     }
     if normalisation == "worst_case":  # one affine map: the bound holds in the family's units
-        metrics.update({
-            "selection/regret_bound": regret_bound(len(names), run.n_jobs) * (upper - lower),
-            "selection/lower_bound": lower,
-            "selection/upper_bound": upper,
-        })
+        metrics.update(
+            {
+                "selection/regret_bound": regret_bound(len(names), run.n_jobs) * (upper - lower),
+                "selection/lower_bound": lower,
+                "selection/upper_bound": upper,
+            }
+        )
     if run.regret_vs_optimum is not None:
         metrics["selection/final_regret_vs_opt"] = float(run.regret_vs_optimum[-1])
     return {
         "tables": {
             "policy_weights": weights_frame(run, names).set_index("job"),
-            "policy_selection": pd.DataFrame({
-                "policy": names,
-                "mean_utility": means,
-                "final_weight": run.final_weights,
-                "within_2pct_of_best": near_best,
-            }),
+            "policy_selection": pd.DataFrame(
+                {
+                    "policy": names,
+                    "mean_utility": means,
+                    "final_weight": run.final_weights,
+                    "within_2pct_of_best": near_best,
+                }
+            ),
         },
         "series": series,
         "metrics": metrics,

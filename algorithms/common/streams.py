@@ -5,6 +5,7 @@ a tie-break) gets a stream of its own, derived from the replicate's seed and the
 name only. So a mechanism's numbers do not depend on which other mechanisms run beside it or
 in which order, and every mechanism meets the same world (common random numbers).
 """
+
 from __future__ import annotations
 
 import hashlib

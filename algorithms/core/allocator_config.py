@@ -8,6 +8,7 @@ variants, e.g. `LARA(exploration=4000,gamma=0.85)`, `LARA(delivery=deadline)`,
 `delivery` and `when_none_selected` are LARA's alone: LRF and ETF ignore them in the `lara`
 section, and a variant of LRF or ETF that names `delivery` is an error. `min_need` applies to
 LARA, LRF and ETF (explore_then_exploit.py)."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -33,13 +34,13 @@ KINDS = (*PREDICTIVE, *SIMPLE, OPTIMUM)
 class PredictionSettings:
     """Config section `lara` (and the variant keys of LARA, LRF, ETF)."""
 
-    exploration: float = 8000.0       # H_k, data units (Sec. 4.1: 8000 for Table 1)
-    gamma: float = 0.9                # eq. 3.3's discount (Sec. 4.4: 0.9)
-    ucb_beta: float = 0.0             # Remark 2's bonus; 0 = off (the paper's LARA)
+    exploration: float = 8000.0  # H_k, data units (Sec. 4.1: 8000 for Table 1)
+    gamma: float = 0.9  # eq. 3.3's discount (Sec. 4.4: 0.9)
+    ucb_beta: float = 0.0  # Remark 2's bonus; 0 = off (the paper's LARA)
     when_none_selected: str = "uniform"
     explore: bool = True
-    delivery: str = "cascade"         # cascade (eq. 3.8, line 11) | deadline (lara.py); LARA only
-    min_need: float = 0.0             # need of a thread done by the fit; 0 = as printed
+    delivery: str = "cascade"  # cascade (eq. 3.8, line 11) | deadline (lara.py); LARA only
+    min_need: float = 0.0  # need of a thread done by the fit; 0 = as printed
 
     @classmethod
     def from_config(cls, section, where: str = "lara", base: PredictionSettings | None = None):
@@ -54,8 +55,9 @@ class PredictionSettings:
         if "ucb_beta" in d:
             values["ucb_beta"] = real(d["ucb_beta"], f"{where}.ucb_beta", 0)
         if "when_none_selected" in d:
-            values["when_none_selected"] = choice(d["when_none_selected"], f"{where}.when_none_selected",
-                                                  WHEN_NONE_SELECTED)
+            values["when_none_selected"] = choice(
+                d["when_none_selected"], f"{where}.when_none_selected", WHEN_NONE_SELECTED
+            )
         if "explore" in d:
             values["explore"] = _flag(d["explore"], f"{where}.explore")
         if "delivery" in d:
@@ -97,14 +99,17 @@ def allocator_specs(config: Mapping) -> tuple[AllocatorSpec, ...]:
     for name in check_unique(names):
         parsed = parse_name(name)
         if parsed.kind not in KINDS:
-            raise ValueError(f"mechanisms: unknown mechanism {name!r} for family core "
-                             f"(known: {', '.join(KINDS)}, or LARA/LRF/ETF(key=value,...))")
+            raise ValueError(
+                f"mechanisms: unknown mechanism {name!r} for family core "
+                f"(known: {', '.join(KINDS)}, or LARA/LRF/ETF(key=value,...))"
+            )
         if parsed.kind in PREDICTIVE:
             if parsed.kind != "LARA" and "delivery" in parsed.params:
                 raise ValueError(f"mechanisms: {name!r}: delivery is a setting of LARA only")
             base = lara if parsed.kind == "LARA" else baseline
-            settings = PredictionSettings.from_config(parsed.params, f"mechanisms: {name}", base) \
-                if parsed.params else base
+            settings = (
+                PredictionSettings.from_config(parsed.params, f"mechanisms: {name}", base) if parsed.params else base
+            )
             specs.append(AllocatorSpec(name, parsed.kind, settings))
         else:
             if parsed.params:
@@ -119,8 +124,14 @@ def make_allocator(spec: AllocatorSpec, log_predictions: bool = False):
         allocator = SIMPLE[spec.kind]()
     elif spec.kind in PREDICTIVE:
         s = spec.settings
-        kwargs = dict(exploration=s.exploration, gamma=s.gamma, explore=s.explore, ucb_beta=s.ucb_beta,
-                      log_predictions=log_predictions, min_need=s.min_need)
+        kwargs = dict(
+            exploration=s.exploration,
+            gamma=s.gamma,
+            explore=s.explore,
+            ucb_beta=s.ucb_beta,
+            log_predictions=log_predictions,
+            min_need=s.min_need,
+        )
         if spec.kind == "LARA":
             kwargs["when_none_selected"] = s.when_none_selected
             kwargs["delivery"] = s.delivery

@@ -2,6 +2,7 @@
 the ratio of required data to their time constraint, S_hat_k / (d_k - b_k) (as printed), each
 given what it is predicted to need (explore_then_exploit.priority_cascade). It explores first
 like LARA unless `explore=False`."""
+
 from __future__ import annotations
 
 import numpy as np

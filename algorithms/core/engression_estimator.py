@@ -33,6 +33,7 @@ different but equally distributed fits; and the 100 prediction draws are common 
 package draws new noise per x), which makes the predicted mean an exact piecewise-linear
 function of x whose crossing of a level is found exactly (`Engression.first_crossing`).
 """
+
 from __future__ import annotations
 
 import math
@@ -58,20 +59,20 @@ class Engression:
     """A fitted one-dimensional engression model (module docstring): network parameters, the
     BatchNorm running statistics, the standardisation, and the prediction draws."""
 
-    w_x: np.ndarray         # (H,) weights of x in the first layer
-    w_e: np.ndarray         # (D, H) weights of the noise in the first layer
-    b1: np.ndarray          # (H,)
-    bn_scale: np.ndarray    # (H,)
-    bn_shift: np.ndarray    # (H,)
+    w_x: np.ndarray  # (H,) weights of x in the first layer
+    w_e: np.ndarray  # (D, H) weights of the noise in the first layer
+    b1: np.ndarray  # (H,)
+    bn_scale: np.ndarray  # (H,)
+    bn_shift: np.ndarray  # (H,)
     running_mean: np.ndarray
     running_var: np.ndarray
-    w2: np.ndarray          # (H,)
+    w2: np.ndarray  # (H,)
     b2: float
     x_mean: float
     x_std: float
     y_mean: float
     y_std: float
-    draws: np.ndarray       # (SAMPLE_SIZE, D) noise for the predictions
+    draws: np.ndarray  # (SAMPLE_SIZE, D) noise for the predictions
 
     def _units(self):
         """The prediction's hidden units as k_i u + c_ji (u the standardised x, j the draw)."""
@@ -132,8 +133,15 @@ class Engression:
 
 def _layout():
     """Offsets of the parameters in the flat vector: name -> (start, shape)."""
-    shapes = {"w_e": (NOISE_DIM, HIDDEN), "w_x": (HIDDEN,), "b1": (HIDDEN,), "bn_scale": (HIDDEN,),
-              "bn_shift": (HIDDEN,), "w2": (HIDDEN,), "b2": (1,)}
+    shapes = {
+        "w_e": (NOISE_DIM, HIDDEN),
+        "w_x": (HIDDEN,),
+        "b1": (HIDDEN,),
+        "bn_scale": (HIDDEN,),
+        "bn_shift": (HIDDEN,),
+        "w2": (HIDDEN,),
+        "b2": (1,),
+    }
     out, at = {}, 0
     for name, shape in shapes.items():
         out[name] = (at, shape)
@@ -145,7 +153,7 @@ LAYOUT, SIZE = _layout()
 
 
 def _views(flat: np.ndarray) -> dict[str, np.ndarray]:
-    return {name: flat[at:at + int(np.prod(shape))].reshape(shape) for name, (at, shape) in LAYOUT.items()}
+    return {name: flat[at : at + int(np.prod(shape))].reshape(shape) for name, (at, shape) in LAYOUT.items()}
 
 
 def _energy_gradient(p: dict, u: np.ndarray, v: np.ndarray, noise: np.ndarray, g: dict):
@@ -159,16 +167,16 @@ def _energy_gradient(p: dict, u: np.ndarray, v: np.ndarray, noise: np.ndarray, g
     z = (noise @ p["w_e"]).reshape(2, n, -1)
     z += u[:, None] * p["w_x"] + p["b1"]
     mu = z.mean(axis=1, keepdims=True)
-    z -= mu                                                                    # centred
+    z -= mu  # centred
     var = np.einsum("knh,knh->kh", z, z)[:, None, :] / dtype(n)
     inv_sd = dtype(1.0) / np.sqrt(var + dtype(BN_EPS))
-    z *= inv_sd                                                                # zhat
+    z *= inv_sd  # zhat
     a = z * p["bn_scale"]
     a += p["bn_shift"]
     on = a > 0
     h = np.maximum(a, dtype(0))
     out = h @ p["w2"]
-    out += p["b2"][0]                                                          # (2, n)
+    out += p["b2"][0]  # (2, n)
     apart = np.sign(out[0] - out[1])
     loss = 0.5 * (np.abs(out[0] - v).mean() + np.abs(out[1] - v).mean() - np.abs(out[0] - out[1]).mean())
     d_out = np.stack([np.sign(out[0] - v) - apart, np.sign(out[1] - v) + apart])
@@ -179,10 +187,10 @@ def _energy_gradient(p: dict, u: np.ndarray, v: np.ndarray, noise: np.ndarray, g
     d_a *= on
     g["bn_scale"][...] = np.einsum("knh,knh->h", d_a, z)
     g["bn_shift"][...] = d_a.sum(axis=(0, 1))
-    d_a *= p["bn_scale"]                                                       # d zhat
+    d_a *= p["bn_scale"]  # d zhat
     d_a -= d_a.mean(axis=1, keepdims=True)
-    d_a -= z * (np.einsum("knh,knh->kh", d_a, z)[:, None, :] / dtype(n))      # zhat . (centred d zhat) = zhat . d zhat
-    d_a *= inv_sd                                                              # d z
+    d_a -= z * (np.einsum("knh,knh->kh", d_a, z)[:, None, :] / dtype(n))  # zhat . (centred d zhat) = zhat . d zhat
+    d_a *= inv_sd  # d z
     d_z = d_a.reshape(2 * n, -1)
     g["w_e"][...] = noise.T @ d_z
     g["w_x"][...] = u @ (d_a[0] + d_a[1])
@@ -201,7 +209,7 @@ def engression_fit(x, y, seed: int = 0, epochs: int = EPOCHS, learning_rate: flo
         raise ValueError(f"x and y must be 1-D arrays of one length, got shapes {x.shape} and {y.shape}")
     if x.size < 3 or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError(f"engression needs at least three finite points, got {x.size}")
-    with threadpool_limits(1):     # matrices of a few hundred rows: BLAS threads only cost (a lot, on a busy machine)
+    with threadpool_limits(1):  # matrices of a few hundred rows: BLAS threads only cost (a lot, on a busy machine)
         return _fit(x, y, seed, epochs, learning_rate)
 
 
@@ -217,7 +225,7 @@ def _fit(x: np.ndarray, y: np.ndarray, seed: int, epochs: int, learning_rate: fl
 
     flat = np.empty(SIZE, DTYPE)
     p = _views(flat)
-    first, second = 1.0 / math.sqrt(1 + NOISE_DIM), 1.0 / math.sqrt(HIDDEN)     # PyTorch: +-1/sqrt(fan_in)
+    first, second = 1.0 / math.sqrt(1 + NOISE_DIM), 1.0 / math.sqrt(HIDDEN)  # PyTorch: +-1/sqrt(fan_in)
     p["w_e"][...] = rng.uniform(-first, first, (NOISE_DIM, HIDDEN))
     p["w_x"][...] = rng.uniform(-first, first, HIDDEN)
     p["b1"][...] = rng.uniform(-first, first, HIDDEN)
@@ -237,7 +245,7 @@ def _fit(x: np.ndarray, y: np.ndarray, seed: int, epochs: int, learning_rate: fl
     noise = np.empty((2 * n, NOISE_DIM), DTYPE)
 
     for step in range(1, epochs + 1):
-        rng.standard_normal(out=noise, dtype=DTYPE)                               # two draws per point
+        rng.standard_normal(out=noise, dtype=DTYPE)  # two draws per point
         _, mu, var = _energy_gradient(p, u, v, noise, g)
         # BatchNorm's running statistics: one update per forward pass, unbiased variance
         for j in range(2):
@@ -249,15 +257,28 @@ def _fit(x: np.ndarray, y: np.ndarray, seed: int, epochs: int, learning_rate: fl
         moment2 *= DTYPE(beta2)
         moment2 += DTYPE(1.0 - beta2) * (grad * grad)
         denominator = np.sqrt(moment2)
-        denominator /= DTYPE(math.sqrt(1.0 - beta2 ** step))
+        denominator /= DTYPE(math.sqrt(1.0 - beta2**step))
         denominator += DTYPE(ADAM_EPS)
-        flat -= DTYPE(learning_rate / (1.0 - beta1 ** step)) * moment1 / denominator
+        flat -= DTYPE(learning_rate / (1.0 - beta1**step)) * moment1 / denominator
 
     draws = rng.standard_normal((SAMPLE_SIZE, NOISE_DIM), dtype=DTYPE)
     q = {name: value.copy() for name, value in _views(flat).items()}
-    return Engression(w_x=q["w_x"], w_e=q["w_e"], b1=q["b1"], bn_scale=q["bn_scale"], bn_shift=q["bn_shift"],
-                      running_mean=running_mean, running_var=running_var, w2=q["w2"], b2=float(q["b2"][0]),
-                      x_mean=x_mean, x_std=x_std, y_mean=y_mean, y_std=y_std, draws=draws)
+    return Engression(
+        w_x=q["w_x"],
+        w_e=q["w_e"],
+        b1=q["b1"],
+        bn_scale=q["bn_scale"],
+        bn_shift=q["bn_shift"],
+        running_mean=running_mean,
+        running_var=running_var,
+        w2=q["w2"],
+        b2=float(q["b2"][0]),
+        x_mean=x_mean,
+        x_std=x_std,
+        y_mean=y_mean,
+        y_std=y_std,
+        draws=draws,
+    )
 
 
 def engression_need(model: Engression, eps: float, s_n: float) -> float:

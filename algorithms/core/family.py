@@ -24,6 +24,7 @@ thread is starved by its fit there (0); `done_by_fit_failed` counts, under any m
 threads the fit called done at some exploit unit that still failed. Both 0 for UA, STF and OPT,
 which predict nothing.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,18 +54,46 @@ INPUT_FILES = {"bundle.path": curve_values}
 # the command line sets them without `+`; null is the code's default (algorithms/common/optional_keys.py).
 OPTIONAL_KEYS = (
     # the lara section's delivery and min_need (algorithms/core/allocator_config.py)
-    "lara.delivery", "lara.min_need",
+    "lara.delivery",
+    "lara.min_need",
     # parametric kinds (docs/core/calibration.md)
-    "bundle.difficulty", "bundle.exponent", "bundle.jitter", "bundle.noise", "bundle.noise_cell",
-    "bundle.shape", "bundle.floor", "bundle.bend_at", "bundle.bend_ratio", "bundle.begin",
-    "bundle.deadline", "bundle.budget", "bundle.threshold", "bundle.labels", "bundle.threshold_scale",
-    "bundle.harder_fraction", "bundle.harder_factor", "bundle.begin_spread", "bundle.deadline_slack",
+    "bundle.difficulty",
+    "bundle.exponent",
+    "bundle.jitter",
+    "bundle.noise",
+    "bundle.noise_cell",
+    "bundle.shape",
+    "bundle.floor",
+    "bundle.bend_at",
+    "bundle.bend_ratio",
+    "bundle.begin",
+    "bundle.deadline",
+    "bundle.budget",
+    "bundle.threshold",
+    "bundle.labels",
+    "bundle.threshold_scale",
+    "bundle.harder_fraction",
+    "bundle.harder_factor",
+    "bundle.begin_spread",
+    "bundle.deadline_slack",
     # real (docs/core/real_curves.md)
-    "bundle.slack", "bundle.units_per_sample", "bundle.threshold_at", "bundle.hard_share",
-    "bundle.hard_factor", "bundle.deadlines", "bundle.head", "bundle.curve_ids",
+    "bundle.slack",
+    "bundle.units_per_sample",
+    "bundle.threshold_at",
+    "bundle.hard_share",
+    "bundle.hard_factor",
+    "bundle.deadlines",
+    "bundle.head",
+    "bundle.curve_ids",
     # live (docs/core/live_learners.md)
-    "bundle.batch_size", "bundle.learners", "bundle.datasets", "bundle.target_batches",
-    "bundle.hard_fraction", "bundle.hard_scale", "bundle.window", "bundle.chunk",
+    "bundle.batch_size",
+    "bundle.learners",
+    "bundle.datasets",
+    "bundle.target_batches",
+    "bundle.hard_fraction",
+    "bundle.hard_scale",
+    "bundle.window",
+    "bundle.chunk",
 )
 
 
@@ -72,15 +101,17 @@ OPTIONAL_KEYS = (
 class OutputSettings:
     """Config section `outputs`: side tables of the first replicates (they grow with T x K)."""
 
-    trajectories: int = 1   # replicates < this record eta_{k,t} (table `allocations`)
-    predictions: int = 1    # replicates < this record the predictors' S_hat (table `predictions`)
+    trajectories: int = 1  # replicates < this record eta_{k,t} (table `allocations`)
+    predictions: int = 1  # replicates < this record the predictors' S_hat (table `predictions`)
 
     @classmethod
     def from_config(cls, section) -> OutputSettings:
         d = as_section(section, "outputs")
         reject_unknown_keys(cls, d, "outputs")
-        return cls(integer(d.get("trajectories", 1), "outputs.trajectories", 0),
-                   integer(d.get("predictions", 1), "outputs.predictions", 0))
+        return cls(
+            integer(d.get("trajectories", 1), "outputs.trajectories", 0),
+            integer(d.get("predictions", 1), "outputs.predictions", 0),
+        )
 
 
 @dataclass(frozen=True)
@@ -96,8 +127,11 @@ def prepare(config: dict) -> PreparedCore:
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
     config = without_null_keys(config, OPTIONAL_KEYS)
-    return PreparedCore(BundleConfig.from_config(config.get("bundle")), allocator_specs(config),
-                        OutputSettings.from_config(config.get("outputs")))
+    return PreparedCore(
+        BundleConfig.from_config(config.get("bundle")),
+        allocator_specs(config),
+        OutputSettings.from_config(config.get("outputs")),
+    )
 
 
 def mechanism_names(config: dict) -> list[str]:
@@ -106,11 +140,19 @@ def mechanism_names(config: dict) -> list[str]:
 
 def thread_table(bundle: Bundle, needs: np.ndarray, completed, completion, data, last_loss) -> dict:
     arrays = bundle.arrays()
-    return {"thread": np.arange(1, len(bundle) + 1), "label": list(arrays.labels),
-            "begin": arrays.begin, "deadline": arrays.deadline, "budget": arrays.budget,
-            "threshold": arrays.threshold, "need": needs, "completed": np.asarray(completed, dtype=bool),
-            "completion_time": np.asarray(completion, dtype=np.int64), "data": np.asarray(data, dtype=float),
-            "last_loss": np.asarray(last_loss, dtype=float)}
+    return {
+        "thread": np.arange(1, len(bundle) + 1),
+        "label": list(arrays.labels),
+        "begin": arrays.begin,
+        "deadline": arrays.deadline,
+        "budget": arrays.budget,
+        "threshold": arrays.threshold,
+        "need": needs,
+        "completed": np.asarray(completed, dtype=bool),
+        "completion_time": np.asarray(completion, dtype=np.int64),
+        "data": np.asarray(data, dtype=float),
+        "last_loss": np.asarray(last_loss, dtype=float),
+    }
 
 
 def allocation_table(eta: np.ndarray) -> dict:
@@ -126,8 +168,14 @@ def prediction_table(trace: list, needs: np.ndarray) -> dict:
     remaining = needs[k] - data
     with np.errstate(divide="ignore", invalid="ignore"):
         error = np.where((remaining > 0) & np.isfinite(remaining), np.abs(predicted - remaining) / remaining, np.nan)
-    return {"t": t.astype(np.int64), "thread": k + 1, "data": data, "predicted": predicted,
-            "true_remaining": remaining, "relative_error": error}
+    return {
+        "t": t.astype(np.int64),
+        "thread": k + 1,
+        "data": data,
+        "predicted": predicted,
+        "true_remaining": remaining,
+        "relative_error": error,
+    }
 
 
 def done_by_fit_failed(allocator, outcome: Outcome) -> int:
@@ -148,14 +196,22 @@ def starved_by_fit(allocator, outcome: Outcome) -> int:
 def _row(name: str, bundle: Bundle, needs, outcome: Outcome, tables: dict) -> dict:
     k = len(bundle)
     end = getattr(outcome, "exploration_end", None)
-    return {"mechanism": name, "utility": float(outcome.successes), "threads": k,
-            "success_rate": outcome.successes / k,
-            "decision_ms": 1000.0 * outcome.decision_seconds / max(outcome.decisions, 1),
-            "exploration_end": float("nan") if end is None else float(end),
-            "starved_by_fit": int(getattr(outcome, "starved_by_fit", 0)),
-            "done_by_fit_failed": int(getattr(outcome, "done_by_fit_failed", 0)),
-            "tables": {"threads": thread_table(bundle, needs, outcome.completed, outcome.completion_time,
-                                               outcome.data, outcome.last_loss), **tables}}
+    return {
+        "mechanism": name,
+        "utility": float(outcome.successes),
+        "threads": k,
+        "success_rate": outcome.successes / k,
+        "decision_ms": 1000.0 * outcome.decision_seconds / max(outcome.decisions, 1),
+        "exploration_end": float("nan") if end is None else float(end),
+        "starved_by_fit": int(getattr(outcome, "starved_by_fit", 0)),
+        "done_by_fit_failed": int(getattr(outcome, "done_by_fit_failed", 0)),
+        "tables": {
+            "threads": thread_table(
+                bundle, needs, outcome.completed, outcome.completion_time, outcome.data, outcome.last_loss
+            ),
+            **tables,
+        },
+    }
 
 
 def simulate_replicate(prepared: PreparedCore, replicate: int, rng: np.random.Generator) -> list[dict]:
@@ -173,8 +229,15 @@ def simulate_replicate(prepared: PreparedCore, replicate: int, rng: np.random.Ge
             served = result.selected
             data = np.where(served, needs, 0.0)
             completion = np.where(served, result.finish_time, 0)
-            outcome = Outcome(served, completion, data, np.full(len(bundle), np.nan),
-                              result.schedule if trajectories else None, result.solve_seconds, 1)
+            outcome = Outcome(
+                served,
+                completion,
+                data,
+                np.full(len(bundle), np.nan),
+                result.schedule if trajectories else None,
+                result.solve_seconds,
+                1,
+            )
         else:
             allocator = make_allocator(spec, log_predictions=predictions)
             outcome = simulate(bundle, allocator, record_eta=trajectories)

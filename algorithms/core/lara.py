@@ -33,6 +33,7 @@ occur with `explore=False`; Alg. 1 then treats them as infinite (never selected)
 `min_need` (explore_then_exploit.py's module docstring): a need of exactly 0 of an active thread
 is replaced by min_need data units before Alg. 1 (0: as printed).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -67,8 +68,9 @@ def deadline_shares(units, selected, order) -> np.ndarray:
     return out
 
 
-def lara_unit_shares(need, budget, deadline, active, t: int, delivery: str = "cascade",
-                     when_none_selected: str = "uniform"):
+def lara_unit_shares(
+    need, budget, deadline, active, t: int, delivery: str = "cascade", when_none_selected: str = "uniform"
+):
     """Alg. 2 lines 10-12 for one unit t: (shares (K,), selected (K,) bools, the set C of Alg. 1,
     False outside A_t). need: the needs in data units (S_hat, after `min_need`; nan: unknown,
     treated as inf); budget, deadline: N_k and d_k; active: A_t."""
@@ -95,17 +97,33 @@ def lara_unit_shares(need, budget, deadline, active, t: int, delivery: str = "ca
 class LARA(ExploreThenExploit):
     name = "LARA"
 
-    def __init__(self, exploration: float = 8000.0, gamma: float = 0.9, explore: bool = True,
-                 ucb_beta: float = 0.0, when_none_selected: str = "uniform", log_predictions: bool = False,
-                 delivery: str = "cascade", min_need: float = 0.0):
+    def __init__(
+        self,
+        exploration: float = 8000.0,
+        gamma: float = 0.9,
+        explore: bool = True,
+        ucb_beta: float = 0.0,
+        when_none_selected: str = "uniform",
+        log_predictions: bool = False,
+        delivery: str = "cascade",
+        min_need: float = 0.0,
+    ):
         super().__init__(exploration, gamma, explore, ucb_beta, log_predictions, min_need)
         if when_none_selected not in WHEN_NONE_SELECTED:
-            raise ValueError(f"lara.when_none_selected must be one of {', '.join(WHEN_NONE_SELECTED)}, "
-                             f"got {when_none_selected!r}")
+            raise ValueError(
+                f"lara.when_none_selected must be one of {', '.join(WHEN_NONE_SELECTED)}, got {when_none_selected!r}"
+            )
         self.when_none_selected = when_none_selected
         self.delivery = check_delivery(delivery)
 
     def exploit(self, view: UnitView, need: np.ndarray) -> np.ndarray:
-        shares, _ = lara_unit_shares(need, self.threads.budget, self.threads.deadline, view.active, view.t,
-                                     self.delivery, self.when_none_selected)
+        shares, _ = lara_unit_shares(
+            need,
+            self.threads.budget,
+            self.threads.deadline,
+            view.active,
+            view.t,
+            self.delivery,
+            self.when_none_selected,
+        )
         return shares

@@ -42,6 +42,7 @@ in the last bit and a rare ceil in eq. 3.6 could then differ by one data unit
 
 Compiled on first use and cached on disk (`cache=True`, in __pycache__ next to this file).
 """
+
 from __future__ import annotations
 
 import math
@@ -126,7 +127,7 @@ def pairwise_sum(a):
         else:
             half = size // 2
             half -= half % 8
-            task_lo[tasks], task_n[tasks] = 0, -1            # then add the two halves
+            task_lo[tasks], task_n[tasks] = 0, -1  # then add the two halves
             task_lo[tasks + 1], task_n[tasks + 1] = lo + half, size - half
             task_lo[tasks + 2], task_n[tasks + 2] = lo, half  # the left half first
             tasks += 3
@@ -175,7 +176,7 @@ def rls_update(state, n, fitted, new, s, loss, gamma):
             state[P11, i] = (p11 - px1 * k1) * inv_g
             continue
         x0 = state[X0, i]
-        if n[i] == 1 or x == x0:          # RLSBank._start, one ln s so far
+        if n[i] == 1 or x == x0:  # RLSBank._start, one ln s so far
             state[X0, i] = x
             state[W, i] = gamma * state[W, i] + 1.0
             state[R, i] = gamma * state[R, i] + r
@@ -274,7 +275,7 @@ def tree_search_sorted(ps, slack, tol, eta, keep):
     before = 0.0
     for i in range(m):
         lim = slack[i] + tol
-        keep[i] = ps[i] <= lim            # eligible: inf and p_k > d_k - d_0 + tol never in C
+        keep[i] = ps[i] <= lim  # eligible: inf and p_k > d_k - d_0 + tol never in C
         if keep[i]:
             total = total + ps[i]
         else:
@@ -300,12 +301,12 @@ def tree_search_sorted(ps, slack, tol, eta, keep):
         for i in range(first, m):
             if not keep[i]:
                 continue
-            heap[size] = i                # line 4
+            heap[size] = i  # line 4
             size += 1
             _sift_up(heap, size - 1, ps)
             total += ps[i]
-            if total > slack[i] + tol:    # line 5
-                q = heap[0]               # line 6
+            if total > slack[i] + tol:  # line 5
+                q = heap[0]  # line 6
                 size -= 1
                 heap[0] = heap[size]
                 _sift_down(heap, size, 0, ps)
@@ -327,8 +328,25 @@ def tree_search_sorted(ps, slack, tol, eta, keep):
 
 
 @njit(cache=True, error_model="numpy")
-def lara_step(state, n, fitted, new, new_loss, active, data, consts, order, received, need,
-              t, exploration, explore, gamma, ucb_beta, flags):
+def lara_step(
+    state,
+    n,
+    fitted,
+    new,
+    new_loss,
+    active,
+    data,
+    consts,
+    order,
+    received,
+    need,
+    t,
+    exploration,
+    explore,
+    gamma,
+    ucb_beta,
+    flags,
+):
     """One `allocate` of LARA: returns (shares (K,), status). status is EXPLORED (E_t was not
     empty), EXPLOITED (lines 9-12 ran), or a negative code from `rls_update` (nothing changed).
 
@@ -357,7 +375,7 @@ def lara_step(state, n, fitted, new, new_loss, active, data, consts, order, rece
     for i in range(k):
         if active[i] and (not fitted[i] or (explore and data[i] <= exploration)):
             count += 1
-    if count > 0:                                            # lines 5-8
+    if count > 0:  # lines 5-8
         share = 1.0 / float(count)
         for i in range(k):
             if active[i] and (not fitted[i] or (explore and data[i] <= exploration)):
@@ -378,7 +396,7 @@ def lara_step(state, n, fitted, new, new_loss, active, data, consts, order, rece
         if active[i]:
             by_deadline[j] = i
             v = need[i]
-            if v == 0.0:                                     # done by the fit
+            if v == 0.0:  # done by the fit
                 state[DONE, i] = 1.0
                 if consts[MIN_NEED, i] > 0.0:
                     v = consts[MIN_NEED, i]
@@ -389,7 +407,7 @@ def lara_step(state, n, fitted, new, new_loss, active, data, consts, order, rece
     eta = np.empty(m)
     keep = np.empty(m, dtype=np.bool_)
     tree_search_sorted(ps, slack, TOL, eta, keep)
-    if flags & BY_DEADLINE:                                  # lara.deadline_shares
+    if flags & BY_DEADLINE:  # lara.deadline_shares
         left = 1.0
         for j in range(m):
             if keep[j]:
@@ -398,12 +416,12 @@ def lara_step(state, n, fitted, new, new_loss, active, data, consts, order, rece
                 shares[by_deadline[j]] = give
                 left -= give
     else:
-        left = 1.0                                           # eq. 3.8 (cascade_shares)
+        left = 1.0  # eq. 3.8 (cascade_shares)
         for j in range(m):
             e = eta[j]
             shares[by_deadline[j]] = e if j == 0 else e * left
             left = 1.0 - e if j == 0 else left * (1.0 - e)
-    part = np.empty(m)                                       # line 12, in index order
+    part = np.empty(m)  # line 12, in index order
     j = 0
     for i in range(k):
         if active[i]:
@@ -435,10 +453,10 @@ def load_kernel() -> None:
     _LOADED = True
     probe = CompiledLARA(exploration=0.0)
     probe.reset(ThreadArrays(np.array([0]), np.array([2]), np.array([1.0]), np.array([0.5]), ("probe",)))
-    probe.allocate(UnitView(1, np.array([True]), np.zeros(1), np.empty(0, dtype=np.int64), np.empty(0),
-                            np.zeros(1, dtype=bool)))
-    probe.allocate(UnitView(2, np.array([True]), np.ones(1), np.array([0]), np.array([0.9]),
-                            np.zeros(1, dtype=bool)))
+    probe.allocate(
+        UnitView(1, np.array([True]), np.zeros(1), np.empty(0, dtype=np.int64), np.empty(0), np.zeros(1, dtype=bool))
+    )
+    probe.allocate(UnitView(2, np.array([True]), np.ones(1), np.array([0]), np.array([0.9]), np.zeros(1, dtype=bool)))
 
 
 class CompiledLARA:
@@ -447,17 +465,26 @@ class CompiledLARA:
 
     name = "LARA"
 
-    def __init__(self, exploration: float = 8000.0, gamma: float = 0.9, explore: bool = True,
-                 ucb_beta: float = 0.0, when_none_selected: str = "uniform", log_predictions: bool = False,
-                 delivery: str = "cascade", min_need: float = 0.0):
+    def __init__(
+        self,
+        exploration: float = 8000.0,
+        gamma: float = 0.9,
+        explore: bool = True,
+        ucb_beta: float = 0.0,
+        when_none_selected: str = "uniform",
+        log_predictions: bool = False,
+        delivery: str = "cascade",
+        min_need: float = 0.0,
+    ):
         self.exploration = float(exploration)
         self.gamma = float(gamma)
         self.explore = bool(explore)
         self.ucb_beta = float(ucb_beta)
         self.log_predictions = bool(log_predictions)
         if when_none_selected not in WHEN_NONE_SELECTED:
-            raise ValueError(f"lara.when_none_selected must be one of {', '.join(WHEN_NONE_SELECTED)}, "
-                             f"got {when_none_selected!r}")
+            raise ValueError(
+                f"lara.when_none_selected must be one of {', '.join(WHEN_NONE_SELECTED)}, got {when_none_selected!r}"
+            )
         self.when_none_selected = when_none_selected
         self.delivery = check_delivery(delivery)
         self.min_need = check_min_need(min_need)
@@ -479,13 +506,22 @@ class CompiledLARA:
         self._state[DONE] = 0.0
         self._n = np.zeros(k, dtype=np.int64)
         self._fitted = np.zeros(k, dtype=np.bool_)
-        self._consts = np.ascontiguousarray(np.vstack([
-            np.asarray(threads.budget, dtype=float), np.asarray(threads.deadline, dtype=float),
-            np.asarray(threads.begin, dtype=float), np.log(eps), np.full(k, self.min_need)]))
+        self._consts = np.ascontiguousarray(
+            np.vstack(
+                [
+                    np.asarray(threads.budget, dtype=float),
+                    np.asarray(threads.deadline, dtype=float),
+                    np.asarray(threads.begin, dtype=float),
+                    np.log(eps),
+                    np.full(k, self.min_need),
+                ]
+            )
+        )
         self._order = np.argsort(np.asarray(threads.deadline), kind="stable").astype(np.int64)
         self._need = np.full(k, np.nan)
         self._flags = (IDLE if self.when_none_selected == "idle" else 0) | (
-            BY_DEADLINE if self.delivery == "deadline" else 0)
+            BY_DEADLINE if self.delivery == "deadline" else 0
+        )
         self.received = np.zeros(k)  # sum_t eta_{k,t}
         self.trace: list[tuple[int, int, float, float]] = []
         self.exploration_end: int | None = None  # the last unit of exploration (0: none)
@@ -526,11 +562,25 @@ class CompiledLARA:
         return self._need.copy()
 
     def allocate(self, view: UnitView) -> np.ndarray:
-        shares, status = lara_step(self._state, self._n, self._fitted, np.asarray(view.new, dtype=np.int64),
-                                   np.asarray(view.new_loss, dtype=float), np.asarray(view.active, dtype=np.bool_),
-                                   np.asarray(view.data, dtype=float), self._consts, self._order, self.received,
-                                   self._need, int(view.t), self.exploration, self.explore, self._gamma,
-                                   self.ucb_beta, self._flags)
+        shares, status = lara_step(
+            self._state,
+            self._n,
+            self._fitted,
+            np.asarray(view.new, dtype=np.int64),
+            np.asarray(view.new_loss, dtype=float),
+            np.asarray(view.active, dtype=np.bool_),
+            np.asarray(view.data, dtype=float),
+            self._consts,
+            self._order,
+            self.received,
+            self._need,
+            int(view.t),
+            self.exploration,
+            self.explore,
+            self._gamma,
+            self.ucb_beta,
+            self._flags,
+        )
         if status < 0:
             self._raise(status, view)
         if self.log_predictions:
@@ -547,6 +597,8 @@ class CompiledLARA:
             raise ValueError(f"update needs distinct thread indices, got {idx.tolist()}")
         if status == OUT_OF_RANGE:
             raise ValueError(f"thread indices must be in [0, {view.active.size}), got {idx.tolist()}")
-        raise ValueError(f"data amounts s and losses must be finite and > 0 (X_s = [ln s, 1], "
-                         f"r = ln loss, eq. 3.2), got s = {view.data[idx].tolist()}, "
-                         f"loss = {np.asarray(view.new_loss).tolist()}")
+        raise ValueError(
+            f"data amounts s and losses must be finite and > 0 (X_s = [ln s, 1], "
+            f"r = ln loss, eq. 3.2), got s = {view.data[idx].tolist()}, "
+            f"loss = {np.asarray(view.new_loss).tolist()}"
+        )

@@ -2,6 +2,7 @@
 thread predicted to need the least data S_hat (eq. 3.6, the same prediction as LARA's), then to
 the next (explore_then_exploit.priority_cascade). It explores first like LARA unless
 `explore=False` (docs/core/model.md)."""
+
 from __future__ import annotations
 
 import numpy as np

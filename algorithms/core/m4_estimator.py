@@ -41,6 +41,7 @@ The crossing: L(x) = eps exactly where beta x^c = g(eps) = (eps - L_inf) / (L_0 
 x* = (g(eps) / beta)^(1 / c): infinite when eps <= L_inf (the fit never gets there) or c = 0 and
 g(eps) < beta, zero when eps >= L_0 (or c = 0 and g(eps) >= beta).
 """
+
 from __future__ import annotations
 
 import math
@@ -50,10 +51,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import least_squares, lsq_linear
 
-ERR_MARGIN = 1e-3          # their `base.ERR_MARGIN`: L_inf <= min L - margin, L_0 >= max L + margin
-START_ERR_0 = 1.0          # their default `err_0` (the random-guessing error of an error rate)
-LOWER_BOUND = 0.0          # their default `lo_bound`: the loss is >= 0
-MAX_EVALUATIONS = 2000     # the solver's budget (function evaluations); typical fits take 20-100
+ERR_MARGIN = 1e-3  # their `base.ERR_MARGIN`: L_inf <= min L - margin, L_0 >= max L + margin
+START_ERR_0 = 1.0  # their default `err_0` (the random-guessing error of an error rate)
+LOWER_BOUND = 0.0  # their default `lo_bound`: the loss is >= 0
+MAX_EVALUATIONS = 2000  # the solver's budget (function evaluations); typical fits take 20-100
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,10 @@ class M4Fit:
             return 0.0
         ln_g = math.log(eps - self.err_inf) - self.alpha * math.log(self.err_0 - eps)
         ln_beta = self.ln_beta
-        if self.c >= 0.0:                  # a flat fit (the bound c <= 0 is active)
+        if self.c >= 0.0:  # a flat fit (the bound c <= 0 is active)
             return 0.0 if ln_g >= ln_beta else math.inf
         ln_x = (ln_g - ln_beta) / self.c
-        if ln_x > 700.0:                   # beyond floating point
+        if ln_x > 700.0:  # beyond floating point
             return math.inf
         return math.exp(ln_x)
 
@@ -115,8 +116,9 @@ def _residuals(p, ln_x, loss):
 
 def _jacobian(p, ln_x, loss):
     err_inf, err_0, ln_beta, c, alpha = p
-    return np.column_stack([-1.0 / (loss - err_inf), -alpha / (err_0 - loss), -np.ones_like(ln_x), -ln_x,
-                            -np.log(err_0 - loss)])
+    return np.column_stack(
+        [-1.0 / (loss - err_inf), -alpha / (err_0 - loss), -np.ones_like(ln_x), -ln_x, -np.log(err_0 - loss)]
+    )
 
 
 def m4_fit(x, loss) -> M4Fit:
@@ -130,10 +132,10 @@ def m4_fit(x, loss) -> M4Fit:
     if not (np.all(np.isfinite(x)) and np.all(x > 0) and np.all(np.isfinite(loss))):
         raise ValueError("x must be finite and > 0 and the losses finite")
     ln_x = np.log(x)
-    top = float(loss.min()) - ERR_MARGIN           # L_inf's upper bound (their min_err)
-    bottom = float(loss.max()) + ERR_MARGIN        # L_0's lower bound (their max_err)
+    top = float(loss.min()) - ERR_MARGIN  # L_inf's upper bound (their min_err)
+    bottom = float(loss.max()) + ERR_MARGIN  # L_0's lower bound (their max_err)
     low = max(LOWER_BOUND, 0.0)
-    err_inf = top                                  # their start
+    err_inf = top  # their start
     err_0 = max(START_ERR_0, bottom)
     # their first step: (ln beta, c, alpha) by linear least squares at the starting (L_inf, L_0)
     a = np.column_stack([np.ones_like(ln_x), ln_x, np.log(err_0 - loss)])
@@ -151,6 +153,7 @@ def m4_fit(x, loss) -> M4Fit:
 
         lower, upper, q0 = [bottom, -np.inf, -np.inf, 0.0], [np.inf, np.inf, 0.0, np.inf], p0[1:]
     else:
+
         def res(q):
             return _residuals(q, ln_x, loss)
 
@@ -160,9 +163,19 @@ def m4_fit(x, loss) -> M4Fit:
         lower, upper, q0 = [low, bottom, -np.inf, -np.inf, 0.0], [top, np.inf, np.inf, 0.0, np.inf], p0
     q0 = np.clip(q0, lower, upper)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)     # trial steps near a bound: log of ~0
-        q = least_squares(res, q0, jac=jac, bounds=(lower, upper), method="trf", x_scale="jac",
-                          max_nfev=MAX_EVALUATIONS, ftol=1e-12, xtol=1e-12, gtol=1e-12).x
+        warnings.simplefilter("ignore", RuntimeWarning)  # trial steps near a bound: log of ~0
+        q = least_squares(
+            res,
+            q0,
+            jac=jac,
+            bounds=(lower, upper),
+            method="trf",
+            x_scale="jac",
+            max_nfev=MAX_EVALUATIONS,
+            ftol=1e-12,
+            xtol=1e-12,
+            gtol=1e-12,
+        ).x
     p = np.concatenate([[top], q]) if top <= low else q
     err_inf, err_0, ln_beta, c, alpha = (float(v) for v in p)
     return M4Fit(ln_beta=ln_beta, c=c, alpha=alpha, err_inf=err_inf, err_0=err_0)

@@ -41,6 +41,7 @@ in deadline order, ties by index, each take what they still need until the unit 
 and `solve_offline_optimum` checks it delivers p_k by d_k to every chosen thread (EDF is optimal
 for feasibility, so this also re-checks Horn's condition).
 """
+
 from __future__ import annotations
 
 import math
@@ -55,8 +56,8 @@ from algorithms.common.cpsat import deterministic_solver
 from market.core.threads import Bundle
 
 SCALE = 10**4  # larger coefficients made CP-SAT 9.15 report a wrong optimum (docstring)
-TIME_LIMIT = 60.0   # CP-SAT deterministic time units
-TOL = 1e-9          # units of compute, for the float checks
+TIME_LIMIT = 60.0  # CP-SAT deterministic time units
+TOL = 1e-9  # units of compute, for the float checks
 
 
 @dataclass
@@ -65,14 +66,14 @@ class OfflineSolution:
     of unit t given to thread k; `finish_time` is the unit in which a chosen thread has received
     p_k (b_k + 1 when p_k = 0), 0 for the others."""
 
-    selected: np.ndarray      # bool (K,)
+    selected: np.ndarray  # bool (K,)
     count: int
-    status: str               # CP-SAT status name: OPTIMAL or FEASIBLE
-    schedule: np.ndarray      # float (T, K)
-    finish_time: np.ndarray   # int (K,)
-    need_units: np.ndarray    # float (K,): p_k
-    bound: float              # CP-SAT's bound on the count
-    solve_seconds: float      # wall time of the whole call (model, solve, schedule)
+    status: str  # CP-SAT status name: OPTIMAL or FEASIBLE
+    schedule: np.ndarray  # float (T, K)
+    finish_time: np.ndarray  # int (K,)
+    need_units: np.ndarray  # float (K,): p_k
+    bound: float  # CP-SAT's bound on the count
+    solve_seconds: float  # wall time of the whole call (model, solve, schedule)
     deterministic_time: float
 
     @property
@@ -85,8 +86,9 @@ def _check(begin, deadline, need_units):
     d = np.asarray(deadline).reshape(-1)
     p = np.asarray(need_units, dtype=float).reshape(-1)
     if not (b.size == d.size == p.size):
-        raise ValueError(f"begin, deadline and need_units need one value per thread, got sizes "
-                         f"{b.size}, {d.size}, {p.size}")
+        raise ValueError(
+            f"begin, deadline and need_units need one value per thread, got sizes {b.size}, {d.size}, {p.size}"
+        )
     if b.size and (np.any(b != np.round(b)) or np.any(d != np.round(d))):
         raise ValueError("begin and deadline must be whole unit times")
     b, d = b.astype(np.int64), d.astype(np.int64)
@@ -165,9 +167,16 @@ def _horn_windows(b: np.ndarray, d: np.ndarray, P: np.ndarray, scale: int):
                 yield later[:n], cap
 
 
-def solve_offline_optimum(begin, deadline, need_units, *, scale: int = SCALE,
-                          time_limit: float | None = TIME_LIMIT, seed: int = 0,
-                          wall_limit: float | None = None) -> OfflineSolution:
+def solve_offline_optimum(
+    begin,
+    deadline,
+    need_units,
+    *,
+    scale: int = SCALE,
+    time_limit: float | None = TIME_LIMIT,
+    seed: int = 0,
+    wall_limit: float | None = None,
+) -> OfflineSolution:
     """OPT of problem (2.1) from the threads' windows and needs p_k (units of compute)."""
     started = time.perf_counter()
     b, d, p = _check(begin, deadline, need_units)
@@ -192,8 +201,10 @@ def solve_offline_optimum(begin, deadline, need_units, *, scale: int = SCALE,
     status = solver.solve(model)
     name = solver.status_name(status)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise RuntimeError(f"CP-SAT returned {name} for the offline optimum (selecting no thread is "
-                           "always feasible: the limit is too small or the model is broken)")
+        raise RuntimeError(
+            f"CP-SAT returned {name} for the offline optimum (selecting no thread is "
+            "always feasible: the limit is too small or the model is broken)"
+        )
     selected = np.zeros(k, dtype=bool)
     for j, var in x.items():
         selected[j] = solver.boolean_value(var)
@@ -201,16 +212,28 @@ def solve_offline_optimum(begin, deadline, need_units, *, scale: int = SCALE,
         from algorithms.core.tree_search import adaptive_tree_search
 
         _, chosen = adaptive_tree_search(np.where(candidate, p, np.inf), d, int(b[0]))
-        fits = all(int(P[cand[m]][chosen[cand[m]]].sum()) <= cap  # in the scaled model too
-                   for m, cap in _horn_windows(b[cand], d[cand], P[cand], scale))
+        fits = all(
+            int(P[cand[m]][chosen[cand[m]]].sum()) <= cap  # in the scaled model too
+            for m, cap in _horn_windows(b[cand], d[cand], P[cand], scale)
+        )
         if int(chosen.sum()) > int(selected.sum()) and fits:
-            raise RuntimeError(f"CP-SAT's offline optimum ({name}, {int(selected.sum())} threads) is below the "
-                               f"Moore-Hodgson count {int(chosen.sum())} on equal begins: the solver is wrong")
+            raise RuntimeError(
+                f"CP-SAT's offline optimum ({name}, {int(selected.sum())} threads) is below the "
+                f"Moore-Hodgson count {int(chosen.sum())} on equal begins: the solver is wrong"
+            )
     schedule = edf_schedule(b, d, p, selected)
     finish = _verify(schedule, b, d, p, selected)
-    return OfflineSolution(selected, int(selected.sum()), name, schedule, finish, p,
-                           float(solver.best_objective_bound) if x else 0.0,
-                           time.perf_counter() - started, float(solver.deterministic_time))
+    return OfflineSolution(
+        selected,
+        int(selected.sum()),
+        name,
+        schedule,
+        finish,
+        p,
+        float(solver.best_objective_bound) if x else 0.0,
+        time.perf_counter() - started,
+        float(solver.deterministic_time),
+    )
 
 
 def _verify(schedule, b, d, p, selected) -> np.ndarray:
@@ -227,8 +250,10 @@ def _verify(schedule, b, d, p, selected) -> np.ndarray:
     want = np.where(selected, p, 0.0)
     short = selected & (got < want - TOL * np.maximum(1.0, want))
     if short.any():
-        raise AssertionError(f"OPT's chosen threads {np.flatnonzero(short).tolist()} do not receive "
-                             "their need under EDF (the scaled model accepted an infeasible set)")
+        raise AssertionError(
+            f"OPT's chosen threads {np.flatnonzero(short).tolist()} do not receive "
+            "their need under EDF (the scaled model accepted an infeasible set)"
+        )
     finish = np.zeros(k, dtype=np.int64)
     for j in np.flatnonzero(selected):
         given = np.flatnonzero(schedule[:, j] > 0.0)
@@ -239,8 +264,10 @@ def _verify(schedule, b, d, p, selected) -> np.ndarray:
 def true_needs(bundle: Bundle) -> np.ndarray:
     """S*_k: the least data at which thread k's reported loss reaches eps_k within its data
     limit N_k (d_k - b_k), inf if it never does."""
-    return np.array([curve.data_to_reach(th.threshold, th.data_limit)
-                     for th, curve in zip(bundle.threads, bundle.curves)], dtype=float)
+    return np.array(
+        [curve.data_to_reach(th.threshold, th.data_limit) for th, curve in zip(bundle.threads, bundle.curves)],
+        dtype=float,
+    )
 
 
 def true_need_units(bundle: Bundle) -> np.ndarray:

@@ -25,6 +25,7 @@ is undefined (`ucb_need`):
   infinite one (no data at all: full optimism wins).
 S_tilde is not rounded up again (the bonus is a real number).
 """
+
 from __future__ import annotations
 
 import math
@@ -43,15 +44,15 @@ def remaining_data(theta, eps, s_n, fitted=None) -> np.ndarray:
     one = theta.ndim == 1
     theta = theta.reshape(-1, 2)
     eps = np.asarray(eps, dtype=float)
-    positive = eps > 0.0                      # (nan fails)
+    positive = eps > 0.0  # (nan fails)
     if not positive.flat[positive.argmin()]:
         raise ValueError(f"the loss thresholds eps_k must be > 0 (eq. 3.6 takes ln eps), got {eps.tolist()}")
     b = -theta[:, 0]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         s_star = np.exp((theta[:, 1] - np.log(eps)) / b)
         need = np.ceil(s_star - s_n)
-    need = np.maximum(need, 0.0)             # nan stays nan, -inf (s* = 0) becomes 0
-    need[b <= 0.0] = math.inf                 # a non-decreasing fit (nan b compares False)
+    need = np.maximum(need, 0.0)  # nan stays nan, -inf (s* = 0) becomes 0
+    need[b <= 0.0] = math.inf  # a non-decreasing fit (nan b compares False)
     if fitted is not None:
         need[~np.asarray(fitted, dtype=bool).reshape(-1)] = math.nan
     return need[0] if one else need

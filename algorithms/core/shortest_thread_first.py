@@ -1,6 +1,7 @@
 """Shortest Thread First (STF), a baseline of paper 002, Sec. 4.1: the whole unit goes to the
 active thread with the nearest deadline (the lowest index among equal deadlines), until it
 succeeds or its deadline passes. It uses no prediction, so it never gives up on a thread."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -9,6 +9,7 @@ Active set A_t: threads with b_k < t <= d_k that have not succeeded (market/core
 An allocation is checked before it is applied: shares finite, >= 0, zero outside A_t, summing to
 at most 1 (tolerance 1e-9); a breach raises `AllocationError` naming the allocator and the unit.
 """
+
 from __future__ import annotations
 
 import time
@@ -31,10 +32,10 @@ class UnitView:
     """What an allocator sees at the start of unit t (1-based)."""
 
     t: int
-    active: np.ndarray     # bool (K,): A_t
-    data: np.ndarray       # float (K,): data learned so far, s_k
-    new: np.ndarray        # int (m,): threads that reported a loss at the end of unit t-1
-    new_loss: np.ndarray   # float (m,): those losses, at data[new]
+    active: np.ndarray  # bool (K,): A_t
+    data: np.ndarray  # float (K,): data learned so far, s_k
+    new: np.ndarray  # int (m,): threads that reported a loss at the end of unit t-1
+    new_loss: np.ndarray  # float (m,): those losses, at data[new]
     completed: np.ndarray  # bool (K,): threads that have succeeded
 
 
@@ -45,8 +46,7 @@ class Allocator(Protocol):
 
     name: str
 
-    def reset(self, threads: ThreadArrays) -> None:
-        ...
+    def reset(self, threads: ThreadArrays) -> None: ...
 
     def allocate(self, view: UnitView) -> np.ndarray:
         """The shares eta_{k,t} for every thread (K,): >= 0, zero outside view.active, sum <= 1."""
@@ -56,13 +56,13 @@ class Allocator(Protocol):
 class Outcome:
     """One allocator on one bundle."""
 
-    completed: np.ndarray         # bool (K,)
-    completion_time: np.ndarray   # int (K,): the unit in which it succeeded, 0 if it did not
-    data: np.ndarray              # float (K,): data learned
-    last_loss: np.ndarray         # float (K,): the last loss reported (nan if none)
-    eta: np.ndarray | None     # float (T, K): eta[t-1, k], when recorded
-    decision_seconds: float       # wall time inside `allocate` (all units)
-    decisions: int                # calls of `allocate`
+    completed: np.ndarray  # bool (K,)
+    completion_time: np.ndarray  # int (K,): the unit in which it succeeded, 0 if it did not
+    data: np.ndarray  # float (K,): data learned
+    last_loss: np.ndarray  # float (K,): the last loss reported (nan if none)
+    eta: np.ndarray | None  # float (T, K): eta[t-1, k], when recorded
+    decision_seconds: float  # wall time inside `allocate` (all units)
+    decisions: int  # calls of `allocate`
     allocator_trace: list = field(default_factory=list)  # what the allocator logged (its `trace`)
 
     @property
@@ -83,8 +83,10 @@ def check_shares(eta, view: UnitView, name: str) -> np.ndarray:
         raise AllocationError(f"{where}: shares must be >= 0, got {shares.tolist()}")
     outside = ~view.active & (shares > SHARE_TOL)
     if outside.any():
-        raise AllocationError(f"{where}: threads {np.flatnonzero(outside).tolist()} are not active "
-                              f"but got shares {shares[outside].tolist()}")
+        raise AllocationError(
+            f"{where}: threads {np.flatnonzero(outside).tolist()} are not active "
+            f"but got shares {shares[outside].tolist()}"
+        )
     total = float(shares.sum())
     if total > 1.0 + SHARE_TOL:
         raise AllocationError(f"{where}: shares sum to {total!r} > 1")
@@ -131,5 +133,6 @@ def simulate(bundle: Bundle, allocator: Allocator, record_eta: bool = False) -> 
         completed[done] = True
         completion[done] = t
         new, new_loss = got, losses
-    return Outcome(completed, completion, data, last_loss, eta_log, spent, decisions,
-                   list(getattr(allocator, "trace", []) or []))
+    return Outcome(
+        completed, completion, data, last_loss, eta_log, spent, decisions, list(getattr(allocator, "trace", []) or [])
+    )

@@ -35,6 +35,7 @@ thread that fits alone, no Python loop); from there the loop runs in Python on a
 integer ranks, over the threads that fit alone.
 `adaptive_tree_search_reference` is the literal, readable version (the tests check both agree).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -78,9 +79,9 @@ def _line10(ps: np.ndarray, keep: np.ndarray, slack: np.ndarray) -> np.ndarray:
     chosen = np.where(keep, ps, 0.0)
     room = slack - (chosen.cumsum() - chosen)
     positive = room > 0.0
-    if positive[positive.argmin()]:           # the usual case: room > 0 everywhere
+    if positive[positive.argmin()]:  # the usual case: room > 0 everywhere
         eta = chosen / room
-    else:                                     # room <= 0 only within tol: p_k = 0 gives 0, p_k > 0 gives 1
+    else:  # room <= 0 only within tol: p_k = 0 gives 0, p_k > 0 gives 1
         eta = chosen / np.where(positive, room, 1.0)
         eta[~positive & (chosen > 0.0)] = 1.0
     return np.minimum(eta, 1.0, out=eta)
@@ -106,7 +107,7 @@ def adaptive_tree_search(need_units, deadlines, d0, *, order=None, tol: float = 
         return np.zeros(0), np.zeros(0, dtype=bool)
     ps = p[order]
     limit = slack + tol
-    eligible = ps <= limit            # p_k > d_k - d_0 (+ tol), inf included: never in C (docstring)
+    eligible = ps <= limit  # p_k > d_k - d_0 (+ tol), inf included: never in C (docstring)
     cs = np.where(eligible, ps, 0.0).cumsum()
     over = (cs > limit) & eligible
     first = int(over.argmax())
@@ -122,7 +123,7 @@ def _lines_3_to_8(ps, limit, eligible, keep, first, total) -> None:
     (everything before it stays in C; `total` is their sum). C is a heap of ranks: rank 0 is the
     largest p (ties: the latest position), so the heap's minimum is line 6's argmax."""
     k = ps.size
-    by_rank = (k - 1) - np.argsort(-ps[::-1], kind="stable")   # position of each rank
+    by_rank = (k - 1) - np.argsort(-ps[::-1], kind="stable")  # position of each rank
     rank = np.empty(k, dtype=np.int64)
     rank[by_rank] = np.arange(k)
     heap = rank[:first][eligible[:first]].tolist()
@@ -132,10 +133,10 @@ def _lines_3_to_8(ps, limit, eligible, keep, first, total) -> None:
     dropped = []
     at = first + np.flatnonzero(eligible[first:])
     for r, pk, lim in zip(rank[at].tolist(), ps[at].tolist(), limit[at].tolist()):
-        push(heap, r)                    # line 4
+        push(heap, r)  # line 4
         total += pk
-        if total > lim:                  # line 5: sum_{i in C} p_i > d_k - d_0 (+ tol)
-            q = pop(heap)                # line 6
+        if total > lim:  # line 5: sum_{i in C} p_i > d_k - d_0 (+ tol)
+            q = pop(heap)  # line 6
             total -= p_of_rank[q]
             dropped.append(q)
     keep[by_rank[dropped]] = False
@@ -145,18 +146,18 @@ def adaptive_tree_search_reference(need_units, deadlines, d0, *, tol: float = TO
     """Alg. 1 line by line (the readable reference of `adaptive_tree_search`, same conventions)."""
     p, order, slack = _prepare(need_units, deadlines, d0, None)
     ps = p[order]
-    C: list[int] = []                                     # positions in deadline order
-    for k in range(p.size):                               # line 3
-        if ps[k] == np.inf:                               # added and removed at once (docstring)
+    C: list[int] = []  # positions in deadline order
+    for k in range(p.size):  # line 3
+        if ps[k] == np.inf:  # added and removed at once (docstring)
             continue
-        C.append(k)                                       # line 4
-        if sum(ps[i] for i in C) > slack[k] + tol:        # line 5
-            worst = max(C, key=lambda i: (ps[i], i))      # line 6 (ties: the latest position)
+        C.append(k)  # line 4
+        if sum(ps[i] for i in C) > slack[k] + tol:  # line 5
+            worst = max(C, key=lambda i: (ps[i], i))  # line 6 (ties: the latest position)
             C.remove(worst)
     keep = np.zeros(p.size, dtype=bool)
     keep[C] = True
     eta = np.zeros(p.size)
-    for k in C:                                           # lines 9-11
+    for k in C:  # lines 9-11
         if ps[k] > 0.0:
             room = slack[k] - sum(ps[i] for i in C if i < k)
             eta[k] = min(ps[k] / room, 1.0) if room > 0.0 else 1.0

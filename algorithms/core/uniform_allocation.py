@@ -1,5 +1,6 @@
 """Uniform Allocation (UA), a baseline of paper 002, Sec. 4.1: every active thread gets the same
 share of the unit, 1 / |A_t|, whatever its needs or deadline."""
+
 from __future__ import annotations
 
 import numpy as np

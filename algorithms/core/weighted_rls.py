@@ -39,6 +39,7 @@ updates any subset at once (Alg. 2 line 15 updates every thread that reported a 
 same algebra written out on the three distinct entries of the symmetric P; the tests check
 that both agree.
 """
+
 from __future__ import annotations
 
 import math
@@ -76,9 +77,9 @@ class WeightedRLS:
         self._theta = np.full(2, np.nan)
         self._P = np.full((2, 2), np.nan)
         self._fitted = False
-        self._x0 = math.nan   # the one ln s seen while unfitted
-        self._w = 0.0         # sum gamma^(n-i) over those points
-        self._r = 0.0         # sum gamma^(n-i) r_i over those points
+        self._x0 = math.nan  # the one ln s seen while unfitted
+        self._w = 0.0  # sum gamma^(n-i) over those points
+        self._r = 0.0  # sum gamma^(n-i) r_i over those points
 
     @property
     def fitted(self) -> bool:
@@ -129,7 +130,7 @@ class WeightedRLS:
             return
         X = np.array([x, 1.0])
         Px = self._P @ X
-        self._P = (self._P - np.outer(Px, Px) / (g + X @ Px)) / g        # eq. 3.5, second line
+        self._P = (self._P - np.outer(Px, Px) / (g + X @ Px)) / g  # eq. 3.5, second line
         self._theta = self._theta + self._P @ X * (r - X @ self._theta)  # eq. 3.5, first line
 
 
@@ -161,7 +162,7 @@ class RLSBank:
             raise ValueError(f"the number of threads must be >= 0, got {k}")
         self.gamma = _check_gamma(gamma)
         self.k = k
-        self._state = np.full((5, k), np.nan)   # rows: -b, ln a, P00, P01, P11
+        self._state = np.full((5, k), np.nan)  # rows: -b, ln a, P00, P01, P11
         self.n = np.zeros(k, dtype=np.int64)
         self.fitted = np.zeros(k, dtype=bool)
         self.last_s = np.full(k, np.nan)
@@ -191,12 +192,13 @@ class RLSBank:
         s = np.asarray(s, dtype=float).reshape(-1)
         loss = np.asarray(loss, dtype=float).reshape(-1)
         if s.size != m or loss.size != m:
-            raise ValueError(f"update needs one s and one loss per index: {m} indices, {s.size} s, "
-                             f"{loss.size} losses")
+            raise ValueError(f"update needs one s and one loss per index: {m} indices, {s.size} s, {loss.size} losses")
         low, high = np.minimum(s, loss), np.maximum(s, loss)
-        if not (low[low.argmin()] > 0.0 and high[high.argmax()] < math.inf):   # nan fails both
-            raise ValueError(f"data amounts s and losses must be finite and > 0 (X_s = [ln s, 1], "
-                             f"r = ln loss, eq. 3.2), got s = {s.tolist()}, loss = {loss.tolist()}")
+        if not (low[low.argmin()] > 0.0 and high[high.argmax()] < math.inf):  # nan fails both
+            raise ValueError(
+                f"data amounts s and losses must be finite and > 0 (X_s = [ln s, 1], "
+                f"r = ln loss, eq. 3.2), got s = {s.tolist()}, loss = {loss.tolist()}"
+            )
         ordered = True
         if m > 1:
             rising = idx[1:] > idx[:-1]
@@ -207,7 +209,7 @@ class RLSBank:
             raise ValueError(f"thread indices must be in [0, {self.k}), got {idx.tolist()}")
         x = np.log(s)
         r = np.log(loss)
-        if ordered and m == self.k:        # every thread, in order (idx = 0..K-1): no gathering
+        if ordered and m == self.k:  # every thread, in order (idx = 0..K-1): no gathering
             self.n += 1
             self.last_s[:] = s
             fit = self.fitted
@@ -218,11 +220,11 @@ class RLSBank:
             self.n[idx] += 1
             self.last_s[idx] = s
             fit = self.fitted[idx]
-            if fit[fit.argmin()]:          # all fitted (the usual case)
+            if fit[fit.argmin()]:  # all fitted (the usual case)
                 self._recursive(idx, x, r)
                 return
         fit = fit.copy()
-        if fit[fit.argmax()]:              # some fitted
+        if fit[fit.argmax()]:  # some fitted
             self._recursive(idx[fit], x[fit], r[fit])
         new = ~fit
         self._start(idx[new], x[new], r[new])
@@ -235,23 +237,23 @@ class RLSBank:
         st = self._state if whole else self._state[:, idx]
         t0, t1, p00, p01, p11 = st
         px0 = p00 * x
-        px0 += p01                          # P_{n-1} X = [p00 x + p01, p01 x + p11]
+        px0 += p01  # P_{n-1} X = [p00 x + p01, p01 x + p11]
         px1 = p01 * x
         px1 += p11
         den = x * px0
         den += px1
-        den += self.gamma                   # gamma + X^T P_{n-1} X
-        k0 = px0 / den                      # P_n X = P_{n-1} X / (gamma + X^T P_{n-1} X)
+        den += self.gamma  # gamma + X^T P_{n-1} X
+        k0 = px0 / den  # P_n X = P_{n-1} X / (gamma + X^T P_{n-1} X)
         k1 = px1 / den
         err = t0 * x
         np.subtract(r, err, out=err)
-        err -= t1                           # r_n - X^T theta_{n-1}
-        t0 += k0 * err                      # eq. 3.5, first line
+        err -= t1  # r_n - X^T theta_{n-1}
+        t0 += k0 * err  # eq. 3.5, first line
         t1 += k1 * err
-        p00 -= px0 * k0                     # P_{n-1} - P_{n-1} X X^T P_{n-1} / (...)
+        p00 -= px0 * k0  # P_{n-1} - P_{n-1} X X^T P_{n-1} / (...)
         p01 -= px0 * k1
         p11 -= px1 * k1
-        st[2:] *= 1.0 / self.gamma          # eq. 3.5, second line
+        st[2:] *= 1.0 / self.gamma  # eq. 3.5, second line
         if not whole:
             self._state[:, idx] = st
 
@@ -272,7 +274,11 @@ class RLSBank:
             w = g * w0
             slope = (r1 - self._r[j] / w0) / (x1 - x0)
             det = w * (x1 - x0) ** 2
-            self._state[:, j] = [slope, r1 - slope * x1, (w + 1.0) / det, -(w * x0 + x1) / det,
-                                 (w * x0 * x0 + x1 * x1) / det]
+            self._state[:, j] = [
+                slope,
+                r1 - slope * x1,
+                (w + 1.0) / det,
+                -(w * x0 + x1) / det,
+                (w * x0 * x0 + x1 * x1) / det,
+            ]
             self.fitted[j] = True
-

@@ -16,6 +16,7 @@ utilisation of every policy of the grid: Figs. 4-5), `weights` on the OptiLearni
 policy weights after every 5% of the jobs). The OptiLearning rows also carry Proposition 6's
 n, d and N' (`learning_policies`, `learning_lag`, `learning_jobs`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -41,9 +42,19 @@ INPUT_FILES = {"prices.path": load_price_trace}
 WEIGHT_CHECKPOINTS = 20
 # Documented keys listed at null in conf/family/iaas.yaml, so that the command line sets them without `+`;
 # null is the code's default (algorithms/common/optional_keys.py).
-OPTIONAL_KEYS = ("jobs.pareto_shape", "jobs.pareto_scale", "jobs.size_hours", "prices.path",
-                 "prices.trace_slot_minutes", "prices.start", "policies.betas", "policies.bids",
-                 "policies.thetas", "policies.beta0s", "policies.beta_per_bid")
+OPTIONAL_KEYS = (
+    "jobs.pareto_shape",
+    "jobs.pareto_scale",
+    "jobs.size_hours",
+    "prices.path",
+    "prices.trace_slot_minutes",
+    "prices.start",
+    "policies.betas",
+    "policies.bids",
+    "policies.thetas",
+    "policies.beta0s",
+    "policies.beta_per_bid",
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +71,12 @@ def prepare(config: dict) -> PreparedIaas:
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
     config = without_null_keys(config, OPTIONAL_KEYS)
     settings = PolicySettings.from_config(config)
-    return PreparedIaas(JobParams.from_config(config.get("jobs")), PriceParams.from_config(config.get("prices")),
-                        settings, mechanism_specs(config, settings))
+    return PreparedIaas(
+        JobParams.from_config(config.get("jobs")),
+        PriceParams.from_config(config.get("prices")),
+        settings,
+        mechanism_specs(config, settings),
+    )
 
 
 def mechanism_names(config: dict) -> list[str]:
@@ -70,43 +85,76 @@ def mechanism_names(config: dict) -> list[str]:
 
 def _row(name: str, cost, policy_name: str, tables: dict | None = None) -> dict:
     work = cost.spot_work.sum() + cost.on_demand_work.sum() + cost.self_owned_work.sum()
-    row = {"mechanism": name, "utility": -cost.unit_cost, "unit_cost": cost.unit_cost,
-           "spot_share": float(cost.spot_work.sum() / work) if work > 0 else 0.0,
-           "self_owned_utilisation": cost.utilisation, "policy": policy_name,
-           "missed": int(np.count_nonzero(cost.finish == 0))}
+    row = {
+        "mechanism": name,
+        "utility": -cost.unit_cost,
+        "unit_cost": cost.unit_cost,
+        "spot_share": float(cost.spot_work.sum() / work) if work > 0 else 0.0,
+        "self_owned_utilisation": cost.utilisation,
+        "policy": policy_name,
+        "missed": int(np.count_nonzero(cost.finish == 0)),
+    }
     if tables:
         row["tables"] = tables
     return row
 
 
 def _grid_table(costs) -> dict:
-    return {"policy": [c.policy.name for c in costs], "bid": [c.policy.bid for c in costs],
-            "beta": [c.policy.beta if c.policy.kind == "ours" else np.nan for c in costs],
-            "beta0": [np.nan if c.policy.beta0 is None else c.policy.beta0 for c in costs],
-            "theta": [c.policy.theta if c.policy.kind != "ours" else np.nan for c in costs],
-            "unit_cost": [c.unit_cost for c in costs],
-            "self_owned_utilisation": [c.utilisation for c in costs]}
+    return {
+        "policy": [c.policy.name for c in costs],
+        "bid": [c.policy.bid for c in costs],
+        "beta": [c.policy.beta if c.policy.kind == "ours" else np.nan for c in costs],
+        "beta0": [np.nan if c.policy.beta0 is None else c.policy.beta0 for c in costs],
+        "theta": [c.policy.theta if c.policy.kind != "ours" else np.nan for c in costs],
+        "unit_cost": [c.unit_cost for c in costs],
+        "self_owned_utilisation": [c.utilisation for c in costs],
+    }
 
 
-def _learning_row(spec: MechanismSpec, prepared: PreparedIaas, jobs: JobStream, prices,
-                  rng: np.random.Generator, policies: list[Policy], runs: list | None) -> dict:
+def _learning_row(
+    spec: MechanismSpec,
+    prepared: PreparedIaas,
+    jobs: JobStream,
+    prices,
+    rng: np.random.Generator,
+    policies: list[Policy],
+    runs: list | None,
+) -> dict:
     """OptiLearning over `policies`; `runs`: their costs without self-owned instances (the
     BestOurs / BestTheta grid's), which are Alg. 3's counterfactuals when R = 0."""
     s = prepared.settings
-    run = opti_learning(jobs, prices, policies, mechanism_stream(rng, spec.name), s.normalisation,
-                        prepared.prices.on_demand, runs, s.instances)
+    run = opti_learning(
+        jobs,
+        prices,
+        policies,
+        mechanism_stream(rng, spec.name),
+        s.normalisation,
+        prepared.prices.on_demand,
+        runs,
+        s.instances,
+    )
     alpha = run.unit_cost(float(jobs.size.sum()))
     rows = np.unique(np.linspace(0, len(jobs), WEIGHT_CHECKPOINTS + 1).astype(int))
     weights = run.selection.weights[rows]
-    table = {"job": np.repeat(rows, len(policies)).tolist(),
-             "policy": [p.name for p in policies] * len(rows),
-             "weight": weights.ravel().tolist()}
+    table = {
+        "job": np.repeat(rows, len(policies)).tolist(),
+        "policy": [p.name for p in policies] * len(rows),
+        "weight": weights.ravel().tolist(),
+    }
     spot = float(run.realised_spot_work.sum())
-    return {"mechanism": spec.name, "utility": -alpha, "unit_cost": alpha,
-            "spot_share": spot / float(jobs.size.sum()), "self_owned_utilisation": run.utilisation,
-            "policy": policies[int(np.argmax(run.selection.final_weights))].name, "missed": run.missed,
-            "learning_policies": len(policies), "learning_lag": run.lag, "learning_jobs": len(jobs),
-            "tables": {"weights": table}}
+    return {
+        "mechanism": spec.name,
+        "utility": -alpha,
+        "unit_cost": alpha,
+        "spot_share": spot / float(jobs.size.sum()),
+        "self_owned_utilisation": run.utilisation,
+        "policy": policies[int(np.argmax(run.selection.final_weights))].name,
+        "missed": run.missed,
+        "learning_policies": len(policies),
+        "learning_lag": run.lag,
+        "learning_jobs": len(jobs),
+        "tables": {"weights": table},
+    }
 
 
 class _Grids:
@@ -160,10 +208,12 @@ def simulate_replicate(prepared: PreparedIaas, replicate: int, rng: np.random.Ge
             rows.append(_row(spec.name, best, best.policy.name, {"policies": _grid_table(costs)}))
         elif spec.kind == LEARNING:
             kind = "BestOurs" if spec.grid == "ours" else "BestTheta"
-            rows.append(_learning_row(spec, prepared, jobs, prices, rng, grids.policies(kind),
-                                      grids.learning_runs(kind)))
+            rows.append(
+                _learning_row(spec, prepared, jobs, prices, rng, grids.policies(kind), grids.learning_runs(kind))
+            )
         else:
             policy: Policy = spec.policy
-            rows.append(_row(spec.name, stream_cost(jobs, prices, policy, s.instances, prepared.prices.on_demand),
-                             policy.name))
+            rows.append(
+                _row(spec.name, stream_cost(jobs, prices, policy, s.instances, prepared.prices.on_demand), policy.name)
+            )
     return rows

@@ -19,6 +19,7 @@ instances running and the paid on-demand ones the parallelism leaves room for, t
 in, the new totals out), one addition per charge or part, so that every caller's totals are
 the same floating-point sums.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,8 +40,9 @@ def paid_instances(paid_until: np.ndarray, t: int) -> int:
 
 
 @njit(cache=True)
-def pay_on_demand(paid_until: np.ndarray, t: int, want: int, on_demand: float, slots_per_hour: int,
-                  cost: float) -> tuple[int, float]:
+def pay_on_demand(
+    paid_until: np.ndarray, t: int, want: int, on_demand: float, slots_per_hour: int, cost: float
+) -> tuple[int, float]:
     """Sec. III-A's on-demand billing in slot t: count the instances still paid for t and, while
     fewer than `want`, launch one (the first instance in `paid_until` whose hour has ended),
     paying `on_demand` for its hour t .. t + slots_per_hour - 1. `paid_until` is updated in
@@ -58,8 +60,7 @@ def pay_on_demand(paid_until: np.ndarray, t: int, want: int, on_demand: float, s
 
 
 @njit(cache=True)
-def do_work(spot_now: int, od_now: int, work: float, spot_work: float,
-            od_work: float) -> tuple[float, float, float]:
+def do_work(spot_now: int, od_now: int, work: float, spot_work: float, od_work: float) -> tuple[float, float, float]:
     """Sec. III-A's work in one slot: `spot_now` spot and `od_now` on-demand instances each
     process one unit of the `work` left. The work processed is at most what was left (the job
     done mid-slot), the spot part first. Returns (`spot_work` plus the spot part, `od_work` plus
@@ -72,8 +73,9 @@ def do_work(spot_now: int, od_now: int, work: float, spot_work: float,
 
 
 @njit(cache=True)
-def charge_spot_hour(spot_alive: bool, spot_ran: int, spot_n: int, hour_price: float, work: float,
-                     slots_per_hour: int, cost: float) -> tuple[int, bool, float]:
+def charge_spot_hour(
+    spot_alive: bool, spot_ran: int, spot_n: int, hour_price: float, work: float, slots_per_hour: int, cost: float
+) -> tuple[int, bool, float]:
     """Sec. III-A's spot billing at the end of a slot, `work` left after it. When the hour's
     `spot_n` spot instances ran in it (`spot_alive`, `spot_ran` slots before it), the hour costs
     spot_n x `hour_price` (the price of its first slot) once it has run all `slots_per_hour`

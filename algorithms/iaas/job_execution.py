@@ -34,6 +34,7 @@ which is the model above, unchanged), for the measured alternatives of Fig. 4
 - `lost_spot_pro_rata`: an hour of spot instances ended by the cloud costs spot_n x the hour's
   price x the slots it ran / Len instead of nothing.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,8 +54,9 @@ OURS, THETA, THETA_ONCE = 0, 1, 2
 
 
 @njit(cache=True)
-def proportion_split(work: float, slots_left: int, parallelism: int, beta: float,
-                     slots_per_hour: int = LEN) -> tuple[int, int]:
+def proportion_split(
+    work: float, slots_left: int, parallelism: int, beta: float, slots_per_hour: int = LEN
+) -> tuple[int, int]:
     """Alg. 1 (Proportion) at an allocation update: (si, o) for a job with `work` left,
     `slots_left` slots to its deadline (this one included) and `parallelism` instances.
 
@@ -72,8 +74,9 @@ def proportion_split(work: float, slots_left: int, parallelism: int, beta: float
 
 
 @njit(cache=True)
-def proportion_split_on_size(work: float, size: float, slots_left: int, parallelism: int, beta: float,
-                             slots_per_hour: int = LEN) -> tuple[int, int]:
+def proportion_split_on_size(
+    work: float, size: float, slots_left: int, parallelism: int, beta: float, slots_per_hour: int = LEN
+) -> tuple[int, int]:
     """Alg. 1 as printed (the `nu_on_size` switch): kappa2 = floor(nu(z', .) / delta) on the
     remaining work z' = `work` (line 1), but lines 3-5 on nu(z_j, .) with the job's size
     z_j = `size`: kappa2 >= 1 bids for delta spot instances; else nu(z_j, .) > 0 bids for it and
@@ -103,8 +106,7 @@ def theta_split(parallelism: int, theta: float) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def fallback_plan(work: float, start: int, end: int, parallelism: int,
-                  slots_per_hour: int = LEN) -> tuple[int, int]:
+def fallback_plan(work: float, start: int, end: int, parallelism: int, slots_per_hour: int = LEN) -> tuple[int, int]:
     """Proposition 4: with `work` left from slot `start` to the deadline `end` (inclusive) and
     no flexibility, kappa = floor((end - start + 1) / Len) whole hours of delta on-demand
     instances end at the deadline, from t'' = end + 1 - kappa Len; before them, in the
@@ -127,8 +129,8 @@ class JobResult:
     on_demand_cost: float
     spot_work: float
     on_demand_work: float
-    finish: int          # the slot in which it was done (0: not done)
-    fell_back: int       # the slot from which it used on-demand only (0: never)
+    finish: int  # the slot in which it was done (0: not done)
+    fell_back: int  # the slot from which it used on-demand only (0: never)
 
     @property
     def cost(self) -> float:
@@ -139,39 +141,91 @@ class JobResult:
         return self.finish > 0
 
 
-def run_job(arrival: int, deadline: int, size: float, parallelism: int, prices: np.ndarray, kind: int,
-            beta: float = 0.5, bid: float = 0.1, theta: float = 0.0, on_demand: float = ON_DEMAND_PRICE,
-            slots_per_hour: int = LEN, nu_on_size: bool = False, od_per_slot: bool = False,
-            lost_spot_pro_rata: bool = False) -> JobResult:
+def run_job(
+    arrival: int,
+    deadline: int,
+    size: float,
+    parallelism: int,
+    prices: np.ndarray,
+    kind: int,
+    beta: float = 0.5,
+    bid: float = 0.1,
+    theta: float = 0.0,
+    on_demand: float = ON_DEMAND_PRICE,
+    slots_per_hour: int = LEN,
+    nu_on_size: bool = False,
+    od_per_slot: bool = False,
+    lost_spot_pro_rata: bool = False,
+) -> JobResult:
     """Process one job (already reduced by its self-owned instances: `size` and `parallelism`
     are the remainder's) from slot `arrival` to its deadline `arrival + deadline - 1` under the
     price path `prices` (prices[t - 1] is slot t's spot price); the switches, off by default,
     in the module docstring."""
-    out = _run_job(int(arrival), int(deadline), float(size), int(parallelism), np.asarray(prices, dtype=float),
-                   int(kind), float(beta), float(bid), float(theta), float(on_demand), int(slots_per_hour),
-                   bool(nu_on_size), bool(od_per_slot), bool(lost_spot_pro_rata))
+    out = _run_job(
+        int(arrival),
+        int(deadline),
+        float(size),
+        int(parallelism),
+        np.asarray(prices, dtype=float),
+        int(kind),
+        float(beta),
+        float(bid),
+        float(theta),
+        float(on_demand),
+        int(slots_per_hour),
+        bool(nu_on_size),
+        bool(od_per_slot),
+        bool(lost_spot_pro_rata),
+    )
     return JobResult(*out)
 
 
 @njit(cache=True)
-def run_jobs(arrival, deadline, size, parallelism, prices, kind, beta, bid, theta, on_demand, slots_per_hour,
-             nu_on_size=False, od_per_slot=False, lost_spot_pro_rata=False):
+def run_jobs(
+    arrival,
+    deadline,
+    size,
+    parallelism,
+    prices,
+    kind,
+    beta,
+    bid,
+    theta,
+    on_demand,
+    slots_per_hour,
+    nu_on_size=False,
+    od_per_slot=False,
+    lost_spot_pro_rata=False,
+):
     """`run_job` for every job of a stream under one policy: (K, 4) float array of spot cost,
     on-demand cost, spot work, on-demand work, and (K, 2) int array of finish and fallback slots."""
     k = arrival.size
     money = np.zeros((k, 4))
     slots = np.zeros((k, 2), dtype=np.int64)
     for j in range(k):
-        out = _run_job(arrival[j], deadline[j], size[j], parallelism[j], prices, kind, beta, bid, theta,
-                       on_demand, slots_per_hour, nu_on_size, od_per_slot, lost_spot_pro_rata)
+        out = _run_job(
+            arrival[j],
+            deadline[j],
+            size[j],
+            parallelism[j],
+            prices,
+            kind,
+            beta,
+            bid,
+            theta,
+            on_demand,
+            slots_per_hour,
+            nu_on_size,
+            od_per_slot,
+            lost_spot_pro_rata,
+        )
         money[j, 0], money[j, 1], money[j, 2], money[j, 3] = out[0], out[1], out[2], out[3]
         slots[j, 0], slots[j, 1] = out[4], out[5]
     return money, slots
 
 
 @njit(cache=True)
-def run_job_policies(arrival, deadline, size, parallelism, prices, kind, beta, bid, theta, on_demand,
-                     slots_per_hour):
+def run_job_policies(arrival, deadline, size, parallelism, prices, kind, beta, bid, theta, on_demand, slots_per_hour):
     """`run_job` of one job under n policies (OptiLearning's counterfactuals): `size` and
     `parallelism` are the job's remainder after each policy's self-owned instances, `kind`,
     `beta`, `bid`, `theta` each policy's; the outputs as `run_jobs`', one row per policy."""
@@ -179,16 +233,41 @@ def run_job_policies(arrival, deadline, size, parallelism, prices, kind, beta, b
     money = np.zeros((n, 4))
     slots = np.zeros((n, 2), dtype=np.int64)
     for k in range(n):
-        out = _run_job(arrival, deadline, size[k], parallelism[k], prices, kind[k], beta[k], bid[k], theta[k],
-                       on_demand, slots_per_hour)
+        out = _run_job(
+            arrival,
+            deadline,
+            size[k],
+            parallelism[k],
+            prices,
+            kind[k],
+            beta[k],
+            bid[k],
+            theta[k],
+            on_demand,
+            slots_per_hour,
+        )
         money[k, 0], money[k, 1], money[k, 2], money[k, 3] = out[0], out[1], out[2], out[3]
         slots[k, 0], slots[k, 1] = out[4], out[5]
     return money, slots
 
 
 @njit(cache=True)
-def _run_job(arrival, deadline, size, parallelism, prices, kind, beta, bid, theta, on_demand, slots_per_hour,
-             nu_on_size=False, od_per_slot=False, lost_spot_pro_rata=False):
+def _run_job(
+    arrival,
+    deadline,
+    size,
+    parallelism,
+    prices,
+    kind,
+    beta,
+    bid,
+    theta,
+    on_demand,
+    slots_per_hour,
+    nu_on_size=False,
+    od_per_slot=False,
+    lost_spot_pro_rata=False,
+):
     end = arrival + deadline - 1
     if size <= TOL:
         return 0.0, 0.0, 0.0, 0.0, arrival, 0
@@ -245,8 +324,9 @@ def _run_job(arrival, deadline, size, parallelism, prices, kind, beta, bid, thet
         else:
             paid, od_cost = pay_on_demand(paid_until, t, want, on_demand, slots_per_hour, od_cost)
         spot_work, od_work, work = do_work(spot_now, min(paid, parallelism - spot_now), work, spot_work, od_work)
-        spot_ran, spot_alive, spot_cost = charge_spot_hour(spot_alive, spot_ran, spot_n, hour_price, work,
-                                                           slots_per_hour, spot_cost)
+        spot_ran, spot_alive, spot_cost = charge_spot_hour(
+            spot_alive, spot_ran, spot_n, hour_price, work, slots_per_hour, spot_cost
+        )
         if work <= TOL:
             return spot_cost, od_cost, spot_work, od_work, t, fell_back
     return spot_cost, od_cost, spot_work, od_work, 0, fell_back

@@ -78,6 +78,7 @@ R = 10, five seeds, the whole call (median / max seconds):
     the limit) -- expect only bounds there, or use small R, few jobs or short deadlines.
 The tests' worlds (1-3 jobs, d_j <= 30, delta_j <= 3) solve in milliseconds.
 """
+
 from __future__ import annotations
 
 import math
@@ -91,9 +92,9 @@ from algorithms.common.cpsat import deterministic_solver
 from algorithms.iaas.job_execution import LEN, ON_DEMAND_PRICE
 from algorithms.iaas.policies import BIDS
 
-MONEY_SCALE = 10**6   # units per dollar
-TIME_LIMIT = 60.0     # CP-SAT deterministic time units
-TOL = 1e-9            # work units, as job_execution.TOL
+MONEY_SCALE = 10**6  # units per dollar
+TIME_LIMIT = 60.0  # CP-SAT deterministic time units
+TOL = 1e-9  # work units, as job_execution.TOL
 # Blocks and self-owned instances are highly symmetric: level 4 halved the total time of ten
 # hard groups (R > 0, prices of mean 1.1 or with spikes; module docstring).
 SYMMETRY_LEVEL = 4
@@ -210,11 +211,11 @@ def _check_inputs(jobs, prices, instances, bids, on_demand, time_limit) -> tuple
         raise ValueError(f"on_demand must be a finite price >= 0, got {on_demand!r}")
     if not time_limit > 0:
         raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
-    if len(jobs) and (np.any(jobs.arrival < 1) or np.any(jobs.deadline < 1) or np.any(jobs.parallelism < 0)
-                      or np.any(jobs.size < 0)):
+    if len(jobs) and (
+        np.any(jobs.arrival < 1) or np.any(jobs.deadline < 1) or np.any(jobs.parallelism < 0) or np.any(jobs.size < 0)
+    ):
         raise ValueError("jobs need arrival >= 1, deadline >= 1, parallelism >= 0 and size >= 0")
-    short = [j for j in range(len(jobs))
-             if jobs.deadline[j] * jobs.parallelism[j] < work_needed(jobs.size[j])]
+    short = [j for j in range(len(jobs)) if jobs.deadline[j] * jobs.parallelism[j] < work_needed(jobs.size[j])]
     if short:
         raise ValueError(f"jobs {short} cannot finish by their deadlines (d_j delta_j < z_j)")
     return prices, bids
@@ -292,17 +293,21 @@ class _Solved:
     deterministic_time: float = 0.0
 
 
-def _solve_group(jobs, members: list[int], prices, instances, bids, on_demand, time_limit, wall_limit,
-                 out: _Solved) -> None:
-    blocks = [b for j in members for b in job_blocks(prices, j, int(jobs.arrival[j]), int(jobs.deadline[j]),
-                                                     bids, on_demand)]
+def _solve_group(
+    jobs, members: list[int], prices, instances, bids, on_demand, time_limit, wall_limit, out: _Solved
+) -> None:
+    blocks = [
+        b for j in members for b in job_blocks(prices, j, int(jobs.arrival[j]), int(jobs.deadline[j]), bids, on_demand)
+    ]
     built = build_model(jobs, members, blocks, instances)
     solver = deterministic_solver(time_limit, wall_limit=wall_limit)
     solver.parameters.symmetry_level = SYMMETRY_LEVEL
     status = solver.solve(built.model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise RuntimeError(f"CP-SAT found no plan for jobs {members} within deterministic time {time_limit} "
-                           f"(status {solver.status_name(status)})")
+        raise RuntimeError(
+            f"CP-SAT found no plan for jobs {members} within deterministic time {time_limit} "
+            f"(status {solver.status_name(status)})"
+        )
     out.counts.update((b, solver.value(n)) for b, n in zip(built.blocks, built.counts))
     out.cloud.update((key, solver.value(v)) for key, v in built.cloud.items())
     out.own.update((key, solver.value(v)) for key, v in built.own.items())
@@ -311,8 +316,15 @@ def _solve_group(jobs, members: list[int], prices, instances, bids, on_demand, t
     out.deterministic_time += solver.deterministic_time
 
 
-def offline_optimum(jobs, prices, instances: int = 0, bids=BIDS, on_demand: float = ON_DEMAND_PRICE,
-                    time_limit: float = TIME_LIMIT, wall_limit: float | None = None) -> OfflineOptimum:
+def offline_optimum(
+    jobs,
+    prices,
+    instances: int = 0,
+    bids=BIDS,
+    on_demand: float = ON_DEMAND_PRICE,
+    time_limit: float = TIME_LIMIT,
+    wall_limit: float | None = None,
+) -> OfflineOptimum:
     """The hindsight-optimal cost of `jobs` (a market.iaas JobStream) under the realised price
     path `prices` (prices[t - 1] is slot t's), with `instances` (R) self-owned instances and
     spot bids from `bids` (module docstring). Each group of `independent_groups` is one CP-SAT

@@ -24,6 +24,7 @@ Proposition 6 needs costs in [0, 1]; Alg. 3 as printed (lines 11-12) weighs the 
   (max - min): eta_j spread_j z_j = eta_j (c_max - c_j), the printed update up to a constant per
   job, which no weight sees. With one bound B for every job, `none` is `bound` with eta times B.
 """
+
 from __future__ import annotations
 
 import math
@@ -108,9 +109,16 @@ def _eta_scale(costs: np.ndarray, normalisation: str) -> np.ndarray:
     return np.where(spread > 0, spread, 1.0)
 
 
-def opti_learning(jobs, prices: np.ndarray, policies, rng: np.random.Generator,
-                  normalisation: str = "bound", on_demand: float = ON_DEMAND_PRICE,
-                  runs=None, instances: int = 0) -> OptiLearningRun:
+def opti_learning(
+    jobs,
+    prices: np.ndarray,
+    policies,
+    rng: np.random.Generator,
+    normalisation: str = "bound",
+    on_demand: float = ON_DEMAND_PRICE,
+    runs=None,
+    instances: int = 0,
+) -> OptiLearningRun:
     """Alg. 3 on `jobs` (arrival order) with the candidate `policies` and `instances` (R)
     self-owned instances; `rng` draws the policies. `runs`: the policies' `stream_cost` on
     these jobs and prices without self-owned instances, when the caller has them."""
@@ -128,8 +136,16 @@ def opti_learning(jobs, prices: np.ndarray, policies, rng: np.random.Generator,
     selection = exponentiated_gradient(-costs, lower, upper, eta=eta, delay=delays_from_arrivals(jobs.arrival, lag))
     chosen = draw_policies(selection.weights[:-1], rng)
     finish = np.column_stack([r.finish for r in runs])[np.arange(len(jobs)), chosen]
-    return OptiLearningRun(policies, costs, np.column_stack([r.spot_work for r in runs]), selection, chosen, lag,
-                           np.zeros(len(jobs), dtype=np.int64), finish)
+    return OptiLearningRun(
+        policies,
+        costs,
+        np.column_stack([r.spot_work for r in runs]),
+        selection,
+        chosen,
+        lag,
+        np.zeros(len(jobs), dtype=np.int64),
+        finish,
+    )
 
 
 def _opti_learning_self_owned(jobs, prices, policies, rng, normalisation, on_demand, instances) -> OptiLearningRun:
@@ -166,8 +182,19 @@ def _opti_learning_self_owned(jobs, prices, policies, rng, normalisation, on_dem
             learnt += 1
         a, d, delta = int(jobs.arrival[j]), int(jobs.deadline[j]), int(jobs.parallelism[j])
         r = np.minimum(want[j], idle_minimum(idle, a, a + d - 1))[column]
-        money, slots = run_job_policies(a, d, np.maximum(jobs.size[j] - d * r, 0.0), delta - r, prices, kind, beta,
-                                        bid, theta, float(on_demand), LEN)
+        money, slots = run_job_policies(
+            a,
+            d,
+            np.maximum(jobs.size[j] - d * r, 0.0),
+            delta - r,
+            prices,
+            kind,
+            beta,
+            bid,
+            theta,
+            float(on_demand),
+            LEN,
+        )
         costs[j] = money[:, 0] + money[:, 1]
         spot_work[j] = money[:, 2]
         u = -costs[j]
@@ -180,13 +207,22 @@ def _opti_learning_self_owned(jobs, prices, policies, rng, normalisation, on_dem
                 scale[j] = upper - u.min()
         # `normalise`'s map; its bound checks run once on every row in `exponentiated_gradient`
         z[j] = (u - lower) / (upper - lower)
-        k = int(policies_at(online.weights[None, :], uniforms[j:j + 1])[0])
+        k = int(policies_at(online.weights[None, :], uniforms[j : j + 1])[0])
         chosen[j], r_chosen[j], finish[j] = k, r[k], slots[k, 0]
-        idle[a - 1:a + d - 1] -= r[k]
+        idle[a - 1 : a + d - 1] -= r[k]
     lower, upper = _bounds(jobs, policies, costs, normalisation, on_demand)
     selection = exponentiated_gradient(-costs, lower, upper, eta=eta * scale, delay=delay)
-    return OptiLearningRun(policies, costs, spot_work, selection, chosen, lag, r_chosen, finish,
-                           utilisation(jobs.arrival, jobs.size, jobs.deadline, r_chosen, instances))
+    return OptiLearningRun(
+        policies,
+        costs,
+        spot_work,
+        selection,
+        chosen,
+        lag,
+        r_chosen,
+        finish,
+        utilisation(jobs.arrival, jobs.size, jobs.deadline, r_chosen, instances),
+    )
 
 
 def proposition6_bound(n_policies: int, lag: int, n_jobs: int, delta: float = 0.05) -> float:

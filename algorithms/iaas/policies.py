@@ -8,6 +8,7 @@ self-owned instances by the naive eq. (2) when the user has some (Sec. V-B, Expe
 Sec. V-A's grid: beta and beta0 in {i / 12 : i = 0..11} U {0.9999}, b in {0.10 + 0.03 (i - 1) :
 i = 1..7}, theta in {0.0, 0.1, ..., 1.0}.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,9 +64,9 @@ class StreamCost:
     spot_work: np.ndarray
     on_demand_work: np.ndarray
     self_owned_work: np.ndarray
-    self_owned: np.ndarray        # r_j
-    finish: np.ndarray            # slot the job was done in (0: missed)
-    utilisation: float            # of the self-owned instances
+    self_owned: np.ndarray  # r_j
+    finish: np.ndarray  # slot the job was done in (0: missed)
+    utilisation: float  # of the self-owned instances
 
     @property
     def cost(self) -> np.ndarray:
@@ -78,8 +79,9 @@ class StreamCost:
         return float(self.cost.sum() / work * LEN) if work > 0 else 0.0
 
 
-def stream_cost(jobs, prices: np.ndarray, policy: Policy, instances: int = 0,
-                on_demand: float = ON_DEMAND_PRICE) -> StreamCost:
+def stream_cost(
+    jobs, prices: np.ndarray, policy: Policy, instances: int = 0, on_demand: float = ON_DEMAND_PRICE
+) -> StreamCost:
     """Run `policy` on every job of `jobs` (a market.iaas JobStream) under `prices` (prices[t - 1]
     is slot t's) with `instances` (R) self-owned instances."""
     if prices.size < jobs.horizon():
@@ -89,7 +91,27 @@ def stream_cost(jobs, prices: np.ndarray, policy: Policy, instances: int = 0,
     size = np.maximum(jobs.size - jobs.deadline * r, 0.0)
     parallelism = jobs.parallelism - r
     kind = KIND_CODES[policy.kind]
-    money, slots = run_jobs(jobs.arrival, jobs.deadline, size, parallelism, np.asarray(prices, dtype=float), kind,
-                            float(policy.beta), float(policy.bid), float(policy.theta), float(on_demand), LEN)
-    return StreamCost(policy, money[:, 0], money[:, 1], money[:, 2], money[:, 3], own, r, slots[:, 0],
-                      utilisation(jobs.arrival, jobs.size, jobs.deadline, r, instances))
+    money, slots = run_jobs(
+        jobs.arrival,
+        jobs.deadline,
+        size,
+        parallelism,
+        np.asarray(prices, dtype=float),
+        kind,
+        float(policy.beta),
+        float(policy.bid),
+        float(policy.theta),
+        float(on_demand),
+        LEN,
+    )
+    return StreamCost(
+        policy,
+        money[:, 0],
+        money[:, 1],
+        money[:, 2],
+        money[:, 3],
+        own,
+        r,
+        slots[:, 0],
+        utilisation(jobs.arrival, jobs.size, jobs.deadline, r, instances),
+    )

@@ -16,6 +16,7 @@ normalisation), and the mechanism names:
 - `Ours(beta0=...,beta=...,b=...)` (beta0 a number or `naive`), `Theta(theta=...,b=...)`: one
   policy.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -53,8 +54,7 @@ class PolicySettings:
     @classmethod
     def from_config(cls, config: Mapping) -> PolicySettings:
         grids = as_section(config.get("policies"), "policies")
-        reject_unknown_keys(("betas", "bids", "thetas", "beta0s", "theta_reading", "beta_per_bid"), grids,
-                            "policies")
+        reject_unknown_keys(("betas", "bids", "thetas", "beta0s", "theta_reading", "beta_per_bid"), grids, "policies")
         own = as_section(config.get("self_owned"), "self_owned")
         reject_unknown_keys(("instances",), own, "self_owned")
         learning = as_section(config.get("learning"), "learning")
@@ -66,17 +66,22 @@ class PolicySettings:
             values = number_list(grids[key], f"policies.{key}", minimum=0.0)
             for v in values:
                 if v > high or (strict_high and v == high):
-                    raise ValueError(f"policies.{key} must hold numbers in [0, {high:g}{')' if strict_high else ']'}, "
-                                     f"got {list(values)}")
+                    raise ValueError(
+                        f"policies.{key} must hold numbers in [0, {high:g}{')' if strict_high else ']'}, "
+                        f"got {list(values)}"
+                    )
             return tuple(float(v) for v in values)
 
-        return cls(betas=grid("betas", BETAS, 1.0, True), bids=grid("bids", BIDS, float("inf"), False),
-                   thetas=grid("thetas", THETAS, 1.0, False), beta0s=grid("beta0s", BETAS, 1.0, True),
-                   theta_reading=choice(grids.get("theta_reading", "once"), "policies.theta_reading", THETA_READINGS),
-                   beta_per_bid=choice(grids.get("beta_per_bid", "grid"), "policies.beta_per_bid", BETA_PER_BID),
-                   instances=integer(own.get("instances", 0), "self_owned.instances", 0),
-                   normalisation=choice(learning.get("normalisation", "bound"), "learning.normalisation",
-                                        NORMALISATIONS))
+        return cls(
+            betas=grid("betas", BETAS, 1.0, True),
+            bids=grid("bids", BIDS, float("inf"), False),
+            thetas=grid("thetas", THETAS, 1.0, False),
+            beta0s=grid("beta0s", BETAS, 1.0, True),
+            theta_reading=choice(grids.get("theta_reading", "once"), "policies.theta_reading", THETA_READINGS),
+            beta_per_bid=choice(grids.get("beta_per_bid", "grid"), "policies.beta_per_bid", BETA_PER_BID),
+            instances=integer(own.get("instances", 0), "self_owned.instances", 0),
+            normalisation=choice(learning.get("normalisation", "bound"), "learning.normalisation", NORMALISATIONS),
+        )
 
     def ours(self, beta_star: Mapping | None = None) -> list[Policy]:
         """Our grid: beta0 over `beta0s` when there are self-owned instances (Sec. V-B, Exp. 2);
@@ -132,13 +137,17 @@ def mechanism_specs(config: Mapping, settings: PolicySettings) -> tuple[Mechanis
         elif parsed.kind == "Ours":
             reject_unknown_keys(("beta0", "beta", "b"), p, f"mechanisms: {name}")
             beta0 = p.get("beta0", "naive")
-            beta0 = NAIVE if beta0 == "naive" else real(beta0, f"mechanisms: {name}: beta0", 0.0, 1.0,
-                                                         strict_max=True)
+            beta0 = NAIVE if beta0 == "naive" else real(beta0, f"mechanisms: {name}: beta0", 0.0, 1.0, strict_max=True)
             beta = real(p.get("beta", 0.0), f"mechanisms: {name}: beta", 0.0, 1.0, strict_max=True)
             specs.append(MechanismSpec(name, "Ours", Policy("ours", _bid(p.get("b", 0.19), name), beta, beta0)))
         else:
             reject_unknown_keys(("theta", "b"), p, f"mechanisms: {name}")
             theta = real(p.get("theta", 0.0), f"mechanisms: {name}: theta", 0.0, 1.0)
-            specs.append(MechanismSpec(name, "Theta", Policy(THETA_READINGS[settings.theta_reading],
-                                                             _bid(p.get("b", 0.19), name), theta=theta)))
+            specs.append(
+                MechanismSpec(
+                    name,
+                    "Theta",
+                    Policy(THETA_READINGS[settings.theta_reading], _bid(p.get("b", 0.19), name), theta=theta),
+                )
+            )
     return tuple(specs)

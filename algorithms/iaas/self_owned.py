@@ -7,6 +7,7 @@ remainder is a new job with the same arrival and deadline, size z_j - r_j d_j an
 delta_j - r_j (Sec. IV-A, "its remaining workload ... could be viewed as a new job j'"), which
 spot and on-demand instances process (job_execution.py).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,11 +38,10 @@ def expected_need(size, deadline, parallelism, beta: float, slots_per_hour: int 
 
 def idle_minimum(idle: np.ndarray, start: int, end: int) -> int:
     """m_start(end) = min N(t) over slots start..end (1-based, inclusive)."""
-    return int(idle[start - 1:end].min())
+    return int(idle[start - 1 : end].min())
 
 
-def wanted_instances(size, deadline, parallelism, beta0: float | None,
-                     slots_per_hour: int = LEN) -> np.ndarray:
+def wanted_instances(size, deadline, parallelism, beta0: float | None, slots_per_hour: int = LEN) -> np.ndarray:
     """Each job's request before the cap by the idle instances, capped at delta_j: eq. (5)'s
     ceil(max(r_bar_j(beta0), 0)) (rounded up to a whole instance, Sec. IV-A: "we could round
     the allocations up to integers"), or eq. (2)'s ceil(z_j / d_j) when beta0 is None."""
@@ -61,13 +61,14 @@ def _allocate(arrival, deadline, want, instances, horizon):
     idle = np.full(horizon, instances, dtype=np.int64)
     for j in range(arrival.size):
         a, d = arrival[j], deadline[j]
-        r[j] = min(want[j], idle[a - 1:a + d - 1].min())
-        idle[a - 1:a + d - 1] -= r[j]
+        r[j] = min(want[j], idle[a - 1 : a + d - 1].min())
+        idle[a - 1 : a + d - 1] -= r[j]
     return r
 
 
-def allocate_self_owned(arrival, size, deadline, parallelism, instances: int, beta0: float | None,
-                        slots_per_hour: int = LEN) -> np.ndarray:
+def allocate_self_owned(
+    arrival, size, deadline, parallelism, instances: int, beta0: float | None, slots_per_hour: int = LEN
+) -> np.ndarray:
     """r_j for every job, in arrival order, with `instances` (R) self-owned instances:
     r_j = min(`wanted_instances`, m_{a_j}(a_j + d_j - 1)), eq. (5) with beta0 a number, the
     naive eq. (2) with beta0 None (compiled: the idle count N(t) is updated job by job)."""

@@ -15,6 +15,7 @@ every active job once the load exceeds N.
 Arrays may carry leading axes (one row per Monte-Carlo replay of the failure oracle); the last
 axis is the jobs in birth order.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -17,6 +17,7 @@ The menu (Alg. 3 line 3, and pi^t of Alg. 2): running c nodes for d rounds from 
 pi(t', c, d) = c * sum_{s=t'}^{t'+d-1} p(y_s). Usage y only grows, so prices never fall with the
 announce time, and they grow with c and d (Sec. 3's invariants).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,10 +33,10 @@ STARTS = ("paper", "concurrency")
 class ExponentialPrices:
     """The usage y_t of every round and the unit price p(y_t), for capacity N'."""
 
-    capacity: float         # N' = N (1 - epsilon / 10) in Alg. 2, or N without slack
-    max_value: float        # V_bar
-    max_duration: int       # D_max
-    max_concurrency: int    # C_max
+    capacity: float  # N' = N (1 - epsilon / 10) in Alg. 2, or N without slack
+    max_value: float  # V_bar
+    max_duration: int  # D_max
+    max_concurrency: int  # C_max
     rounds: int
     start: str = "paper"
 

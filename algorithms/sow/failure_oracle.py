@@ -22,6 +22,7 @@ conditioned on what the history shows: not arrived yet (a >= t), or arrived at a
 duration signal, d) and scheduled at s, or running since s < t (so d >= t - s + 1); each
 candidate point carries the start its launch plan gives it.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,8 +47,8 @@ class Candidates:
     """The active earlier jobs (rows, birth order) and their possible runs (columns, padded):
     start round (-1: no run), last round (start + d - 1), probability (rows sum to 1)."""
 
-    start: np.ndarray        # [J, K] int
-    last: np.ndarray         # [J, K] int
+    start: np.ndarray  # [J, K] int
+    last: np.ndarray  # [J, K] int
     probability: np.ndarray  # [J, K] float, 0 for padding
     concurrency: np.ndarray  # [J] int
 
@@ -75,8 +76,8 @@ class LoadPaths:
     """Paths of the earlier jobs' pre-eviction load L(s), s = first..first + width - 1, with weights."""
 
     first: int
-    load: np.ndarray     # [R, width]
-    weight: np.ndarray   # [R], summing to 1
+    load: np.ndarray  # [R, width]
+    weight: np.ndarray  # [R], summing to 1
 
     def failure(self, concurrency: int, nodes: int, starts: int, max_duration: int) -> np.ndarray:
         """q(t', c, d) for t' = first..first + starts - 1 and d = 1..D_max: array [t' - first, d - 1]."""
@@ -90,13 +91,14 @@ class LoadPaths:
         fail = np.empty((R, starts, max_duration), bool)
         window = np.full((R, starts), -np.inf)
         for d in range(max_duration):
-            window = np.maximum(window, load[:, d: d + starts])
+            window = np.maximum(window, load[:, d : d + starts])
             fail[:, :, d] = before | (window + concurrency > nodes)
         return np.tensordot(self.weight, fail, axes=(0, 0))
 
 
-def _forward(start: np.ndarray, last: np.ndarray, concurrency: np.ndarray, first: int, width: int,
-             nodes: int) -> np.ndarray:
+def _forward(
+    start: np.ndarray, last: np.ndarray, concurrency: np.ndarray, first: int, width: int, nodes: int
+) -> np.ndarray:
     """Pre-eviction load of the earlier jobs per path (rows), rounds first..first+width-1."""
     active = np.ones(start.shape, bool)
     load = np.zeros((start.shape[0], width))
@@ -116,8 +118,9 @@ def zero_paths(first: int, width: int) -> LoadPaths:
     return LoadPaths(first, np.zeros((1, width)), np.ones(1))
 
 
-def sampled_paths(candidates: Candidates, first: int, width: int, nodes: int, samples: int,
-                  rng: np.random.Generator) -> LoadPaths:
+def sampled_paths(
+    candidates: Candidates, first: int, width: int, nodes: int, samples: int, rng: np.random.Generator
+) -> LoadPaths:
     """Appendix F: `samples` replays of the earlier jobs' residual randomness (one uniform per
     replay and job, drawn as a [samples, J] block)."""
     if len(candidates) == 0:
@@ -131,8 +134,9 @@ def sampled_paths(candidates: Candidates, first: int, width: int, nodes: int, sa
     rows = np.arange(len(candidates))[None, :]
     start = candidates.start[rows, pick]
     last = candidates.last[rows, pick]
-    return LoadPaths(first, _forward(start, last, candidates.concurrency, first, width, nodes),
-                     np.full(samples, 1.0 / samples))
+    return LoadPaths(
+        first, _forward(start, last, candidates.concurrency, first, width, nodes), np.full(samples, 1.0 / samples)
+    )
 
 
 def exact_paths(candidates: Candidates, first: int, width: int, nodes: int, max_outcomes: int) -> LoadPaths:
@@ -142,8 +146,10 @@ def exact_paths(candidates: Candidates, first: int, width: int, nodes: int, max_
     choices = [np.flatnonzero(row > 0) for row in candidates.probability]
     outcomes = math.prod(len(c) for c in choices)
     if outcomes > max_outcomes:
-        raise ValueError(f"oracle.kind=exact: {outcomes} joint outcomes of {len(choices)} active jobs exceed "
-                         f"oracle.max_outcomes = {max_outcomes}; use oracle.kind=sampled or a smaller world")
+        raise ValueError(
+            f"oracle.kind=exact: {outcomes} joint outcomes of {len(choices)} active jobs exceed "
+            f"oracle.max_outcomes = {max_outcomes}; use oracle.kind=sampled or a smaller world"
+        )
     grid = np.stack(np.meshgrid(*choices, indexing="ij"), axis=-1).reshape(-1, len(choices))
     rows = np.arange(len(choices))[None, :]
     weight = np.prod(candidates.probability[rows, grid], axis=1)

@@ -26,6 +26,7 @@ rows add TruthAudit's columns too. Every framework row (Reduction, Stochastic, t
 (scheduler_framework.py). Section `report`: numbers a reproduction report reads (`ratio_limit`,
 reproduction/sow_theorem52.py); no simulation reads it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -58,19 +59,47 @@ QUESTION = "How much welfare does a truthful posted-price scheduler keep for sto
 UTILITY = "welfare: the sum of V_j(f_j), each statement of work's value at its completion (Sec. 2), in the value units of its births; higher is better"
 SECTIONS = ("bounds", "births", "cluster", "reduction", "oracle", "prices", "optimum")
 SECTIONS += ("report",)  # read by reproduction reports only (`_check_report`)
-SUMMARY_COLUMNS = ("welfare", "payments", "agent_utility", "completions", "evictions", "cancellations",
-                   "eviction_rate", "relaxed_value", "opt_ratio", "max_gain", "max_gain_same_c", "max_mu",
-                   "over_bound_mu", "over_bound_plans", "changed", "node_rounds")
+SUMMARY_COLUMNS = (
+    "welfare",
+    "payments",
+    "agent_utility",
+    "completions",
+    "evictions",
+    "cancellations",
+    "eviction_rate",
+    "relaxed_value",
+    "opt_ratio",
+    "max_gain",
+    "max_gain_same_c",
+    "max_mu",
+    "over_bound_mu",
+    "over_bound_plans",
+    "changed",
+    "node_rounds",
+)
 SUMMARY_COLUMNS += ("receptive_breaks", "fua_share")
 SUMMARY_COLUMNS += ("relaxed_peak",)  # Reduction rows: max_t y_t / N' (Theorem 4.1's regime)
 INPUT_FILES = {"births.path": load_sow_trace}
 # Documented keys listed at null in conf/family/sow.yaml and conf/births/,
 # so that the command line sets them without `+`; null is the code's default
 # (algorithms/common/optional_keys.py).
-OPTIONAL_KEYS = ("births.period", "births.concurrency", "births.duration", "births.value", "births.lead",
-                 "births.arrival_jitter", "births.duration_jitter", "births.deadline", "births.shape_mix",
-                 "births.half_life", "births.window", "births.slack", "births.low_duration",
-                 "births.high_duration", "oracle.max_outcomes")
+OPTIONAL_KEYS = (
+    "births.period",
+    "births.concurrency",
+    "births.duration",
+    "births.value",
+    "births.lead",
+    "births.arrival_jitter",
+    "births.duration_jitter",
+    "births.deadline",
+    "births.shape_mix",
+    "births.half_life",
+    "births.window",
+    "births.slack",
+    "births.low_duration",
+    "births.high_duration",
+    "oracle.max_outcomes",
+)
 
 
 @dataclass(frozen=True)
@@ -89,17 +118,26 @@ def prepare(config: dict) -> PreparedSow:
     bounds = bounds_from_config(config.get("bounds"))
     settings = SowSettings.from_config(config)
     if bounds.max_concurrency > settings.nodes:
-        raise ValueError(f"bounds.max_concurrency ({bounds.max_concurrency}) is above cluster.nodes "
-                         f"({settings.nodes}): a job may not need more nodes than there are")
+        raise ValueError(
+            f"bounds.max_concurrency ({bounds.max_concurrency}) is above cluster.nodes "
+            f"({settings.nodes}): a job may not need more nodes than there are"
+        )
     births = BirthParams.from_config(config.get("births"), bounds)
     specs = mechanism_specs(config, settings)
     for n, spec in enumerate(specs):  # Sec. 5's variant: known priors, and one lane (stochastic_menu.py)
         if spec.kind in STOCHASTIC:
             if births.kind != "prior":
-                raise ValueError(f"mechanisms[{n}]: {spec.name} needs the priors of births.kind: prior (Sec. 5's "
-                                 f"stochastic variant), got births.kind: {births.kind}")
-            check_stochastic(spec.settings.nodes, spec.settings.epsilon, spec.settings.slack, bounds.max_concurrency,
-                             f"mechanisms[{n}] {spec.name}")
+                raise ValueError(
+                    f"mechanisms[{n}]: {spec.name} needs the priors of births.kind: prior (Sec. 5's "
+                    f"stochastic variant), got births.kind: {births.kind}"
+                )
+            check_stochastic(
+                spec.settings.nodes,
+                spec.settings.epsilon,
+                spec.settings.slack,
+                bounds.max_concurrency,
+                f"mechanisms[{n}] {spec.name}",
+            )
     warn_oracle_accuracy(specs, bounds.max_duration, bounds.horizon)
     _check_report(config)
     return PreparedSow(bounds, births, settings, specs)
@@ -125,13 +163,24 @@ def _job_table(sequence: BirthSequence, real: Realisation, out: JobOutcomes) -> 
     jobs = sequence.jobs
     planned = out.extra.get("planned_start")
     return {
-        "job": np.arange(len(jobs)), "birth": [s.birth for s in jobs], "concurrency": [s.concurrency for s in jobs],
-        "support": [s.arrival.size for s in jobs], "durations": [int(np.unique(s.duration).size) for s in jobs],
+        "job": np.arange(len(jobs)),
+        "birth": [s.birth for s in jobs],
+        "concurrency": [s.concurrency for s in jobs],
+        "support": [s.arrival.size for s in jobs],
+        "durations": [int(np.unique(s.duration).size) for s in jobs],
         "expected_duration": [s.expected_duration() for s in jobs],
-        "peak_value": [float(s.values.max()) for s in jobs], "arrival": real.arrival, "duration": real.duration,
+        "peak_value": [float(s.values.max()) for s in jobs],
+        "arrival": real.arrival,
+        "duration": real.duration,
         "planned_start": planned if planned is not None else np.full(len(jobs), -1),
-        "start": out.start, "finish": out.finish, "completed": out.completed, "evicted": out.evicted,
-        "cancelled": out.cancelled, "paid": out.payment, "value": out.value, "utility": out.utility,
+        "start": out.start,
+        "finish": out.finish,
+        "completed": out.completed,
+        "evicted": out.evicted,
+        "cancelled": out.cancelled,
+        "paid": out.payment,
+        "value": out.value,
+        "utility": out.utility,
     }
 
 
@@ -163,19 +212,36 @@ def _audit_columns(audit: list[dict]) -> dict:
     """Theorem 3.2's summary of a TruthAudit run (family docstring) over the misreports."""
     lies = [r for r in audit if r["kind"] != "truthful"]
     same_c = [r["gain"] for r in lies if r["kind"] != "concurrency"]
-    return {"misreports": len(lies),
-            "max_gain": max((r["gain"] for r in lies), default=0.0),
-            "max_gain_same_c": max(same_c, default=0.0),
-            "max_mu": max((r["mu"] for r in audit), default=0.0),
-            "mean_mu": float(np.mean([r["mu"] for r in audit])) if audit else 0.0,
-            "over_bound_mu": sum(not r["within_mu"] for r in lies),
-            "over_bound_plans": sum(not r["within_plans"] for r in lies),
-            "concurrency_gains": sum(r["kind"] == "concurrency" and r["gain"] > TOLERANCE for r in lies)}
+    return {
+        "misreports": len(lies),
+        "max_gain": max((r["gain"] for r in lies), default=0.0),
+        "max_gain_same_c": max(same_c, default=0.0),
+        "max_mu": max((r["mu"] for r in audit), default=0.0),
+        "mean_mu": float(np.mean([r["mu"] for r in audit])) if audit else 0.0,
+        "over_bound_mu": sum(not r["within_mu"] for r in lies),
+        "over_bound_plans": sum(not r["within_plans"] for r in lies),
+        "concurrency_gains": sum(r["kind"] == "concurrency" and r["gain"] > TOLERANCE for r in lies),
+    }
 
 
 def _misreport_table(audit: list[dict]) -> dict:
-    columns = ("job", "kind", "parameter", "concurrency", "utility", "estimated", "gain", "mu", "bound_mu",
-               "err_truthful", "err_report", "option", "bound_plans", "within_mu", "within_plans")
+    columns = (
+        "job",
+        "kind",
+        "parameter",
+        "concurrency",
+        "utility",
+        "estimated",
+        "gain",
+        "mu",
+        "bound_mu",
+        "err_truthful",
+        "err_report",
+        "option",
+        "bound_plans",
+        "within_mu",
+        "within_plans",
+    )
     return {column: [r[column] for r in audit] for column in columns}
 
 
@@ -196,14 +262,15 @@ def simulate_replicate(prepared: PreparedSow, replicate: int, rng: np.random.Gen
             peak = float(out.extra["relaxed_usage"].max(initial=0.0)) / settings.relaxed_capacity
             rows.append(_outcome_row(spec.name, sequence, real, out) | {"relaxed_peak": peak})
         elif spec.kind == "TruthAudit":
-            out, audit = audit_run(sequence, real, s.framework(b.max_duration, b.horizon),
-                                   mechanism_stream(rng, spec.name))
+            out, audit = audit_run(
+                sequence, real, s.framework(b.max_duration, b.horizon), mechanism_stream(rng, spec.name)
+            )
             row = _outcome_row(spec.name, sequence, real, out) | _audit_columns(audit)
             row["tables"]["misreports"] = _misreport_table(audit)
             rows.append(row)
         elif spec.kind == "PrefixAudit":
             settings = s.framework(b.max_duration, b.horizon)
-            seed = int(mechanism_stream(rng, spec.name).integers(2 ** 63))
+            seed = int(mechanism_stream(rng, spec.name).integers(2**63))
             out, counts = prefix_changes(sequence, real, settings, seed, cut_points(len(sequence)))
             rows.append(_outcome_row(spec.name, sequence, real, out) | counts)
         elif spec.kind == "Stochastic":

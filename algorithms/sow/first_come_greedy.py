@@ -32,6 +32,7 @@ started on arrival is dropped at its arrival. Every job ends started or dropped 
 `extra` columns (per job, submission order): `wait` (rounds waited in the queue: start - a_j for
 a started job, drop round - a_j for a dropped one) and `dropped` (bool).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -105,12 +106,12 @@ def list_schedule(sequence: BirthSequence, realisation: Realisation, nodes: int,
             else:
                 live.append(j)
         free = nodes - int(busy[t])
-        for j in (live if priority is None else sorted(live, key=lambda j: priority(j, t))):
+        for j in live if priority is None else sorted(live, key=lambda j: priority(j, t)):
             if concurrency[j] <= free:
                 free -= concurrency[j]
                 out.start[j] = t
                 wait[j] = t - arrived[j]
-                busy[t:t + runs[j]] += concurrency[j]
+                busy[t : t + runs[j]] += concurrency[j]
         queue = [j for j in live if out.start[j] == NOT_STARTED]
     if queue:  # cannot happen: every job's last start is before T - 1
         raise AssertionError(f"jobs {queue} still waiting after the last round {rounds - 1}")

@@ -40,6 +40,7 @@ construction is ours and comes with no Theorem E.1 guarantee: it loses where out
 spread over time (a group over many rounds holds at most C_max of mass in all) and where more
 than L groups overlap; both show in the share.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -51,7 +52,7 @@ from .stochastic_lp import StochasticLP
 
 __all__ = ["FractionalUnitAllocation", "Z_TOLERANCE", "build_fractional_unit_allocation", "definition1_violations"]
 
-Z_TOLERANCE = 1e-12   # z below this counts as 0 (HiGHS's primal noise)
+Z_TOLERANCE = 1e-12  # z below this counts as 0 (HiGHS's primal noise)
 MASS_TOLERANCE = 1e-9
 
 
@@ -60,17 +61,17 @@ class FractionalUnitAllocation:
     """Bundles k = 0..K-1 (kept groups): lane, span [first, stop), V(A_k), W(A_k); per outcome of
     the LP, its bundle (-1: none) and z_FUA; `lp_value` V_LP and `value` V(z_FUA)."""
 
-    capacity: float          # C'
-    unit: int                # C_max
-    lanes: int               # L = floor(C' / C_max)
-    rounds: int              # T: rounds 0..T-1 of the resource multiset
+    capacity: float  # C'
+    unit: int  # C_max
+    lanes: int  # L = floor(C' / C_max)
+    rounds: int  # T: rounds 0..T-1 of the resource multiset
     lane: np.ndarray
     first: np.ndarray
     stop: np.ndarray
-    bundle_value: np.ndarray   # V(A_k) = sum lambda V z over A_k
+    bundle_value: np.ndarray  # V(A_k) = sum lambda V z over A_k
     bundle_weight: np.ndarray  # W(A_k) = sum lambda c z over A_k
-    bundle: np.ndarray         # per outcome
-    z: np.ndarray              # z_FUA per outcome
+    bundle: np.ndarray  # per outcome
+    z: np.ndarray  # z_FUA per outcome
     lp_value: float
     value: float
 
@@ -100,14 +101,17 @@ class FractionalUnitAllocation:
         return held, empty
 
 
-def build_fractional_unit_allocation(lp: StochasticLP, max_concurrency: int, rounds: int | None = None
-                                     ) -> FractionalUnitAllocation:
+def build_fractional_unit_allocation(
+    lp: StochasticLP, max_concurrency: int, rounds: int | None = None
+) -> FractionalUnitAllocation:
     """Steps 1-4 of the module docstring on the LP's z (capacity lp.capacity = C')."""
     unit = int(max_concurrency)
     lanes = int(np.floor(lp.capacity / unit + 1e-9))
     if lanes < 1:
-        raise ValueError(f"the halved relaxed capacity C' = N'/2 = {lp.capacity:g} is below C_max = {unit}: "
-                         "Definition 1 has no bundle (Theorem 5.2 wants N > C_max log D_max)")
+        raise ValueError(
+            f"the halved relaxed capacity C' = N'/2 = {lp.capacity:g} is below C_max = {unit}: "
+            "Definition 1 has no bundle (Theorem 5.2 wants N > C_max log D_max)"
+        )
     stop_all = lp.stop
     rounds = int(max(stop_all.max(initial=0), 1)) if rounds is None else int(rounds)
     live = np.flatnonzero(lp.z > Z_TOLERANCE)
@@ -146,8 +150,8 @@ def build_fractional_unit_allocation(lp: StochasticLP, max_concurrency: int, rou
     kept = []
     cover = np.zeros(max(rounds, int(stop.max(initial=0))), np.int64)
     for g in np.lexsort((np.arange(G), first, -density)).tolist():
-        if cover[first[g]:stop[g]].max(initial=0) < lanes:
-            cover[first[g]:stop[g]] += 1
+        if cover[first[g] : stop[g]].max(initial=0) < lanes:
+            cover[first[g] : stop[g]] += 1
             kept.append(g)
     kept.sort(key=lambda g: (first[g], g))
     free = [(0, lane) for lane in range(lanes)]  # (round the lane is free from, lane)
@@ -167,10 +171,20 @@ def build_fractional_unit_allocation(lp: StochasticLP, max_concurrency: int, rou
     b_value = np.bincount(bundle[in_bundle], weights=worth[in_bundle], minlength=K)
     b_weight = np.bincount(bundle[in_bundle], weights=mass[in_bundle], minlength=K)
     return FractionalUnitAllocation(
-        capacity=float(lp.capacity), unit=unit, lanes=lanes, rounds=max(rounds, int(stop.max(initial=0))),
-        lane=np.array([lane_of[g] for g in kept], np.int64), first=first[kept] if K else np.zeros(0, np.int64),
-        stop=stop[kept] if K else np.zeros(0, np.int64), bundle_value=b_value, bundle_weight=b_weight,
-        bundle=bundle, z=z, lp_value=float(lp.objective), value=float((lp.relaxed_value * z).sum()))
+        capacity=float(lp.capacity),
+        unit=unit,
+        lanes=lanes,
+        rounds=max(rounds, int(stop.max(initial=0))),
+        lane=np.array([lane_of[g] for g in kept], np.int64),
+        first=first[kept] if K else np.zeros(0, np.int64),
+        stop=stop[kept] if K else np.zeros(0, np.int64),
+        bundle_value=b_value,
+        bundle_weight=b_weight,
+        bundle=bundle,
+        z=z,
+        lp_value=float(lp.objective),
+        value=float((lp.relaxed_value * z).sum()),
+    )
 
 
 def definition1_violations(fua: FractionalUnitAllocation, lp: StochasticLP, tolerance: float = 1e-9) -> list[str]:
@@ -188,7 +202,7 @@ def definition1_violations(fua: FractionalUnitAllocation, lp: StochasticLP, tole
         out.append("condition 3: a bundle holds some but fewer than C_max units of a round")
     lanes_used = np.zeros((fua.lanes, fua.rounds), np.int64)
     for k in range(len(fua)):
-        lanes_used[fua.lane[k], fua.first[k]:fua.stop[k]] += 1
+        lanes_used[fua.lane[k], fua.first[k] : fua.stop[k]] += 1
     if lanes_used.max(initial=0) > 1:
         out.append("two bundles share a lane in one round")
     if np.any(fua.z < -tolerance) or np.any(fua.z > lp.z + tolerance):
@@ -199,10 +213,12 @@ def definition1_violations(fua: FractionalUnitAllocation, lp: StochasticLP, tole
     for o in live.tolist():
         k = int(fua.bundle[o])
         if k >= 0 and not (fua.first[k] <= lp.start[o] and lp.stop[o] <= fua.stop[k]):
-            out.append(f"condition 1: outcome {o} [{lp.start[o]}, {lp.stop[o]}) is not inside bundle {k} "
-                       f"[{fua.first[k]}, {fua.stop[k]})")
+            out.append(
+                f"condition 1: outcome {o} [{lp.start[o]}, {lp.stop[o]}) is not inside bundle {k} "
+                f"[{fua.first[k]}, {fua.stop[k]})"
+            )
             break
-        if k >= 0 and np.any(held[k, lp.start[o]:lp.stop[o]] < fua.unit - tolerance):
+        if k >= 0 and np.any(held[k, lp.start[o] : lp.stop[o]] < fua.unit - tolerance):
             out.append(f"condition 1: bundle {k} lacks units in a round of outcome {o}")
             break
     weight = np.bincount(fua.bundle[live], weights=(lp.width * fua.z)[live], minlength=len(fua))

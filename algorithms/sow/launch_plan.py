@@ -15,6 +15,7 @@ start; "never" wins a tie at 0 (a job only runs when it expects to gain).
 Prices and failure estimates are tables [t' - b, d - 1] for t' = b..b+S_max-1, d = 1..D_max,
 for the job's (reported) concurrency.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -25,6 +25,7 @@ Mechanism names:
 Oracle accuracy (`oracle_accuracy_warnings`): an OracleAccuracyWarning, not an error, when the
 sampled oracle's eps0 exceeds reduction.epsilon / 10.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -89,17 +90,23 @@ class SowSettings:
         if samples != "hoeffding":
             samples = integer(samples, "oracle.samples", minimum=1)
         section = OracleSection(
-            kind=choice(oracle.get("kind", "sampled"), "oracle.kind", ORACLES), samples=samples,
+            kind=choice(oracle.get("kind", "sampled"), "oracle.kind", ORACLES),
+            samples=samples,
             eps0=real(oracle.get("eps0", 0.1), "oracle.eps0", 0.0, 1.0, strict_min=True, strict_max=True),
             delta0=real(oracle.get("delta0", 0.1), "oracle.delta0", 0.0, 1.0, strict_min=True, strict_max=True),
-            max_outcomes=integer(oracle.get("max_outcomes", 200_000), "oracle.max_outcomes", minimum=1))
+            max_outcomes=integer(oracle.get("max_outcomes", 200_000), "oracle.max_outcomes", minimum=1),
+        )
         return cls(
             nodes=integer(cluster.get("nodes", 100), "cluster.nodes", minimum=1),
-            epsilon=real(reduction.get("epsilon", 0.1), "reduction.epsilon", 0.0, 1.0, strict_min=True,
-                         strict_max=True),
-            slack=slack, eviction=choice(reduction.get("eviction", "lifo"), "reduction.eviction", RULES),
-            oracle=section, price_start=choice(prices.get("start", "paper"), "prices.start", STARTS),
-            time_limit=real(optimum.get("time_limit", 20.0), "optimum.time_limit", 0.0, strict_min=True))
+            epsilon=real(
+                reduction.get("epsilon", 0.1), "reduction.epsilon", 0.0, 1.0, strict_min=True, strict_max=True
+            ),
+            slack=slack,
+            eviction=choice(reduction.get("eviction", "lifo"), "reduction.eviction", RULES),
+            oracle=section,
+            price_start=choice(prices.get("start", "paper"), "prices.start", STARTS),
+            time_limit=real(optimum.get("time_limit", 20.0), "optimum.time_limit", 0.0, strict_min=True),
+        )
 
     def samples(self, max_duration: int, horizon: int) -> int:
         o = self.oracle
@@ -108,15 +115,22 @@ class SowSettings:
         return int(o.samples)
 
     def framework(self, max_duration: int, horizon: int) -> FrameworkSettings:
-        return FrameworkSettings(nodes=self.nodes, epsilon=self.epsilon, slack=self.slack, eviction=self.eviction,
-                                 oracle=self.oracle.kind, samples=self.samples(max_duration, horizon),
-                                 max_outcomes=self.oracle.max_outcomes, price_start=self.price_start)
+        return FrameworkSettings(
+            nodes=self.nodes,
+            epsilon=self.epsilon,
+            slack=self.slack,
+            eviction=self.eviction,
+            oracle=self.oracle.kind,
+            samples=self.samples(max_duration, horizon),
+            max_outcomes=self.oracle.max_outcomes,
+            price_start=self.price_start,
+        )
 
 
 @dataclass(frozen=True)
 class MechanismSpec:
     name: str
-    kind: str                     # Reduction | a baseline | a bound | an audit
+    kind: str  # Reduction | a baseline | a bound | an audit
     settings: SowSettings
 
 
@@ -125,8 +139,7 @@ def _reduction(params: dict, base: SowSettings, where: str) -> SowSettings:
     reject_unknown_keys(known, params, where)
     s = base
     if "epsilon" in params:
-        s = replace(s, epsilon=real(params["epsilon"], f"{where}: epsilon", 0.0, 1.0, strict_min=True,
-                                    strict_max=True))
+        s = replace(s, epsilon=real(params["epsilon"], f"{where}: epsilon", 0.0, 1.0, strict_min=True, strict_max=True))
     if "slack" in params:
         s = replace(s, slack=SWITCHES[choice(params["slack"], f"{where}: slack", tuple(SWITCHES))])
     if "eviction" in params:
@@ -149,19 +162,26 @@ def mechanism_specs(config: Mapping, base: SowSettings) -> tuple[MechanismSpec, 
         where = f"mechanisms[{n}]"
         name = parse_name(text, where)
         if name.kind in (REDUCTION,) + AUDITS:
-            specs.append(MechanismSpec(name.format(), name.kind, _reduction(dict(name.params), base, f"{where} {text}")))
+            specs.append(
+                MechanismSpec(name.format(), name.kind, _reduction(dict(name.params), base, f"{where} {text}"))
+            )
         elif name.kind in STOCHASTIC:
             if "start" in name.params:
-                raise ValueError(f"{where}: {text!r}: {name.kind} has no eq. (7) prices: the key 'start' is the "
-                                 "Reduction's")
-            specs.append(MechanismSpec(name.format(), name.kind, _reduction(dict(name.params), base, f"{where} {text}")))
+                raise ValueError(
+                    f"{where}: {text!r}: {name.kind} has no eq. (7) prices: the key 'start' is the Reduction's"
+                )
+            specs.append(
+                MechanismSpec(name.format(), name.kind, _reduction(dict(name.params), base, f"{where} {text}"))
+            )
         elif name.kind in BASELINES + BOUNDS:
             if name.params:
                 raise ValueError(f"{where}: {text!r}: {name.kind} takes no parameters")
             specs.append(MechanismSpec(name.kind, name.kind, base))
         else:
-            raise ValueError(f"{where}: unknown mechanism {text!r} "
-                             f"(known: {', '.join((REDUCTION,) + BASELINES + BOUNDS + AUDITS + STOCHASTIC)})")
+            raise ValueError(
+                f"{where}: unknown mechanism {text!r} "
+                f"(known: {', '.join((REDUCTION,) + BASELINES + BOUNDS + AUDITS + STOCHASTIC)})"
+            )
     check_unique([s.name for s in specs])
     return tuple(specs)
 
@@ -184,6 +204,7 @@ def oracle_accuracy_warnings(specs: tuple[MechanismSpec, ...], max_duration: int
     R ~ 100 times more replays (R = 32,308 at eps = 0.1 with the family's bounds, against 324): the
     family's own defaults (eps0 = eps = 0.1) are a choice the paper allows, not a mistake."""
     import math
+
     out = []
     for spec in specs:
         s = spec.settings
@@ -202,8 +223,12 @@ def oracle_accuracy_warnings(specs: tuple[MechanismSpec, ...], max_duration: int
 def warn_oracle_accuracy(specs: tuple[MechanismSpec, ...], max_duration: int, horizon: int) -> None:
     """One OracleAccuracyWarning listing `oracle_accuracy_warnings` (none if it is empty)."""
     import warnings
+
     found = oracle_accuracy_warnings(specs, max_duration, horizon)
     if found:
-        warnings.warn("the sampled failure oracle is less accurate than Alg. 2's threshold eps/10 (allowed: "
-                      "Sec. 4.2 asks eps0 = Theta(eps); docs/sow/mechanisms.md): " + "; ".join(found),
-                      OracleAccuracyWarning, stacklevel=3)
+        warnings.warn(
+            "the sampled failure oracle is less accurate than Alg. 2's threshold eps/10 (allowed: "
+            "Sec. 4.2 asks eps0 = Theta(eps); docs/sow/mechanisms.md): " + "; ".join(found),
+            OracleAccuracyWarning,
+            stacklevel=3,
+        )

@@ -56,6 +56,7 @@ not kept): `tests.sow.worlds.random_sequence` with Bounds(4, 6, 40, 16.0), N = 2
     LPs stay under 1 s (hindsight) and 2 s (ex ante).
 Use the LP bounds, or a time_limit and `bound`, for large loaded worlds.
 """
+
 from __future__ import annotations
 
 import time
@@ -70,11 +71,21 @@ from algorithms.common.cpsat import deterministic_solver
 from algorithms.sow.outcome import NOT_STARTED
 from market.sow.statement_of_work import BirthSequence, Realisation, StatementOfWork
 
-__all__ = ["VALUE_SCALE", "NOT_RUN", "HindsightOptimum", "PackingSolution", "candidate_starts", "check_schedule",
-           "hindsight_optimum", "hindsight_lp_bound", "ex_ante_bound", "packing_lp"]
+__all__ = [
+    "VALUE_SCALE",
+    "NOT_RUN",
+    "HindsightOptimum",
+    "PackingSolution",
+    "candidate_starts",
+    "check_schedule",
+    "hindsight_optimum",
+    "hindsight_lp_bound",
+    "ex_ante_bound",
+    "packing_lp",
+]
 
-VALUE_SCALE = 10**6   # CP-SAT units per unit of value
-NOT_RUN = NOT_STARTED   # -1, as in algorithms.sow.outcome
+VALUE_SCALE = 10**6  # CP-SAT units per unit of value
+NOT_RUN = NOT_STARTED  # -1, as in algorithms.sow.outcome
 
 
 @dataclass(frozen=True, eq=False)
@@ -119,8 +130,10 @@ def _check_realisation(sequence: BirthSequence, realisation: Realisation) -> tup
     arrival = np.asarray(realisation.arrival, dtype=np.int64)
     duration = np.asarray(realisation.duration, dtype=np.int64)
     if arrival.shape != (len(sequence),) or duration.shape != (len(sequence),):
-        raise ValueError(f"the realisation must give one arrival and one duration per job ({len(sequence)}), "
-                         f"got {arrival.shape} and {duration.shape}")
+        raise ValueError(
+            f"the realisation must give one arrival and one duration per job ({len(sequence)}), "
+            f"got {arrival.shape} and {duration.shape}"
+        )
     if np.any(duration < 1):
         j = int(np.flatnonzero(duration < 1)[0])
         raise ValueError(f"job {j}: realised duration {int(duration[j])} is below 1")
@@ -179,8 +192,9 @@ def _running_rounds(start: np.ndarray, duration: np.ndarray) -> tuple[np.ndarray
     return var, start[var] + offset
 
 
-def hindsight_optimum(sequence: BirthSequence, realisation: Realisation, nodes: int,
-                      time_limit: float | None = None) -> HindsightOptimum:
+def hindsight_optimum(
+    sequence: BirthSequence, realisation: Realisation, nodes: int, time_limit: float | None = None
+) -> HindsightOptimum:
     """The welfare-maximising schedule in hindsight of one realisation (paper 004, Sec. 2: the
     offline benchmark), exact with CP-SAT over one boolean per (job, candidate start); module
     docstring for the model, the value scaling and `bound`. `time_limit`: CP-SAT deterministic
@@ -210,18 +224,21 @@ def hindsight_optimum(sequence: BirthSequence, realisation: Realisation, nodes: 
         rounds, first = np.unique(round_of, return_index=True)
         bounds = np.r_[first, round_of.size]
         for k in range(rounds.size):
-            members = var_of[bounds[k]:bounds[k + 1]]
+            members = var_of[bounds[k] : bounds[k + 1]]
             if int(demand[members].sum()) > nodes:
-                model.add(cp_model.LinearExpr.weighted_sum([x[v] for v in members.tolist()],
-                                                           demand[members].tolist()) <= nodes)
+                model.add(
+                    cp_model.LinearExpr.weighted_sum([x[v] for v in members.tolist()], demand[members].tolist())
+                    <= nodes
+                )
     scaled = np.rint(value * VALUE_SCALE).astype(np.int64)
     model.maximize(cp_model.LinearExpr.weighted_sum(x, scaled.tolist()))
 
     solver = deterministic_solver(time_limit)
     status = solver.solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise RuntimeError(f"CP-SAT found no schedule within deterministic time {time_limit} "
-                           f"(status {solver.status_name(status)})")
+        raise RuntimeError(
+            f"CP-SAT found no schedule within deterministic time {time_limit} (status {solver.status_name(status)})"
+        )
     plan = np.full(len(sequence), NOT_RUN, dtype=np.int64)
     for j, s, var in zip(job.tolist(), start.tolist(), x):
         if solver.boolean_value(var):
@@ -252,16 +269,32 @@ class PackingSolution:
     bound: float
 
 
-def _packing_lp(value: np.ndarray, upper: np.ndarray, group: np.ndarray, group_cap: np.ndarray,
-                demand: np.ndarray, start: np.ndarray, duration: np.ndarray, nodes: int) -> float:
+def _packing_lp(
+    value: np.ndarray,
+    upper: np.ndarray,
+    group: np.ndarray,
+    group_cap: np.ndarray,
+    demand: np.ndarray,
+    start: np.ndarray,
+    duration: np.ndarray,
+    nodes: int,
+) -> float:
     """max value^T x s.t. sum of x over each group <= group_cap, for every round the sum of
     demand x over the variables running in it <= nodes, 0 <= x <= upper; returns the dual bound
     of the module docstring (an upper bound on the optimum)."""
     return packing_lp(value, upper, group, group_cap, demand, start, duration, nodes).bound
 
 
-def packing_lp(value: np.ndarray, upper: np.ndarray, group: np.ndarray, group_cap: np.ndarray,
-               demand: np.ndarray, start: np.ndarray, duration: np.ndarray, nodes: float) -> PackingSolution:
+def packing_lp(
+    value: np.ndarray,
+    upper: np.ndarray,
+    group: np.ndarray,
+    group_cap: np.ndarray,
+    demand: np.ndarray,
+    start: np.ndarray,
+    duration: np.ndarray,
+    nodes: float,
+) -> PackingSolution:
     """The LP of `_packing_lp` with its primal solution (the stochastic variant's LP of Appendix E,
     algorithms/sow/stochastic_lp.py, needs z); `demand` and `nodes` may be fractional."""
     n = value.size
@@ -270,21 +303,20 @@ def packing_lp(value: np.ndarray, upper: np.ndarray, group: np.ndarray, group_ca
     var_of, round_of = _running_rounds(start, duration)
     first = int(round_of.min())
     rows = round_of - first
-    cap_matrix = sp.csr_matrix((demand[var_of].astype(float), (rows, var_of)),
-                               shape=(int(rows.max()) + 1, n))
+    cap_matrix = sp.csr_matrix((demand[var_of].astype(float), (rows, var_of)), shape=(int(rows.max()) + 1, n))
     # rows the variables can never fill (at their upper bounds) are left out
     binding = np.flatnonzero(cap_matrix @ upper > nodes + 1e-12)
     cap_matrix = cap_matrix[binding]
     group_matrix = sp.csr_matrix((np.ones(n), (group, np.arange(n))), shape=(group_cap.size, n))
     a_ub = sp.vstack([group_matrix, cap_matrix], format="csr")
     b_ub = np.r_[group_cap, np.full(binding.size, float(nodes))]
-    result = linprog(-value, A_ub=a_ub, b_ub=b_ub, bounds=np.column_stack([np.zeros(n), upper]),
-                     method="highs")
+    result = linprog(-value, A_ub=a_ub, b_ub=b_ub, bounds=np.column_stack([np.zeros(n), upper]), method="highs")
     if result.status != 0:
         raise RuntimeError(f"HiGHS did not solve the LP: {result.message}")
     x = np.clip(np.asarray(result.x, dtype=float), 0.0, upper)
-    return PackingSolution(x, float(value @ x),
-                           _dual_bound(value, upper, a_ub, b_ub, -np.asarray(result.ineqlin.marginals, dtype=float)))
+    return PackingSolution(
+        x, float(value @ x), _dual_bound(value, upper, a_ub, b_ub, -np.asarray(result.ineqlin.marginals, dtype=float))
+    )
 
 
 def _dual_bound(value, upper, a_ub, b_ub, y) -> float:
@@ -303,8 +335,9 @@ def hindsight_lp_bound(sequence: BirthSequence, realisation: Realisation, nodes:
     arrival, duration = _check_realisation(sequence, realisation)
     job, start, value = _hindsight_candidates(sequence, arrival, duration)
     concurrency = np.array([sow.concurrency for sow in sequence.jobs], dtype=np.int64)
-    return _packing_lp(value, np.ones(value.size), job, np.ones(len(sequence)), concurrency[job], start,
-                       duration[job], nodes)
+    return _packing_lp(
+        value, np.ones(value.size), job, np.ones(len(sequence)), concurrency[job], start, duration[job], nodes
+    )
 
 
 def ex_ante_bound(sequence: BirthSequence, nodes: int) -> float:
@@ -336,5 +369,13 @@ def ex_ante_bound(sequence: BirthSequence, nodes: int) -> float:
             durations.append(np.full(s.size, d, dtype=np.int64))
     if not values:
         return 0.0
-    return _packing_lp(np.concatenate(values), np.concatenate(uppers), np.concatenate(tasks), np.array(caps),
-                       np.concatenate(demands), np.concatenate(starts), np.concatenate(durations), nodes)
+    return _packing_lp(
+        np.concatenate(values),
+        np.concatenate(uppers),
+        np.concatenate(tasks),
+        np.array(caps),
+        np.concatenate(demands),
+        np.concatenate(starts),
+        np.concatenate(durations),
+        nodes,
+    )

@@ -12,6 +12,7 @@ let a later job push an earlier one out.
 fate differs between the full run and the cut run. The sampled oracle draws its replays in
 birth order from `seed`'s generator, so the cut run draws the same replays for jobs 0..j.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,8 +32,9 @@ def cut_points(jobs: int, fractions: tuple[float, ...] = tuple(k / 10 for k in r
     return tuple(sorted({min(jobs - 2, int(f * jobs)) for f in fractions if jobs >= 2}))
 
 
-def prefix_changes(sequence: BirthSequence, realisation: Realisation, settings: FrameworkSettings, seed: int,
-                   cuts: tuple[int, ...]) -> tuple[JobOutcomes, dict]:
+def prefix_changes(
+    sequence: BirthSequence, realisation: Realisation, settings: FrameworkSettings, seed: int, cuts: tuple[int, ...]
+) -> tuple[JobOutcomes, dict]:
     """For every cut m in `cuts`, run jobs 0..m alone and compare their fates with the full run's.
 
     Returns the full run's outcomes and the counts: cuts (how many), compared (job fates
@@ -42,10 +44,12 @@ def prefix_changes(sequence: BirthSequence, realisation: Realisation, settings: 
     compared = changed = cuts_changed = 0
     for m in cuts:
         keep = slice(0, m + 1)
-        part = run_framework(BirthSequence(sequence.jobs[keep], sequence.bounds, sequence.signal),
-                             Realisation(realisation.point[keep], realisation.arrival[keep],
-                                         realisation.duration[keep]),
-                             settings, np.random.default_rng(seed))
+        part = run_framework(
+            BirthSequence(sequence.jobs[keep], sequence.bounds, sequence.signal),
+            Realisation(realisation.point[keep], realisation.arrival[keep], realisation.duration[keep]),
+            settings,
+            np.random.default_rng(seed),
+        )
         differs = np.zeros(m + 1, bool)
         for name in FATE:
             differs |= getattr(full, name)[keep] != getattr(part, name)

@@ -28,6 +28,7 @@ ValueError.
 `extra` columns (per job, submission order): `admitted` (bool) and `reserved` (node-rounds of
 its block, c_j * |W_j|, 0 if rejected).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -72,7 +73,7 @@ def reserve_worst_case(sequence: BirthSequence, realisation: Realisation, nodes:
     reserved = np.zeros(jobs, np.int64)
     usage = np.zeros(sequence.rounds(), np.int64)  # nodes reserved in each round
     for j, sow in enumerate(sequence.jobs):
-        ends = sow.arrival + sow.duration          # finish rounds of the support points
+        ends = sow.arrival + sow.duration  # finish rounds of the support points
         lo, hi = int(sow.arrival.min()), int(ends.max())  # window W_j = [lo, hi - 1]
         expected = float(sow.probability @ sow.value(ends))
         if expected > 0 and int(usage[lo:hi].max()) + sow.concurrency <= nodes:

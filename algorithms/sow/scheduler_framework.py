@@ -34,6 +34,7 @@ runs and `extra["receptive_break"]` whether relaxed_value < relaxed_price (by mo
 with signal `duration` every point runs only when (1 - q)(V - pi) > 0, so never.
 `extra["relaxed_usage"]` (one value per round, not per job) is ALG's usage y_t after the last birth.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -61,12 +62,12 @@ WAITING, SCHEDULED, RUNNING, DONE = 0, 1, 2, 3
 class FrameworkSettings:
     nodes: int
     epsilon: float = 0.1
-    slack: bool = True            # ALG's capacity N' = N (1 - eps/10); False: N' = N
+    slack: bool = True  # ALG's capacity N' = N (1 - eps/10); False: N' = N
     eviction: str = "lifo"
-    oracle: str = "sampled"       # sampled (Appendix F) | exact | none (q = 0: no eviction foresight)
-    samples: int = 100            # R of the sampled oracle
-    max_outcomes: int = 200_000   # the exact oracle's limit
-    price_start: str = "paper"    # p(0) = 1/(2 D_max) | concurrency: 1/(2 C_max D_max)
+    oracle: str = "sampled"  # sampled (Appendix F) | exact | none (q = 0: no eviction foresight)
+    samples: int = 100  # R of the sampled oracle
+    max_outcomes: int = 200_000  # the exact oracle's limit
+    price_start: str = "paper"  # p(0) = 1/(2 D_max) | concurrency: 1/(2 C_max D_max)
 
     def __post_init__(self):
         if not 0 < self.epsilon < 1:
@@ -93,11 +94,11 @@ class BirthContext:
 
     job: int
     round: int
-    unit_price: np.ndarray     # pi^t(t', 1, d), [t' - t, d - 1]
-    paths: LoadPaths           # the oracle's load paths of the earlier jobs
-    candidates: Candidates     # the earlier active jobs' residual randomness
-    failure: np.ndarray        # q^t(t', c_j, d) after the eps/10 threshold
-    raw_failure: np.ndarray    # the oracle's estimate before it
+    unit_price: np.ndarray  # pi^t(t', 1, d), [t' - t, d - 1]
+    paths: LoadPaths  # the oracle's load paths of the earlier jobs
+    candidates: Candidates  # the earlier active jobs' residual randomness
+    failure: np.ndarray  # q^t(t', c_j, d) after the eps/10 threshold
+    raw_failure: np.ndarray  # the oracle's estimate before it
     plan: LaunchPlan
     menu: Callable[[int], np.ndarray] | None = None  # pi^t(t', c, d) [t' - t, d - 1] for any c, as announced
 
@@ -145,10 +146,15 @@ class _State:
         self.start = np.full(J, NEVER, np.int64)
         self.concurrency = np.array([sow.concurrency for sow in reported], np.int64)
         self.out = JobOutcomes.empty(J)
-        self.out.extra.update(estimated_utility=np.zeros(J), relaxed_value=np.zeros(J),
-                              max_failure=np.zeros(J), planned=np.zeros(J, bool),
-                              stopped=np.full(J, NEVER, np.int64), relaxed_price=np.zeros(J),
-                              receptive_break=np.zeros(J, bool))
+        self.out.extra.update(
+            estimated_utility=np.zeros(J),
+            relaxed_value=np.zeros(J),
+            max_failure=np.zeros(J),
+            planned=np.zeros(J, bool),
+            stopped=np.full(J, NEVER, np.int64),
+            relaxed_price=np.zeros(J),
+            receptive_break=np.zeros(J, bool),
+        )
 
     def candidates(self, t: int, signal: str) -> Candidates:
         """The residual randomness of the active jobs born so far (module docstring of
@@ -186,8 +192,9 @@ def _paths(state: _State, settings: FrameworkSettings, t: int, width: int, rng) 
     return candidates, sampled_paths(candidates, t, width, settings.nodes, settings.samples, rng)
 
 
-def _birth(state: _State, j: int, t: int, settings: FrameworkSettings, relaxed: RelaxedAlgorithm, rng,
-           on_birth) -> None:
+def _birth(
+    state: _State, j: int, t: int, settings: FrameworkSettings, relaxed: RelaxedAlgorithm, rng, on_birth
+) -> None:
     bounds = state.sequence.bounds
     sow = state.reported[j]
     S, D = bounds.horizon, bounds.max_duration
@@ -206,8 +213,11 @@ def _birth(state: _State, j: int, t: int, settings: FrameworkSettings, relaxed: 
     extra["estimated_utility"][j] = plan.estimated_utility
     extra["planned"][j] = bool(runs.any())
     extra["relaxed_value"][j] = float(sow.probability[runs] @ sow.value(plan.start[runs] + sow.duration[runs]))
-    extra["relaxed_price"][j] = float(sow.probability[runs] @ price[plan.start[runs] - sow.birth,
-                                                                   sow.duration[runs] - 1]) if runs.any() else 0.0
+    extra["relaxed_price"][j] = (
+        float(sow.probability[runs] @ price[plan.start[runs] - sow.birth, sow.duration[runs] - 1])
+        if runs.any()
+        else 0.0
+    )
     extra["receptive_break"][j] = extra["relaxed_value"][j] < extra["relaxed_price"][j] - RECEPTIVE_TOLERANCE
     extra["max_failure"][j] = float(raw.max()) if raw.size else 0.0
     if runs.any():  # Alg. 2 line 4 / Alg. 3 lines 6-8: x_j(L_j), the expected allocation
@@ -216,10 +226,15 @@ def _birth(state: _State, j: int, t: int, settings: FrameworkSettings, relaxed: 
         on_birth(BirthContext(j, t, unit, paths, candidates, failure, raw, plan, menu))
 
 
-def run_framework(sequence: BirthSequence, realisation: Realisation, settings: FrameworkSettings,
-                  rng: np.random.Generator, reported: tuple[StatementOfWork, ...] | None = None,
-                  on_birth: Callable[[BirthContext], None] | None = None,
-                  relaxed: RelaxedAlgorithm | None = None) -> JobOutcomes:
+def run_framework(
+    sequence: BirthSequence,
+    realisation: Realisation,
+    settings: FrameworkSettings,
+    rng: np.random.Generator,
+    reported: tuple[StatementOfWork, ...] | None = None,
+    on_birth: Callable[[BirthContext], None] | None = None,
+    relaxed: RelaxedAlgorithm | None = None,
+) -> JobOutcomes:
     """Alg. 1 with Alg. 2 and ALG (default Alg. 3: `ExponentialALG`) over one birth sequence and
     its realisation."""
     reported = tuple(sequence.jobs) if reported is None else tuple(reported)
@@ -231,8 +246,16 @@ def run_framework(sequence: BirthSequence, realisation: Realisation, settings: F
     bounds = sequence.bounds
     T = sequence.rounds()
     if relaxed is None:
-        relaxed = ExponentialALG(ExponentialPrices(settings.relaxed_capacity, bounds.max_value, bounds.max_duration,
-                                                   bounds.max_concurrency, T, settings.price_start))
+        relaxed = ExponentialALG(
+            ExponentialPrices(
+                settings.relaxed_capacity,
+                bounds.max_value,
+                bounds.max_duration,
+                bounds.max_concurrency,
+                T,
+                settings.price_start,
+            )
+        )
     state = _State(sequence, realisation, reported)
     births = np.array([sow.birth for sow in sequence.jobs], np.int64)
     out = state.out
@@ -249,9 +272,15 @@ def run_framework(sequence: BirthSequence, realisation: Realisation, settings: F
         _complete(state, t)
         if next_job >= len(sequence) and not state.active.any():
             break
-    out.extra["planned_start"] = np.array([
-        plan_for_points(state.plan[j], reported[j], realisation.arrival[j], realisation.duration[j],
-                        sequence.signal)[0] for j in range(len(sequence))], dtype=np.int64)
+    out.extra["planned_start"] = np.array(
+        [
+            plan_for_points(
+                state.plan[j], reported[j], realisation.arrival[j], realisation.duration[j], sequence.signal
+            )[0]
+            for j in range(len(sequence))
+        ],
+        dtype=np.int64,
+    )
     # per round, not per job: ALG's relaxed usage y_t at the end of the run (Alg. 3's `prices.usage`,
     # or a menu's own `usage`); the family reports its peak over N' (`relaxed_peak`)
     usage = getattr(getattr(relaxed, "prices", relaxed), "usage", None)
@@ -263,8 +292,9 @@ def run_framework(sequence: BirthSequence, realisation: Realisation, settings: F
 def _arrivals(state: _State, t: int) -> None:
     arriving = np.flatnonzero(state.active & (state.phase == WAITING) & (state.true_arrival == t))
     for j in arriving:
-        start = plan_for_points(state.plan[j], state.reported[j], state.true_arrival[j], state.true_duration[j],
-                                state.sequence.signal)[0]
+        start = plan_for_points(
+            state.plan[j], state.reported[j], state.true_arrival[j], state.true_duration[j], state.sequence.signal
+        )[0]
         if start == NEVER:
             state.active[j] = False
             state.phase[j] = DONE

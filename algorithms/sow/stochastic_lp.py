@@ -24,6 +24,7 @@ Candidate starts are those of `offline_optimum.candidate_starts` (a finish with 
 another start only takes nodes). Solved with HiGHS through `offline_optimum.packing_lp`, the same
 packing LP as the ex-ante bound (the LP is that bound's with weights lambda_i q_v and capacity C').
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -43,19 +44,19 @@ class StochasticLP:
     """Every outcome omega of the LP (flat arrays) and the primal z. `width` = lambda_i c_v is
     w(omega) of Definition 1 and Lemma E.2, `relaxed_value` = lambda_i V_v(s + d_i) is V~(omega)."""
 
-    capacity: float          # C' = N' / 2
+    capacity: float  # C' = N' / 2
     job: np.ndarray
     variant: np.ndarray
     point: np.ndarray
     start: np.ndarray
     duration: np.ndarray
     concurrency: np.ndarray
-    weight: np.ndarray       # lambda_i
-    prior: np.ndarray        # q_v
-    value: np.ndarray        # V_v(s + d_i)
+    weight: np.ndarray  # lambda_i
+    prior: np.ndarray  # q_v
+    value: np.ndarray  # V_v(s + d_i)
     z: np.ndarray
-    objective: float         # V_LP = sum V~(omega) z_omega
-    bound: float             # HiGHS's dual bound on the LP optimum (offline_optimum's docstring)
+    objective: float  # V_LP = sum V~(omega) z_omega
+    bound: float  # HiGHS's dual bound on the LP optimum (offline_optimum's docstring)
 
     @property
     def stop(self) -> np.ndarray:
@@ -84,33 +85,76 @@ def solve_stochastic_lp(priors: Sequence[Prior], capacity: float) -> StochasticL
     """Appendix E's LP over the priors D_j with supply `capacity` (C' = N'/2 in the mechanism)."""
     if not capacity > 0:
         raise ValueError(f"the LP's capacity C' must be > 0, got {capacity!r}")
-    cols: dict[str, list] = {k: [] for k in ("job", "variant", "point", "start", "duration", "concurrency", "weight",
-                                            "prior", "value", "task")}
+    cols: dict[str, list] = {
+        k: []
+        for k in ("job", "variant", "point", "start", "duration", "concurrency", "weight", "prior", "value", "task")
+    }
     caps = []
     for j, prior in enumerate(priors):
         for v, (sow, q) in enumerate(zip(prior.variants, prior.probability.tolist())):
-            for i, (a, d, lam) in enumerate(zip(sow.arrival.tolist(), sow.duration.tolist(),
-                                                sow.probability.tolist())):
+            for i, (a, d, lam) in enumerate(zip(sow.arrival.tolist(), sow.duration.tolist(), sow.probability.tolist())):
                 s, value = candidate_starts(sow, a, d)
                 if s.size == 0:
                     continue
                 n = s.size
-                for key, item in (("job", j), ("variant", v), ("point", i), ("duration", d),
-                                  ("concurrency", sow.concurrency), ("weight", lam), ("prior", q),
-                                  ("task", len(caps))):
+                for key, item in (
+                    ("job", j),
+                    ("variant", v),
+                    ("point", i),
+                    ("duration", d),
+                    ("concurrency", sow.concurrency),
+                    ("weight", lam),
+                    ("prior", q),
+                    ("task", len(caps)),
+                ):
                     cols[key].append(np.full(n, item))
                 cols["start"].append(s)
                 cols["value"].append(value)
                 caps.append(q)
     if not caps:
         empty = np.zeros(0, np.int64)
-        return StochasticLP(float(capacity), empty, empty, empty, empty, empty, empty, np.zeros(0), np.zeros(0),
-                            np.zeros(0), np.zeros(0), 0.0, 0.0)
+        return StochasticLP(
+            float(capacity),
+            empty,
+            empty,
+            empty,
+            empty,
+            empty,
+            empty,
+            np.zeros(0),
+            np.zeros(0),
+            np.zeros(0),
+            np.zeros(0),
+            0.0,
+            0.0,
+        )
     flat = {k: np.concatenate(v) for k, v in cols.items()}
-    ints = {k: flat[k].astype(np.int64) for k in ("job", "variant", "point", "start", "duration", "concurrency",
-                                                 "task")}
+    ints = {
+        k: flat[k].astype(np.int64) for k in ("job", "variant", "point", "start", "duration", "concurrency", "task")
+    }
     weight, prior, value = flat["weight"].astype(float), flat["prior"].astype(float), flat["value"].astype(float)
-    solution = packing_lp(weight * value, prior.copy(), ints["task"], np.array(caps, float),
-                          weight * ints["concurrency"], ints["start"], ints["duration"], float(capacity))
-    return StochasticLP(float(capacity), ints["job"], ints["variant"], ints["point"], ints["start"], ints["duration"],
-                        ints["concurrency"], weight, prior, value, solution.x, solution.objective, solution.bound)
+    solution = packing_lp(
+        weight * value,
+        prior.copy(),
+        ints["task"],
+        np.array(caps, float),
+        weight * ints["concurrency"],
+        ints["start"],
+        ints["duration"],
+        float(capacity),
+    )
+    return StochasticLP(
+        float(capacity),
+        ints["job"],
+        ints["variant"],
+        ints["point"],
+        ints["start"],
+        ints["duration"],
+        ints["concurrency"],
+        weight,
+        prior,
+        value,
+        solution.x,
+        solution.objective,
+        solution.bound,
+    )

@@ -43,6 +43,7 @@ D_max the same way inside its log. So N > C_max ln D_max up to the constant (`ca
 Theorem E.1 states it as "N > C_max log C_max" in the same glyphs, read the same way. The
 mechanism also needs C' >= C_max (one lane) or it has no bundle: `check_stochastic` refuses it.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,8 +61,16 @@ from .scheduler_framework import BirthContext, FrameworkSettings, run_framework
 from .stochastic_lp import StochasticLP, solve_stochastic_lp
 from .truthfulness import audit_run
 
-__all__ = ["BundleMenu", "StochasticRun", "audit_stochastic", "capacity_condition", "check_stochastic",
-           "prepare_stochastic", "run_stochastic", "stochastic_columns"]
+__all__ = [
+    "BundleMenu",
+    "StochasticRun",
+    "audit_stochastic",
+    "capacity_condition",
+    "check_stochastic",
+    "prepare_stochastic",
+    "run_stochastic",
+    "stochastic_columns",
+]
 
 FIT_TOLERANCE = 1e-9
 
@@ -77,21 +86,24 @@ class BundleMenu:
 
     def __init__(self, fua: FractionalUnitAllocation, max_concurrency: int, max_duration: int, rounds: int):
         self.fua = fua
-        self.limit = 2.0 * max_concurrency            # R_k + c <= 2 C_max
+        self.limit = 2.0 * max_concurrency  # R_k + c <= 2 C_max
         self.max_duration = int(max_duration)
         weight = fua.bundle_weight
         self.price = np.where(weight > 0, fua.bundle_value / (2.0 * np.maximum(weight, 1e-300)), np.inf)  # p_k
-        self.filled = np.zeros(len(fua))              # R_k
-        self.usage = np.zeros(rounds)                 # the relaxed usage of every round
-        self.sold = np.zeros(len(fua))                # revenue booked in the relaxed problem (lambda c p_k)
+        self.filled = np.zeros(len(fua))  # R_k
+        self.usage = np.zeros(rounds)  # the relaxed usage of every round
+        self.sold = np.zeros(len(fua))  # revenue booked in the relaxed problem (lambda c p_k)
         self._announced: tuple | None = None
 
-    def _table(self, filled: np.ndarray, first: int, last_start: int, concurrency: int) -> tuple[np.ndarray, np.ndarray]:
+    def _table(
+        self, filled: np.ndarray, first: int, last_start: int, concurrency: int
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(price table [t' - first, d - 1], the bundle that gives it, -1 for none)."""
         starts = np.arange(first, last_start + 1)
         d = np.arange(1, self.max_duration + 1)
-        inside = ((self.fua.first[:, None, None] <= starts[None, :, None])
-                  & (starts[None, :, None] + d[None, None, :] <= self.fua.stop[:, None, None]))
+        inside = (self.fua.first[:, None, None] <= starts[None, :, None]) & (
+            starts[None, :, None] + d[None, None, :] <= self.fua.stop[:, None, None]
+        )
         feasible = inside & (filled + concurrency <= self.limit + FIT_TOLERANCE)[:, None, None]
         unit = np.where(feasible, self.price[:, None, None], np.inf)
         if unit.shape[0] == 0:
@@ -112,12 +124,13 @@ class BundleMenu:
         for s, d, lam in zip(np.asarray(start).tolist(), np.asarray(duration).tolist(), np.asarray(weight).tolist()):
             k = int(bundle[s - first, d - 1])
             if k < 0:
-                raise RuntimeError(f"x_j(L_j) runs a task at ({s}, {d}) that no bundle prices (the plan ran an "
-                                   "infinite price)")
+                raise RuntimeError(
+                    f"x_j(L_j) runs a task at ({s}, {d}) that no bundle prices (the plan ran an infinite price)"
+                )
             width = lam * concurrency
             self.filled[k] += width
             self.sold[k] += width * self.price[k]
-            self.usage[s:s + d] += width
+            self.usage[s : s + d] += width
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,14 +145,16 @@ def check_stochastic(nodes: int, epsilon: float, slack: bool, max_concurrency: i
     """The mechanism needs one lane: C' = N'/2 >= C_max (module docstring); ValueError naming `where`."""
     relaxed = nodes * (1.0 - epsilon / 10.0) if slack else float(nodes)
     if relaxed / 2.0 < max_concurrency - 1e-9:
-        raise ValueError(f"{where}: the stochastic variant's LP supply C' = N'/2 = {relaxed / 2:g} (cluster.nodes = "
-                         f"{nodes}, reduction.epsilon = {epsilon:g}) is below bounds.max_concurrency = "
-                         f"{max_concurrency}: Definition 1 has no bundle")
+        raise ValueError(
+            f"{where}: the stochastic variant's LP supply C' = N'/2 = {relaxed / 2:g} (cluster.nodes = "
+            f"{nodes}, reduction.epsilon = {epsilon:g}) is below bounds.max_concurrency = "
+            f"{max_concurrency}: Definition 1 has no bundle"
+        )
 
 
-def prepare_stochastic(sequence: PriorBirthSequence, settings: FrameworkSettings) -> tuple[StochasticLP,
-                                                                                         FractionalUnitAllocation,
-                                                                                         BundleMenu]:
+def prepare_stochastic(
+    sequence: PriorBirthSequence, settings: FrameworkSettings
+) -> tuple[StochasticLP, FractionalUnitAllocation, BundleMenu]:
     """Steps 1-3 of the module docstring: the LP at C' = N'/2, the FUA, the menu."""
     if not isinstance(sequence, PriorBirthSequence):
         raise ValueError("the stochastic variant needs known priors: births.kind must be prior")
@@ -150,16 +165,22 @@ def prepare_stochastic(sequence: PriorBirthSequence, settings: FrameworkSettings
     return lp, fua, BundleMenu(fua, bounds.max_concurrency, bounds.max_duration, T)
 
 
-def run_stochastic(sequence: PriorBirthSequence, realisation: Realisation, settings: FrameworkSettings,
-                   rng: np.random.Generator, on_birth: Callable[[BirthContext], None] | None = None) -> StochasticRun:
+def run_stochastic(
+    sequence: PriorBirthSequence,
+    realisation: Realisation,
+    settings: FrameworkSettings,
+    rng: np.random.Generator,
+    on_birth: Callable[[BirthContext], None] | None = None,
+) -> StochasticRun:
     """`Stochastic`: Alg. 1 + Alg. 2 with Lemma E.2's menu as ALG, on one birth sequence."""
     lp, fua, menu = prepare_stochastic(sequence, settings)
     out = run_framework(sequence, realisation, settings, rng, on_birth=on_birth, relaxed=menu)
     return StochasticRun(out, lp, fua, menu)
 
 
-def audit_stochastic(sequence: PriorBirthSequence, realisation: Realisation, settings: FrameworkSettings,
-                     rng: np.random.Generator) -> tuple[StochasticRun, list[dict]]:
+def audit_stochastic(
+    sequence: PriorBirthSequence, realisation: Realisation, settings: FrameworkSettings, rng: np.random.Generator
+) -> tuple[StochasticRun, list[dict]]:
     """`StochasticAudit`: truthfulness.audit_run on the Stochastic mechanism (the menu a misreport
     of concurrency c' sees is the one announced at the birth, for c')."""
     lp, fua, menu = prepare_stochastic(sequence, settings)
@@ -170,6 +191,11 @@ def audit_stochastic(sequence: PriorBirthSequence, realisation: Realisation, set
 def stochastic_columns(run: StochasticRun, settings: FrameworkSettings) -> dict:
     """The row columns of a Stochastic run: `lp_value` V_LP (at C'), `fua_value` V(z_FUA),
     `fua_share`, `bundles`, `lanes`, `relaxed_peak` (the largest relaxed usage over N')."""
-    return {"lp_value": run.lp.objective, "fua_value": run.fua.value, "fua_share": run.fua.share,
-            "bundles": len(run.fua), "lanes": run.fua.lanes,
-            "relaxed_peak": float(run.menu.usage.max(initial=0.0)) / settings.relaxed_capacity}
+    return {
+        "lp_value": run.lp.objective,
+        "fua_value": run.fua.value,
+        "fua_share": run.fua.share,
+        "bundles": len(run.fua),
+        "lanes": run.fua.lanes,
+        "relaxed_peak": float(run.menu.usage.max(initial=0.0)) / settings.relaxed_capacity,
+    }

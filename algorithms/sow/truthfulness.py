@@ -72,6 +72,7 @@ U_est(L'' | c_j) <= U_est(L | c_j).
 `audit_birth` returns, for the truthful report and every `misreports` report, the gain and both
 bounds; it is meant to be called from `run_framework(..., on_birth=...)` on the truthful run.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -111,8 +112,14 @@ class _Points:
         return float(np.sum(self.probability * (1.0 - failure[self.index]) * (self.value - price[self.index])))
 
 
-def true_utility(true_sow: StatementOfWork, plan_start: np.ndarray, report: StatementOfWork, price_c: np.ndarray,
-                 q_true_c: np.ndarray, signal: str) -> float:
+def true_utility(
+    true_sow: StatementOfWork,
+    plan_start: np.ndarray,
+    report: StatementOfWork,
+    price_c: np.ndarray,
+    q_true_c: np.ndarray,
+    signal: str,
+) -> float:
     """Eq. (1) with the TRUE V and P: the expected utility of a job whose true SoW is `true_sow`
     when the mechanism planned `plan_start` for `report`. `price_c` = pi^t(t', c', d) and
     `q_true_c` = q^t(t', c', d) (true failure) are tables [t' - birth, d - 1] for the report's
@@ -128,9 +135,11 @@ def _merged(sow: StatementOfWork, arrival: np.ndarray, duration: np.ndarray) -> 
     for a, d, p in zip(arrival.tolist(), duration.tolist(), sow.probability.tolist()):
         table[(a, d)] = table.get((a, d), 0.0) + p
     keys = sorted(table)
-    return sow.replace(arrival=np.array([a for a, _ in keys], np.int64),
-                       duration=np.array([d for _, d in keys], np.int64),
-                       probability=np.array([table[key] for key in keys]))
+    return sow.replace(
+        arrival=np.array([a for a, _ in keys], np.int64),
+        duration=np.array([d for _, d in keys], np.int64),
+        probability=np.array([table[key] for key in keys]),
+    )
 
 
 def _same(a: StatementOfWork, b: StatementOfWork) -> bool:
@@ -168,9 +177,17 @@ def misreports(true_sow: StatementOfWork, bounds: Bounds, nodes: int) -> list[tu
         d = np.clip(true_sow.duration + k, 1, D)
         candidates.append(("duration", float(k), _merged(true_sow, true_sow.arrival, d)))
     top = int(np.argmax(true_sow.probability))
-    candidates.append(("narrow", 1.0, true_sow.replace(arrival=true_sow.arrival[top: top + 1],
-                                                      duration=true_sow.duration[top: top + 1],
-                                                      probability=np.ones(1))))
+    candidates.append(
+        (
+            "narrow",
+            1.0,
+            true_sow.replace(
+                arrival=true_sow.arrival[top : top + 1],
+                duration=true_sow.duration[top : top + 1],
+                probability=np.ones(1),
+            ),
+        )
+    )
     n = true_sow.probability.size
     candidates.append(("widen", float(n), true_sow.replace(probability=np.full(n, 1.0 / n))))
     for kind, parameter, report in candidates:
@@ -184,8 +201,16 @@ def misreports(true_sow: StatementOfWork, bounds: Bounds, nodes: int) -> list[tu
     return out
 
 
-def audit_birth(ctx: BirthContext, true_sow: StatementOfWork, signal: str, bounds: Bounds, nodes: int,
-                epsilon: float, truth_paths: LoadPaths | None = None, max_outcomes: int = 200_000) -> list[dict]:
+def audit_birth(
+    ctx: BirthContext,
+    true_sow: StatementOfWork,
+    signal: str,
+    bounds: Bounds,
+    nodes: int,
+    epsilon: float,
+    truth_paths: LoadPaths | None = None,
+    max_outcomes: int = 200_000,
+) -> list[dict]:
     """Theorem 3.2 at one birth: for the truthful report and every misreport, the true utility
     gain over the truthful report and the two bounds (module docstring).
 
@@ -250,16 +275,37 @@ def audit_birth(ctx: BirthContext, true_sow: StatementOfWork, signal: str, bound
         bound_plans = err_truthful + err_report + option
         within_mu = bool(gain <= bound_mu + TOLERANCE)
         within_plans = bool(gain <= bound_plans + TOLERANCE)
-        rows.append(dict(job=ctx.job, kind=kind, parameter=parameter, concurrency=report.concurrency,
-                         utility=utility, estimated=plan.estimated_utility, gain=gain, mu=mu, bound_mu=bound_mu,
-                         err_truthful=err_truthful, err_report=err_report, option=option, margin=widest,
-                         bound_plans=bound_plans,
-                         within_mu=within_mu, within_plans=within_plans, holds=within_mu and within_plans))
+        rows.append(
+            dict(
+                job=ctx.job,
+                kind=kind,
+                parameter=parameter,
+                concurrency=report.concurrency,
+                utility=utility,
+                estimated=plan.estimated_utility,
+                gain=gain,
+                mu=mu,
+                bound_mu=bound_mu,
+                err_truthful=err_truthful,
+                err_report=err_report,
+                option=option,
+                margin=widest,
+                bound_plans=bound_plans,
+                within_mu=within_mu,
+                within_plans=within_plans,
+                holds=within_mu and within_plans,
+            )
+        )
     return rows
 
 
-def audit_run(sequence: BirthSequence, realisation: Realisation, settings: FrameworkSettings,
-              rng: np.random.Generator, relaxed=None) -> tuple[JobOutcomes, list[dict]]:
+def audit_run(
+    sequence: BirthSequence,
+    realisation: Realisation,
+    settings: FrameworkSettings,
+    rng: np.random.Generator,
+    relaxed=None,
+) -> tuple[JobOutcomes, list[dict]]:
     """Theorem 3.2 over a whole birth sequence: the truthful run of Alg. 1 (`run_framework`), every
     birth audited by `audit_birth` with the true failure probabilities of the exact oracle (so the
     earlier jobs' residual randomness must fit `settings.max_outcomes`). Returns the run's
@@ -268,7 +314,16 @@ def audit_run(sequence: BirthSequence, realisation: Realisation, settings: Frame
     rows: list[dict] = []
 
     def audit(ctx: BirthContext) -> None:
-        rows.extend(audit_birth(ctx, sequence.jobs[ctx.job], sequence.signal, sequence.bounds, settings.nodes,
-                                settings.epsilon, max_outcomes=settings.max_outcomes))
+        rows.extend(
+            audit_birth(
+                ctx,
+                sequence.jobs[ctx.job],
+                sequence.signal,
+                sequence.bounds,
+                settings.nodes,
+                settings.epsilon,
+                max_outcomes=settings.max_outcomes,
+            )
+        )
 
     return run_framework(sequence, realisation, settings, rng, on_birth=audit, relaxed=relaxed), rows

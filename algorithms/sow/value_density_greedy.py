@@ -29,6 +29,7 @@ So the two greedies differ only in the order of the scan: arrival order there, v
 `extra` columns (per job, submission order): `wait` (start - a_j, or drop round - a_j),
 `dropped` (bool) and `density` (rho_j at the round it started; 0 if it never did).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -67,9 +68,12 @@ def value_density_greedy(sequence: BirthSequence, realisation: Realisation, node
     deadline = last_start(sequence, realisation).tolist()
     rank = {j: n for n, j in enumerate(np.lexsort((np.arange(jobs), arrived)).tolist())}
     # rho_j(t) over the rounds job j may wait in, computed once per job
-    table = {j: start_densities(sequence, realisation, j, np.arange(arrived[j], max(deadline[j], arrived[j]) + 1))
-             for j in range(jobs)}
+    table = {
+        j: start_densities(sequence, realisation, j, np.arange(arrived[j], max(deadline[j], arrived[j]) + 1))
+        for j in range(jobs)
+    }
     out = list_schedule(sequence, realisation, nodes, lambda j, t: (-table[j][t - arrived[j]], rank[j]))
-    out.extra["density"] = np.array([table[j][s - arrived[j]] if s != NOT_STARTED else 0.0
-                                     for j, s in enumerate(out.start.tolist())])
+    out.extra["density"] = np.array(
+        [table[j][s - arrived[j]] if s != NOT_STARTED else 0.0 for j, s in enumerate(out.start.tolist())]
+    )
     return out

@@ -79,8 +79,12 @@ class AHANP(SpotPolicy):
     start (module docstring: literal, fresh or cold)."""
 
     def __init__(self, threshold: float, start: str = "literal"):
-        if (isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
-                or not math.isfinite(threshold) or threshold <= 0):
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, numbers.Real)
+            or not math.isfinite(threshold)
+            or threshold <= 0
+        ):
             raise ValueError(f"AHANP threshold sigma must be a finite number > 0, got {threshold!r}")
         if not isinstance(start, str) or start not in STARTS:
             raise ValueError(f"AHANP start must be one of {', '.join(STARTS)}, got {start!r}")

@@ -31,8 +31,9 @@ LITERAL, FRESH, COLD = 0, 1, 2
 
 
 @njit(cache=True)
-def _run_pool(thresholds, starts, price, avail, p_o, workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value,
-              gamma):
+def _run_pool(
+    thresholds, starts, price, avail, p_o, workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value, gamma
+):
     """Every threshold of the pool on one world, policy q read with the start code starts[q]
     (LITERAL, FRESH, COLD). Returns what `ahap_batch._run_pool` returns (error[q]
     pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR if a decision broke (5b) / (5c-5d):
@@ -41,8 +42,7 @@ def _run_pool(thresholds, starts, price, avail, p_o, workload, deadline, n_min, 
     d = deadline
     tol = 1e-9 * max(1.0, workload)
     done_at = workload - tol
-    (progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od,
-     n_sp) = open_accounts(n_pol, d)
+    (progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp) = open_accounts(n_pol, d)
     prev_avail = np.zeros(n_pol, dtype=np.int64)
     od_t = np.zeros(n_pol, dtype=np.int64)  # the decisions of slot t
     sp_t = np.zeros(n_pol, dtype=np.int64)
@@ -87,12 +87,52 @@ def _run_pool(thresholds, starts, price, avail, p_o, workload, deadline, n_min, 
             sp_t[q] = min(a_t, n)
             od_t[q] = n - sp_t[q]
         # simulate: checks (5b)-(5e) and the accounting of the slot, for every running policy
-        account_slot(t, od_t, sp_t, p_t, a_t, n_min, n_max, alpha, beta, mu1, mu2, p_o, done_at,
-                     progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp)
-    utility, cost, extra_slots = finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d,
-                                        workload, tol, n_max, alpha, beta, mu1, mu2, p_o, value, gamma)
-    return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots,
-            error)
+        account_slot(
+            t,
+            od_t,
+            sp_t,
+            p_t,
+            a_t,
+            n_min,
+            n_max,
+            alpha,
+            beta,
+            mu1,
+            mu2,
+            p_o,
+            done_at,
+            progress,
+            n_prev,
+            running,
+            spot_cost,
+            od_cost,
+            reconf,
+            completion,
+            error,
+            n_od,
+            n_sp,
+        )
+    utility, cost, extra_slots = finish(
+        progress,
+        n_prev,
+        completion,
+        od_cost,
+        spot_cost,
+        reconf,
+        error,
+        d,
+        workload,
+        tol,
+        n_max,
+        alpha,
+        beta,
+        mu1,
+        mu2,
+        p_o,
+        value,
+        gamma,
+    )
+    return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots, error)
 
 
 class AHANPPool:
@@ -124,10 +164,22 @@ class AHANPPool:
             return PoolResult.empty(d)
         # writable copies: Numba's code for read-only arrays is slower (see ahap_batch)
         *accounts, error = _run_pool(
-            self.thresholds, self.starts, np.array(market.price[:d], dtype=np.float64),
-            np.array(market.availability[:d], dtype=np.int64), float(market.on_demand_price),
-            float(job.workload), int(d), int(job.n_min), int(job.n_max), float(job.alpha), float(job.beta),
-            float(job.mu1), float(job.mu2), float(job.value), float(job.gamma))
+            self.thresholds,
+            self.starts,
+            np.array(market.price[:d], dtype=np.float64),
+            np.array(market.availability[:d], dtype=np.int64),
+            float(market.on_demand_price),
+            float(job.workload),
+            int(d),
+            int(job.n_min),
+            int(job.n_max),
+            float(job.alpha),
+            float(job.beta),
+            float(job.mu1),
+            float(job.mu2),
+            float(job.value),
+            float(job.gamma),
+        )
         bad = np.flatnonzero(error)
         if bad.size:
             q = int(bad[0])

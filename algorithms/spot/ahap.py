@@ -61,26 +61,36 @@ class AHAP(SpotPolicy):
     (default: a private solver).
     """
 
-    def __init__(self, window: int, commitment: int, threshold: float,
-                 solver: WindowSolver | None = None, sigma_reading: str = "ahead"):
+    def __init__(
+        self,
+        window: int,
+        commitment: int,
+        threshold: float,
+        solver: WindowSolver | None = None,
+        sigma_reading: str = "ahead",
+    ):
         for label, x in (("window", window), ("commitment", commitment)):
             if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 1:
                 raise ValueError(f"AHAP {label} must be a positive integer, got {x!r}")
         if commitment > window:
             raise ValueError(
-                f"AHAP commitment ({commitment}) must not exceed the window ({window}) "
-                f"(Sec. VI-A: v in [1, omega])"
+                f"AHAP commitment ({commitment}) must not exceed the window ({window}) (Sec. VI-A: v in [1, omega])"
             )
-        if (isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
-                or not math.isfinite(threshold) or threshold <= 0):
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, numbers.Real)
+            or not math.isfinite(threshold)
+            or threshold <= 0
+        ):
             raise ValueError(f"AHAP threshold sigma must be a finite number > 0, got {threshold!r}")
         if sigma_reading not in SIGMA_READINGS:
-            raise ValueError(f"AHAP sigma_reading must be one of {', '.join(SIGMA_READINGS)}, "
-                             f"got {sigma_reading!r}")
+            raise ValueError(f"AHAP sigma_reading must be one of {', '.join(SIGMA_READINGS)}, got {sigma_reading!r}")
         if sigma_reading == "line" and window > MAX_LINE_WINDOW:
-            raise ValueError(f"AHAP window {window}: the 'line' reading of sigma supports windows up to "
-                             f"{MAX_LINE_WINDOW} slots (the compiled pool keeps a window's forced slots "
-                             f"in one 64-bit mask)")
+            raise ValueError(
+                f"AHAP window {window}: the 'line' reading of sigma supports windows up to "
+                f"{MAX_LINE_WINDOW} slots (the compiled pool keeps a window's forced slots "
+                f"in one 64-bit mask)"
+            )
         self.sigma_reading = sigma_reading
         self.window = int(window)
         self.commitment = int(commitment)
@@ -96,13 +106,11 @@ class AHAP(SpotPolicy):
         need = min(self.window, job.deadline - 1)
         if forecast.max_horizon < need:
             raise ValueError(
-                f"{self.name}: the forecast's max_horizon is {forecast.max_horizon}, "
-                f"the window needs {need}"
+                f"{self.name}: the forecast's max_horizon is {forecast.max_horizon}, the window needs {need}"
             )
         if forecast.rows < job.deadline:
             raise ValueError(
-                f"{self.name}: the forecast has {forecast.rows} rows, the job's deadline "
-                f"needs {job.deadline}"
+                f"{self.name}: the forecast has {forecast.rows} rows, the job's deadline needs {job.deadline}"
             )
         self._plans: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
@@ -116,16 +124,14 @@ class AHAP(SpotPolicy):
         expected = job.workload / job.deadline * (t + self.window)
         if state.progress >= expected - job.tolerance():
             limit = self.threshold * p_o
-            spot = tuple(
-                min(a, job.n_max) if p <= limit and a >= job.n_min else 0
-                for p, a in zip(prices, avails)
-            )
+            spot = tuple(min(a, job.n_max) if p <= limit and a >= job.n_min else 0 for p, a in zip(prices, avails))
             return (0,) * length, spot
         if self.sigma_reading == "line":
             end = t + length - 1
             cap = math.inf if end >= job.deadline else job.workload / job.deadline * end
-            solution = self.solver.solve(job, t, state.progress, state.n_prev, prices, avails, p_o,
-                                         self.threshold * p_o, cap)
+            solution = self.solver.solve(
+                job, t, state.progress, state.n_prev, prices, avails, p_o, self.threshold * p_o, cap
+            )
         else:
             solution = self.solver.solve(job, t, state.progress, state.n_prev, prices, avails, p_o)
         return solution.on_demand, solution.spot

@@ -77,10 +77,39 @@ def round9(x):
 
 
 @njit(cache=True)
-def _run_pool(windows, commitments, thresholds, line, price, avail, f_price, f_avail, p_o,
-              workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value, gamma,
-              tail_rate, work_max, opts, throughput, work_t, jf, ji, counts, count_h, count_first,
-              first_late, tilde_first):
+def _run_pool(
+    windows,
+    commitments,
+    thresholds,
+    line,
+    price,
+    avail,
+    f_price,
+    f_avail,
+    p_o,
+    workload,
+    deadline,
+    n_min,
+    n_max,
+    alpha,
+    beta,
+    mu1,
+    mu2,
+    value,
+    gamma,
+    tail_rate,
+    work_max,
+    opts,
+    throughput,
+    work_t,
+    jf,
+    ji,
+    counts,
+    count_h,
+    count_first,
+    first_late,
+    tilde_first,
+):
     """Every policy of the pool on one world (see the module docstring). Returns
     (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress_at_deadline,
     reconfigurations, termination_slots, error): error[q] is 0, or NO_PLAN if problem (10)
@@ -94,8 +123,7 @@ def _run_pool(windows, commitments, thresholds, line, price, avail, f_price, f_a
     widest = 1
     for q in range(n_pol):
         widest = max(widest, windows[q] + 1)
-    (progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od,
-     n_sp) = open_accounts(n_pol, d)
+    (progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp) = open_accounts(n_pol, d)
     od_t = np.zeros(n_pol, dtype=np.int64)  # the decisions of slot t
     sp_t = np.zeros(n_pol, dtype=np.int64)
     # plans[q, t, k]: the plan policy q made at slot t (1-based) for slot t + k
@@ -168,19 +196,51 @@ def _run_pool(windows, commitments, thresholds, line, price, avail, f_price, f_a
                             sol_od[found, k] = 0
                             sol_sp[found, k] = 0
                     else:
-                        (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n,
-                         tails) = window_arrays(w_price[:length], w_avail[:length], p_o, opts, throughput,
-                                                n_max, workload, work_max, tail_rate)
+                        (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails) = window_arrays(
+                            w_price[:length],
+                            w_avail[:length],
+                            p_o,
+                            opts,
+                            throughput,
+                            n_max,
+                            workload,
+                            work_max,
+                            tail_rate,
+                        )
                         cap = np.inf
                         if line:  # AHAP.plan: spot_floor and the line at the window's end
-                            spot_floor(costs, cheap, w_price[:length], w_avail[:length], p_o, limit,
-                                       n_min, n_max, opts)
+                            spot_floor(costs, cheap, w_price[:length], w_avail[:length], p_o, limit, n_min, n_max, opts)
                             end = t + length - 1
                             if end < d:
                                 cap = workload / d * end
-                        seq, _ = solve(work_t, costs, opts, cheap, usable, last, z, value, done_at, tie,
-                                       dz, dc, floor_x, floor_y, floor_n, tails, d - (t + length - 1), p_o,
-                                       jf, ji, counts, count_h, count_first, first_late, tilde_first, cap)
+                        seq, _ = solve(
+                            work_t,
+                            costs,
+                            opts,
+                            cheap,
+                            usable,
+                            last,
+                            z,
+                            value,
+                            done_at,
+                            tie,
+                            dz,
+                            dc,
+                            floor_x,
+                            floor_y,
+                            floor_n,
+                            tails,
+                            d - (t + length - 1),
+                            p_o,
+                            jf,
+                            ji,
+                            counts,
+                            count_h,
+                            count_first,
+                            first_late,
+                            tilde_first,
+                            cap,
+                        )
                         if seq.size == 0:
                             error[q] = NO_PLAN
                             running[q] = False
@@ -225,12 +285,52 @@ def _run_pool(windows, commitments, thresholds, line, price, avail, f_price, f_a
             od_t[q] = on_demand
             sp_t[q] = spot
         # simulate: checks (5b)-(5e) and the accounting of the slot, for every running policy
-        account_slot(t, od_t, sp_t, obs_price, obs_avail, n_min, n_max, alpha, beta, mu1, mu2, p_o, done_at,
-                     progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp)
-    utility, cost, extra_slots = finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d,
-                                        workload, tol, n_max, alpha, beta, mu1, mu2, p_o, value, gamma)
-    return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots,
-            error)
+        account_slot(
+            t,
+            od_t,
+            sp_t,
+            obs_price,
+            obs_avail,
+            n_min,
+            n_max,
+            alpha,
+            beta,
+            mu1,
+            mu2,
+            p_o,
+            done_at,
+            progress,
+            n_prev,
+            running,
+            spot_cost,
+            od_cost,
+            reconf,
+            completion,
+            error,
+            n_od,
+            n_sp,
+        )
+    utility, cost, extra_slots = finish(
+        progress,
+        n_prev,
+        completion,
+        od_cost,
+        spot_cost,
+        reconf,
+        error,
+        d,
+        workload,
+        tol,
+        n_max,
+        alpha,
+        beta,
+        mu1,
+        mu2,
+        p_o,
+        value,
+        gamma,
+    )
+    return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots, error)
 
 
 class AHAPPool:
@@ -267,8 +367,7 @@ class AHAPPool:
         short = np.flatnonzero(horizon < need)
         if short.size and (rows >= d or short[0] == 0):
             q = int(short[0])
-            raise ValueError(f"{self.names[q]}: the forecast's max_horizon is {horizon}, "
-                             f"the window needs {need[q]}")
+            raise ValueError(f"{self.names[q]}: the forecast's max_horizon is {horizon}, the window needs {need[q]}")
         if rows < d:
             raise ValueError(f"{self.names[0]}: the forecast has {rows} rows, the job's deadline needs {d}")
         # the forecast as WindowSolver.forecast_row reads it: floats, ints clipped at 0. All
@@ -280,14 +379,38 @@ class AHAPPool:
         p_o = float(market.on_demand_price)
         tail_rate = min(n * p_o / job.throughput(n) for n in range(job.n_min, job.n_max + 1))
         *accounts, error = _run_pool(
-            self.windows, self.commitments, self.thresholds, self.sigma_reading == "line",
-            np.array(market.price[:d], dtype=np.float64), np.array(market.availability[:d], dtype=np.int64),
-            f_price, f_avail, p_o, float(job.workload), int(d), int(job.n_min), int(job.n_max),
-            float(job.alpha), float(job.beta), float(job.mu1), float(job.mu2), float(job.value),
-            float(job.gamma), float(tail_rate), float(tables.work_max), tables.opts_np,
-            np.array(tables.throughput, dtype=float), tables.work_t, tables.jf, tables.ji,
-            tables.counts_np, tables.count_h_np, tables.count_first_np, tables.first_late_np,
-            tables.tilde_first_np)
+            self.windows,
+            self.commitments,
+            self.thresholds,
+            self.sigma_reading == "line",
+            np.array(market.price[:d], dtype=np.float64),
+            np.array(market.availability[:d], dtype=np.int64),
+            f_price,
+            f_avail,
+            p_o,
+            float(job.workload),
+            int(d),
+            int(job.n_min),
+            int(job.n_max),
+            float(job.alpha),
+            float(job.beta),
+            float(job.mu1),
+            float(job.mu2),
+            float(job.value),
+            float(job.gamma),
+            float(tail_rate),
+            float(tables.work_max),
+            tables.opts_np,
+            np.array(tables.throughput, dtype=float),
+            tables.work_t,
+            tables.jf,
+            tables.ji,
+            tables.counts_np,
+            tables.count_h_np,
+            tables.count_first_np,
+            tables.first_late_np,
+            tables.tilde_first_np,
+        )
         bad = np.flatnonzero(error)
         if bad.size:
             q = int(bad[0])

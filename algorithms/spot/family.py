@@ -62,8 +62,14 @@ INPUT_FILES = {"market.path": spot_trace_values}
 # Documented keys listed at null in conf/family/spot.yaml and conf/market/synthetic.yaml,
 # so that the command line sets them without `+`; null is the code's default
 # (algorithms/common/optional_keys.py).
-OPTIONAL_KEYS = ("market.outage_fraction", "market.outage_slots", "pool.sigma_reading", "pool.ahanp_start",
-                 "noise.growth", "selection.normalisation")
+OPTIONAL_KEYS = (
+    "market.outage_fraction",
+    "market.outage_slots",
+    "pool.sigma_reading",
+    "pool.ahanp_start",
+    "noise.growth",
+    "selection.normalisation",
+)
 
 BASELINES: dict[str, type[SpotPolicy]] = {
     OnDemandOnly.name: OnDemandOnly,
@@ -124,8 +130,9 @@ def _trace_source(market: Mapping, deadline: int) -> TraceSource:
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise ValueError(f"market.path must be a file path, got {path!r}")
     capacity = integer(market.get("capacity", 16), "market.capacity", 1, allow_float=False)
-    price = in_range(real(market.get("on_demand_price", 1.0), "market.on_demand_price"),
-                     "market.on_demand_price", 0, strict_min=True)
+    price = in_range(
+        real(market.get("on_demand_price", 1.0), "market.on_demand_price"), "market.on_demand_price", 0, strict_min=True
+    )
     start = integer(market.get("start"), "market.start", 0, allow_float=False, optional=True)
     if os.path.isdir(path):
         raise ValueError(f"market.path: {os.path.abspath(path)}: is a directory, not a CSV file")
@@ -139,8 +146,7 @@ def _trace_source(market: Mapping, deadline: int) -> TraceSource:
         )
     if start is not None and start + deadline > len(trace):
         raise ValueError(
-            f"market.start ({start}) + a world's {deadline} slots exceeds the "
-            f"{len(trace)} slots of {path}"
+            f"market.start ({start}) + a world's {deadline} slots exceeds the {len(trace)} slots of {path}"
         )
     return TraceSource(trace, start)
 
@@ -164,7 +170,8 @@ def prepare(config: dict) -> PreparedSpot:
     config = without_null_keys(config, OPTIONAL_KEYS)
     job = _job(config)
     mechanisms, selection, widest, normalisation, sigma_reading = _named_mechanisms(
-        _section_key(config, "pool", "mechanisms", "selection"))
+        _section_key(config, "pool", "mechanisms", "selection")
+    )
     forecast = ForecastConfig.from_dict(config.get("forecast"))
     noise = NoiseConfig.from_dict(config.get("noise"))
     sampling = JobSampling.from_dict(config.get("job_sampling"))
@@ -173,8 +180,9 @@ def prepare(config: dict) -> PreparedSpot:
     if sampling.n_min and sampling.n_min[1] > (sampling.n_max or (job.n_max, job.n_max))[0]:
         raise ValueError("job_sampling.n_min can exceed the job's n_max")
     slots = forecast.history + job.deadline + forecast.horizon
-    return PreparedSpot(job, _market(config, slots), mechanisms, forecast, noise, sampling, selection, normalisation,
-                        sigma_reading)
+    return PreparedSpot(
+        job, _market(config, slots), mechanisms, forecast, noise, sampling, selection, normalisation, sigma_reading
+    )
 
 
 def mechanism_names(config: dict) -> list[str]:
@@ -203,8 +211,9 @@ def _named_mechanisms(sections: str) -> tuple[tuple[str, ...], tuple[str, ...], 
         raise ValueError(f"selection.normalisation: job_opt needs {pool_names.OPTIMUM} among the cell's mechanisms")
     widest = max((pool_names.parse(n)[1].get("window", 0) for n in mechanisms), default=0)
     if pool.sigma_reading == "line" and widest > MAX_LINE_WINDOW:
-        raise ValueError(f"pool.sigma_reading: 'line' supports AHAP windows up to {MAX_LINE_WINDOW} slots, "
-                         f"the widest is {widest}")
+        raise ValueError(
+            f"pool.sigma_reading: 'line' supports AHAP windows up to {MAX_LINE_WINDOW} slots, the widest is {widest}"
+        )
     return mechanisms, selection, widest, chosen.normalisation, pool.sigma_reading
 
 
@@ -231,8 +240,9 @@ def draw_job(prepared: PreparedSpot, rng: np.random.Generator) -> FineTuneJob:
     return dataclasses.replace(prepared.job, **changes)
 
 
-def make_forecast(prepared: PreparedSpot, world: SpotMarket, job: FineTuneJob, replicate: int,
-                  rng: np.random.Generator) -> SpotForecast:
+def make_forecast(
+    prepared: PreparedSpot, world: SpotMarket, job: FineTuneJob, replicate: int, rng: np.random.Generator
+) -> SpotForecast:
     """Forecasts made at each of the job's slots (oracle or ARIMA), then the noise in force
     for this job (the third use of rng)."""
     start, horizon = prepared.forecast.history, prepared.forecast.horizon
@@ -241,17 +251,30 @@ def make_forecast(prepared: PreparedSpot, world: SpotMarket, job: FineTuneJob, r
     else:
         from market.spot.arima_forecast import arima_forecast
 
-        forecast = arima_forecast(world, start, job.deadline, horizon, order=prepared.forecast.order,
-                                  refit_every=prepared.forecast.refit_every)
+        forecast = arima_forecast(
+            world,
+            start,
+            job.deadline,
+            horizon,
+            order=prepared.forecast.order,
+            refit_every=prepared.forecast.refit_every,
+        )
     kind, level = prepared.noise.at(replicate)
     if kind == "none" or level == 0:
         return forecast
     from market.spot.prediction_noise import apply_noise, noise_scales
 
     availability_scale, price_scale = noise_scales(world.window(start, job.deadline + horizon))
-    return apply_noise(forecast, kind, level, rng, capacity=world.capacity,
-                       availability_scale=availability_scale, price_scale=price_scale,
-                       growth=prepared.noise.growth)
+    return apply_noise(
+        forecast,
+        kind,
+        level,
+        rng,
+        capacity=world.capacity,
+        availability_scale=availability_scale,
+        price_scale=price_scale,
+        growth=prepared.noise.growth,
+    )
 
 
 @functools.cache
@@ -271,17 +294,21 @@ def make_policy(name: str, solver: WindowSolver | None = None, sigma_reading: st
 
 
 @functools.lru_cache(maxsize=32)
-def _pools(mechanisms: tuple[str, ...], sigma_reading: str) -> tuple[AHAPPool, tuple[int, ...], AHANPPool,
-                                                                     tuple[int, ...]]:
+def _pools(
+    mechanisms: tuple[str, ...], sigma_reading: str
+) -> tuple[AHAPPool, tuple[int, ...], AHANPPool, tuple[int, ...]]:
     """The AHAP policies among `mechanisms` as one `AHAPPool`, the AHANP ones as one
     `AHANPPool`, and their positions."""
     ahap = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHAP")
     ahanp = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHANP")
     params = [_parsed(mechanisms[i])[1] for i in ahap]
     ahanp_params = [_parsed(mechanisms[i])[1] for i in ahanp]  # no `start` key: literal (pool.parse)
-    return (AHAPPool([(p["window"], p["commitment"], p["threshold"]) for p in params], sigma_reading), ahap,
-            AHANPPool([p["threshold"] for p in ahanp_params], [p.get("start", "literal") for p in ahanp_params]),
-            ahanp)
+    return (
+        AHAPPool([(p["window"], p["commitment"], p["threshold"]) for p in params], sigma_reading),
+        ahap,
+        AHANPPool([p["threshold"] for p in ahanp_params], [p.get("start", "literal") for p in ahanp_params]),
+        ahanp,
+    )
 
 
 def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Generator) -> list[dict]:
@@ -359,5 +386,11 @@ def cell_outputs(config: dict, frame) -> dict:
     if not prepared.selection:
         return {}
     lower, upper = utility_bounds(prepared)
-    return selection_outputs(frame, prepared.selection, lower, upper, optimum=pool_names.OPTIMUM,
-                             normalisation=prepared.selection_normalisation)
+    return selection_outputs(
+        frame,
+        prepared.selection,
+        lower,
+        upper,
+        optimum=pool_names.OPTIMUM,
+        normalisation=prepared.selection_normalisation,
+    )

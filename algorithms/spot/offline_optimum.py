@@ -92,9 +92,7 @@ class FixedPlan(SpotPolicy):
         self.n_on_demand = [int(x) for x in n_on_demand]
         self.n_spot = [int(x) for x in n_spot]
         if len(self.n_on_demand) != len(self.n_spot):
-            raise ValueError(
-                f"FixedPlan: {len(self.n_on_demand)} on-demand and {len(self.n_spot)} spot entries"
-            )
+            raise ValueError(f"FixedPlan: {len(self.n_on_demand)} on-demand and {len(self.n_spot)} spot entries")
 
     def decide(self, t: int, state: SlotState) -> tuple[int, int]:
         return self.n_on_demand[t - 1], self.n_spot[t - 1]
@@ -147,8 +145,7 @@ def plan_totals_to_counts(totals, market: SpotMarket) -> tuple[list[int], list[i
     """Cheapest (n_on_demand, n_spot) per slot for a sequence of totals."""
     on_demand, spot = [], []
     for t, n in enumerate(totals):
-        o, s = cheapest_split(int(n), float(market.price[t]), int(market.availability[t]),
-                              market.on_demand_price)
+        o, s = cheapest_split(int(n), float(market.price[t]), int(market.availability[t]), market.on_demand_price)
         on_demand.append(o)
         spot.append(s)
     return on_demand, spot
@@ -211,8 +208,7 @@ def build_model(job: FineTuneJob, market: SpotMarket) -> tuple[cp_model.CpModel,
     return model, x
 
 
-def solve_offline(job: FineTuneJob, market: SpotMarket, time_limit: float = 60.0,
-                  workers: int = 1) -> OfflinePlan:
+def solve_offline(job: FineTuneJob, market: SpotMarket, time_limit: float = 60.0, workers: int = 1) -> OfflinePlan:
     """Best plan of problem (9) over slots 1..d of `market`, replayed through `simulate`.
 
     `time_limit` is in CP-SAT's deterministic time, not seconds, so that the same world gets the
@@ -239,8 +235,7 @@ def solve_offline(job: FineTuneJob, market: SpotMarket, time_limit: float = 60.0
         raise RuntimeError(
             f"CP-SAT found no plan within deterministic time {time_limit} (status {solver.status_name(status)})"
         )
-    plan_totals = [next(n for n, var in x[t].items() if solver.boolean_value(var))
-                   for t in range(d)]
+    plan_totals = [next(n for n, var in x[t].items() if solver.boolean_value(var)) for t in range(d)]
     on_demand, spot = plan_totals_to_counts(plan_totals, market)
     out = simulate(job, market, FixedPlan(on_demand, spot))
     return OfflinePlan(

@@ -17,6 +17,7 @@ plain `AHANP(sigma=0.7)`, so the literal policy's name (and every result and has
 it) is the one it had before the readings. `pool.ahanp_start` lists the starts the group
 `AHANP` expands to: sigma x start, start-major in AHANP_STARTS order (literal first).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -52,8 +53,10 @@ def _starts(value) -> tuple[str, ...]:
     of one), in AHANP_STARTS order."""
     items = list(value) if isinstance(value, (list, tuple)) else [value]
     if not items or not all(isinstance(x, str) and x in AHANP_STARTS for x in items) or len(set(items)) < len(items):
-        raise ValueError(f"pool.ahanp_start must be a non-empty list of distinct values among "
-                         f"{', '.join(AHANP_STARTS)}, got {items!r}")
+        raise ValueError(
+            f"pool.ahanp_start must be a non-empty list of distinct values among "
+            f"{', '.join(AHANP_STARTS)}, got {items!r}"
+        )
     return tuple(start for start in AHANP_STARTS if start in items)
 
 
@@ -86,7 +89,9 @@ class PoolConfig:
     def ahap(self) -> list[str]:
         names = []
         for window in self.window:
-            commitments = range(1, window + 1) if self.commitment is None else [v for v in self.commitment if v <= window]
+            commitments = (
+                range(1, window + 1) if self.commitment is None else [v for v in self.commitment if v <= window]
+            )
             for commitment in commitments:
                 names.extend(ahap_name(window, commitment, sigma) for sigma in self.threshold)
         return names
@@ -126,8 +131,17 @@ def parse(name: str) -> tuple[str, dict]:
         if not commitment <= window:
             raise ValueError(f"mechanisms: {name}: the commitment v must be in 1..w (Sec. VI-A)")
         return "AHAP", {"window": window, "commitment": commitment, "threshold": float(sigma)}
-    known = ", ".join([*BASELINES, OPTIMUM, *GROUPS, "AHAP(w=W,v=V,sigma=S)", "AHANP(sigma=S)",
-                      "AHANP(sigma=S,start=fresh|cold)", "MSU(switch=time)"])
+    known = ", ".join(
+        [
+            *BASELINES,
+            OPTIMUM,
+            *GROUPS,
+            "AHAP(w=W,v=V,sigma=S)",
+            "AHANP(sigma=S)",
+            "AHANP(sigma=S,start=fresh|cold)",
+            "MSU(switch=time)",
+        ]
+    )
     raise ValueError(f"mechanisms: unknown mechanism '{name}' (known: {known})")
 
 

@@ -45,8 +45,10 @@ from algorithms.spot.simulation import SpotOutcome
 # no error, and AHAP's "problem (10) had no plan")
 AVAILABILITY_ERROR = 2  # (5b): more spot than available
 BOUNDS_ERROR = 3  # (5c)-(5d): n_t neither 0 nor in [N_min, N_max]
-SLOT_ERRORS = {AVAILABILITY_ERROR: "a decision exceeds the availability (5b)",
-               BOUNDS_ERROR: "a decision breaks [N_min, N_max] (5c-5d)"}
+SLOT_ERRORS = {
+    AVAILABILITY_ERROR: "a decision exceeds the availability (5b)",
+    BOUNDS_ERROR: "a decision breaks [N_min, N_max] (5c-5d)",
+}
 
 
 @njit(cache=True)
@@ -87,8 +89,31 @@ def open_accounts(n_pol, d):
 
 
 @njit(cache=True)
-def account_slot(t, on_demand, spot, price, avail, n_min, n_max, alpha, beta, mu1, mu2, p_o, done_at,
-                 progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp):
+def account_slot(
+    t,
+    on_demand,
+    spot,
+    price,
+    avail,
+    n_min,
+    n_max,
+    alpha,
+    beta,
+    mu1,
+    mu2,
+    p_o,
+    done_at,
+    progress,
+    n_prev,
+    running,
+    spot_cost,
+    od_cost,
+    reconf,
+    completion,
+    error,
+    n_od,
+    n_sp,
+):
     """simulate's checks (5b)-(5e) and accounting of slot t (1-based, price p_t^s and
     availability a_t) for every running policy q, which decided (on_demand[q], spot[q]);
     done_at = L - tol. A rejected decision sets error[q] (AVAILABILITY_ERROR,
@@ -122,8 +147,26 @@ def account_slot(t, on_demand, spot, price, avail, n_min, n_max, alpha, beta, mu
 
 
 @njit(cache=True)
-def finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d, workload, tol, n_max, alpha,
-           beta, mu1, mu2, p_o, value, gamma):
+def finish(
+    progress,
+    n_prev,
+    completion,
+    od_cost,
+    spot_cost,
+    reconf,
+    error,
+    d,
+    workload,
+    tol,
+    n_max,
+    alpha,
+    beta,
+    mu1,
+    mu2,
+    p_o,
+    value,
+    gamma,
+):
     """The end of `simulate` for each policy q without an error: the termination
     configuration of Sec. III-E2 for an unfinished job (completion[q] == 0; adds to
     od_cost, completion and reconf in place), the cost and V(T) - C (eq. 4, 5).
@@ -184,11 +227,21 @@ class PoolResult:
         return cls(d, none, none, [], [], [], [], [], [], [], [])
 
     @classmethod
-    def of(cls, d, n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf,
-           extra) -> PoolResult:
+    def of(cls, d, n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra) -> PoolResult:
         """From `_run_pool`'s arrays (the per-policy ones as Python lists)."""
-        return cls(d, n_od, n_sp, utility.tolist(), cost.tolist(), spot_cost.tolist(), od_cost.tolist(),
-                   completion.tolist(), progress.tolist(), reconf.tolist(), extra.tolist())
+        return cls(
+            d,
+            n_od,
+            n_sp,
+            utility.tolist(),
+            cost.tolist(),
+            spot_cost.tolist(),
+            od_cost.tolist(),
+            completion.tolist(),
+            progress.tolist(),
+            reconf.tolist(),
+            extra.tolist(),
+        )
 
     def outcomes(self) -> list[SpotOutcome]:
         out = []
@@ -197,12 +250,21 @@ class PoolResult:
             n_sp = self.n_sp[q].copy()
             n_od.setflags(write=False)
             n_sp.setflags(write=False)
-            out.append(SpotOutcome(
-                utility=self.utility[q], cost=self.cost[q], spot_cost=self.spot_cost[q],
-                on_demand_cost=self.od_cost[q], completion_time=self.completion[q],
-                progress_at_deadline=self.progress[q], met_deadline=self.completion[q] <= self.deadline,
-                reconfigurations=self.reconfigurations[q], termination_slots=self.termination_slots[q],
-                n_on_demand=n_od, n_spot=n_sp))
+            out.append(
+                SpotOutcome(
+                    utility=self.utility[q],
+                    cost=self.cost[q],
+                    spot_cost=self.spot_cost[q],
+                    on_demand_cost=self.od_cost[q],
+                    completion_time=self.completion[q],
+                    progress_at_deadline=self.progress[q],
+                    met_deadline=self.completion[q] <= self.deadline,
+                    reconfigurations=self.reconfigurations[q],
+                    termination_slots=self.termination_slots[q],
+                    n_on_demand=n_od,
+                    n_spot=n_sp,
+                )
+            )
         return out
 
     def record(self, q: int, mechanism: str) -> dict:

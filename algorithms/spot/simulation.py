@@ -162,28 +162,23 @@ def simulate(
     for t in range(1, d + 1):
         price = price_list[t - 1]
         avail = avail_list[t - 1]
-        state = SlotState(t, progress, n_prev, price, avail, job, p_o,
-                          prices[:t], avails[:t])
+        state = SlotState(t, progress, n_prev, price, avail, job, p_o, prices[:t], avails[:t])
         decision = policy.decide(t, state)
         try:
             raw_o, raw_s = decision
         except (TypeError, ValueError):
             raise PolicyError(
-                f"{policy.name}: slot {t}: decide must return (n_on_demand, n_spot), "
-                f"got {decision!r}"
+                f"{policy.name}: slot {t}: decide must return (n_on_demand, n_spot), got {decision!r}"
             ) from None
         # Plain non-negative ints (what the policies return) skip the checks' slow path.
         n_o = raw_o if type(raw_o) is int and raw_o >= 0 else _as_count(raw_o, "n_on_demand", policy, t)
         n_s = raw_s if type(raw_s) is int and raw_s >= 0 else _as_count(raw_s, "n_spot", policy, t)
         if n_s > avail:
-            raise PolicyError(
-                f"{policy.name}: slot {t}: n_spot {n_s} exceeds availability {avail} (5b)"
-            )
+            raise PolicyError(f"{policy.name}: slot {t}: n_spot {n_s} exceeds availability {avail} (5b)")
         n = n_o + n_s
         if n and not job.n_min <= n <= job.n_max:
             raise PolicyError(
-                f"{policy.name}: slot {t}: {n} instances, must be 0 or in "
-                f"[{job.n_min}, {job.n_max}] (5c-5d)"
+                f"{policy.name}: slot {t}: {n} instances, must be 0 or in [{job.n_min}, {job.n_max}] (5c-5d)"
             )
         if n != n_prev:
             reconfigurations += 1

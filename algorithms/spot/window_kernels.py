@@ -28,7 +28,7 @@ def _grow_f(buf, need):
     if need <= buf.shape[0]:
         return buf
     out = np.empty((max(need, 2 * buf.shape[0]), buf.shape[1]))
-    out[:buf.shape[0]] = buf
+    out[: buf.shape[0]] = buf
     return out
 
 
@@ -38,11 +38,11 @@ def _grow_i(buf, need):
     if need <= buf.shape[0]:
         return buf
     out = np.empty((max(need, 2 * buf.shape[0]), buf.shape[1]), dtype=np.int64)
-    out[:buf.shape[0]] = buf
+    out[: buf.shape[0]] = buf
     return out
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, inline="always")
 def _first(za, zb, ca, cb, sa, sb, la, lb):
     """(za, ca, sa, la) before (zb, cb, sb, lb): more progress, then less cost, then fewer
     instance-slots, then the smaller rank (the tie key's order). Scalars only (no array
@@ -128,7 +128,7 @@ def _grow1f(buf, need):
     if need <= buf.size:
         return buf
     out = np.empty(max(need, 2 * buf.size))
-    out[:buf.size] = buf
+    out[: buf.size] = buf
     return out
 
 
@@ -138,13 +138,14 @@ def _grow1i(buf, need):
     if need <= buf.size:
         return buf
     out = np.empty(max(need, 2 * buf.size), dtype=np.int64)
-    out[:buf.size] = buf
+    out[: buf.size] = buf
     return out
 
 
 @njit(cache=True)
-def dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
-             floor_x, floor_y, floor_n, tails):
+def dp_steps(
+    work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc, floor_x, floor_y, floor_n, tails
+):
     """The DP steps of `solve_window` over the slots k = 0..len(costs)-1: the labels,
     finished plans and floats of the DP it replaced (`dp_steps_reference` with
     `cost_floor` and `_undominated_row`, now in tests/spot/reference_kernels.py), faster.
@@ -401,19 +402,27 @@ def dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, d
         # the new zorder: the totals' sorted survivors merged (within a total the new rank
         # grows with the old one, so each run is sorted by (-z, c, s, new rank) too)
         lab_new = np.arange(n_keep)
-        zorder = _merge_runs(runs, bounds, n_opts, np.empty(n_keep, dtype=np.int64), new_z, new_c, new_s,
-                             lab_new)
+        zorder = _merge_runs(runs, bounds, n_opts, np.empty(n_keep, dtype=np.int64), new_z, new_c, new_s, lab_new)
         offsets[k + 1] = start + n_keep
         steps = k + 1
         prev, z, c, s = new_prev, new_z, new_c, new_s
         n_lab = n_keep
-    return (best, finished[:n_fin], fin_idx[:n_fin], links[:offsets[steps]], offsets[:steps + 1],
-            complete, z[:n_lab], c[:n_lab], s[:n_lab], prev[:n_lab])
+    return (
+        best,
+        finished[:n_fin],
+        fin_idx[:n_fin],
+        links[: offsets[steps]],
+        offsets[: steps + 1],
+        complete,
+        z[:n_lab],
+        c[:n_lab],
+        s[:n_lab],
+        prev[:n_lab],
+    )
 
 
 @njit(cache=True)
-def continuation(progress, n_last, slots_left, p_o, jf, ji, counts, count_h, count_first, first_late,
-                 tilde_first):
+def continuation(progress, n_last, slots_left, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first):
     """`window_problem.continuation_values` for one state, with its float operations.
 
     jf = (workload, value, tol, gamma, h_max, late_scale), ji = (n_max, deadline);
@@ -483,8 +492,27 @@ def _plan_before(cost, prog, total, seq, obj, a, b):
 
 
 @njit(cache=True)
-def _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, slots_after, p_o,
-                  jf, ji, counts, count_h, count_first, first_late, tilde_first, cap):
+def _simple_bound(
+    work_t,
+    costs,
+    opts,
+    cheap,
+    usable,
+    n_prev,
+    progress,
+    value,
+    done_at,
+    slots_after,
+    p_o,
+    jf,
+    ji,
+    counts,
+    count_h,
+    count_first,
+    first_late,
+    tilde_first,
+    cap,
+):
     """A lower bound on the optimum of (10) from simple plans: a constant total i, and the
     same with all usable spot (usable[k], an index of opts) where spot is cheaper (cheap[k]).
     The terminal value counts progress up to `cap` (inf: all of it)."""
@@ -508,16 +536,52 @@ def _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, d
                     finished = True
                     break
             if not finished:
-                v = continuation(min(z, cap), last, slots_after, p_o, jf, ji, counts, count_h, count_first,
-                                 first_late, tilde_first) - c
+                v = (
+                    continuation(
+                        min(z, cap),
+                        last,
+                        slots_after,
+                        p_o,
+                        jf,
+                        ji,
+                        counts,
+                        count_h,
+                        count_first,
+                        first_late,
+                        tilde_first,
+                    )
+                    - c
+                )
                 if v > best:
                     best = v
     return best
 
 
 @njit(cache=True)
-def _pick(length, opts, tie, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev, slots_after,
-          p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap):
+def _pick(
+    length,
+    opts,
+    tie,
+    finished_rows,
+    fin_idx,
+    links,
+    offsets,
+    complete,
+    z,
+    c,
+    s,
+    prev,
+    slots_after,
+    p_o,
+    jf,
+    ji,
+    counts,
+    count_h,
+    count_first,
+    first_late,
+    tilde_first,
+    cap,
+):
     """The continuation values of the DP's labels at the window's end (of their progress up
     to `cap`) and the tie rule among the plans within `tie` of the best: (totals, objective),
     or an empty sequence."""
@@ -534,8 +598,12 @@ def _pick(length, opts, tie, finished_rows, fin_idx, links, offsets, complete, z
         prog[r] = finished_rows[r, 2]
         total[r] = np.int64(finished_rows[r, 3])
     for l in range(n_end):
-        obj[n_fin + l] = continuation(min(z[l], cap), prev[l], slots_after, p_o, jf, ji, counts, count_h, count_first,
-                                      first_late, tilde_first) - c[l]
+        obj[n_fin + l] = (
+            continuation(
+                min(z[l], cap), prev[l], slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first
+            )
+            - c[l]
+        )
         cost[n_fin + l] = c[l]
         prog[n_fin + l] = z[l]
         total[n_fin + l] = s[l]
@@ -570,9 +638,34 @@ def _pick(length, opts, tie, finished_rows, fin_idx, links, offsets, complete, z
 
 
 @njit(cache=True)
-def solve(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, tie, dz, dc,
-          floor_x, floor_y, floor_n, tails, slots_after, p_o, jf, ji, counts, count_h, count_first,
-          first_late, tilde_first, cap):
+def solve(
+    work_t,
+    costs,
+    opts,
+    cheap,
+    usable,
+    n_prev,
+    progress,
+    value,
+    done_at,
+    tie,
+    dz,
+    dc,
+    floor_x,
+    floor_y,
+    floor_n,
+    tails,
+    slots_after,
+    p_o,
+    jf,
+    ji,
+    counts,
+    count_h,
+    count_first,
+    first_late,
+    tilde_first,
+    cap,
+):
     """`window_problem.solve_window` after its set-up: returns (totals, objective) of the
     plan chosen by the tie rule, or an empty sequence if there is no candidate.
 
@@ -584,13 +677,54 @@ def solve(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, 
     (`dp_steps`), the continuation values of the labels at the window's end, and the tie
     rule among the plans within `tie` of the best (`_pick`).
     """
-    best = _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, slots_after,
-                         p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap)
-    (best, finished_rows, fin_idx, links, offsets, complete,
-     z, c, s, prev) = dp_steps(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
-                               floor_x, floor_y, floor_n, tails)
-    return _pick(costs.shape[0], opts, tie, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev,
-                 slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap)
+    best = _simple_bound(
+        work_t,
+        costs,
+        opts,
+        cheap,
+        usable,
+        n_prev,
+        progress,
+        value,
+        done_at,
+        slots_after,
+        p_o,
+        jf,
+        ji,
+        counts,
+        count_h,
+        count_first,
+        first_late,
+        tilde_first,
+        cap,
+    )
+    (best, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev) = dp_steps(
+        work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc, floor_x, floor_y, floor_n, tails
+    )
+    return _pick(
+        costs.shape[0],
+        opts,
+        tie,
+        finished_rows,
+        fin_idx,
+        links,
+        offsets,
+        complete,
+        z,
+        c,
+        s,
+        prev,
+        slots_after,
+        p_o,
+        jf,
+        ji,
+        counts,
+        count_h,
+        count_first,
+        first_late,
+        tilde_first,
+        cap,
+    )
 
 
 @njit(cache=True)

@@ -121,8 +121,7 @@ def window_length(job: FineTuneJob, t: int, window: int) -> int:
     return min(window, job.deadline - t) + 1
 
 
-def _tilde_values(job: FineTuneJob, progress: np.ndarray, n_last: np.ndarray,
-                  on_demand_price: float) -> np.ndarray:
+def _tilde_values(job: FineTuneJob, progress: np.ndarray, n_last: np.ndarray, on_demand_price: float) -> np.ndarray:
     """`FineTuneJob.tilde_value` (eq. 9) elementwise, with the same float operations."""
     tol = job.tolerance()
     h = job.throughput(job.n_max)
@@ -145,8 +144,7 @@ def _tilde_values(job: FineTuneJob, progress: np.ndarray, n_last: np.ndarray,
     return np.where(complete, job.value, value - cost)
 
 
-def continuation_values(job: FineTuneJob, progress, n_last, slots_left: int,
-                        on_demand_price: float) -> np.ndarray:
+def continuation_values(job: FineTuneJob, progress, n_last, slots_left: int, on_demand_price: float) -> np.ndarray:
     """On-demand continuation value (the terminal value of (10)), elementwise.
 
     From progress Z after a slot with n_last instances and `slots_left` slots
@@ -180,8 +178,9 @@ def continuation_values(job: FineTuneJob, progress, n_last, slots_left: int,
     return np.where(z >= job.workload - tol, job.value, value.max(axis=-1))
 
 
-def continuation_value(job: FineTuneJob, progress: float, n_last: int, slots_left: int,
-                       on_demand_price: float) -> float:
+def continuation_value(
+    job: FineTuneJob, progress: float, n_last: int, slots_left: int, on_demand_price: float
+) -> float:
     """Scalar `continuation_values`."""
     return float(continuation_values(job, [progress], [n_last], slots_left, on_demand_price)[0])
 
@@ -243,30 +242,55 @@ def _job_tables(job: FineTuneJob) -> _JobTables:
     )
     h_max = job.throughput(job.n_max)
     # the termination's first slot after m instances at d (Sec. III-E2, as _tilde_values)
-    first_late = tuple((job.mu1 if job.n_max > m else job.mu2 if job.n_max < m else 1.0) * h_max
-                       for m in counts)
-    tilde_first = [(job.mu1 if job.n_max > last else job.mu2 if job.n_max < last else 1.0) * h_max
-                   for last in range(job.n_max + 1)]
+    first_late = tuple((job.mu1 if job.n_max > m else job.mu2 if job.n_max < m else 1.0) * h_max for m in counts)
+    tilde_first = [
+        (job.mu1 if job.n_max > last else job.mu2 if job.n_max < last else 1.0) * h_max for last in range(job.n_max + 1)
+    ]
     late_scale = (job.gamma - 1.0) * job.deadline
-    return _JobTables(opts, tuple(job.throughput(n) for n in opts), work,
-                      max(max(row) for row in work), counts, h, first, first_late,
-                      job.tolerance(), h_max, late_scale,
-                      np.array(work).T.copy(), np.array(opts, dtype=np.int64),
-                      np.array([job.workload, job.value, job.tolerance(), job.gamma, h_max, late_scale],
-                               dtype=float),
-                      np.array([job.n_max, job.deadline], dtype=np.int64),
-                      np.array(counts, dtype=np.int64), np.array(h, dtype=float),
-                      np.array(first, dtype=float), np.array(first_late, dtype=float),
-                      np.array(tilde_first, dtype=float))
+    return _JobTables(
+        opts,
+        tuple(job.throughput(n) for n in opts),
+        work,
+        max(max(row) for row in work),
+        counts,
+        h,
+        first,
+        first_late,
+        job.tolerance(),
+        h_max,
+        late_scale,
+        np.array(work).T.copy(),
+        np.array(opts, dtype=np.int64),
+        np.array([job.workload, job.value, job.tolerance(), job.gamma, h_max, late_scale], dtype=float),
+        np.array([job.n_max, job.deadline], dtype=np.int64),
+        np.array(counts, dtype=np.int64),
+        np.array(h, dtype=float),
+        np.array(first, dtype=float),
+        np.array(first_late, dtype=float),
+        np.array(tilde_first, dtype=float),
+    )
 
 
-def _continuation(job: FineTuneJob, tables: _JobTables, progress: float, n_last: int,
-                  slots_left: int, on_demand_price: float) -> float:
+def _continuation(
+    job: FineTuneJob, tables: _JobTables, progress: float, n_last: int, slots_left: int, on_demand_price: float
+) -> float:
     """Scalar `continuation_values`, with the same float operations (bit for bit):
     `window_kernels.continuation`, the one the solver uses."""
-    return float(continuation(float(progress), int(n_last), int(slots_left), float(on_demand_price),
-                              tables.jf, tables.ji, tables.counts_np, tables.count_h_np,
-                              tables.count_first_np, tables.first_late_np, tables.tilde_first_np))
+    return float(
+        continuation(
+            float(progress),
+            int(n_last),
+            int(slots_left),
+            float(on_demand_price),
+            tables.jf,
+            tables.ji,
+            tables.counts_np,
+            tables.count_h_np,
+            tables.count_first_np,
+            tables.first_late_np,
+            tables.tilde_first_np,
+        )
+    )
 
 
 def _envelope(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -300,13 +324,13 @@ class _CostFloor:
         cheap = sorted(seg for seg in segments if seg[0] < tail_rate)
         # Running sums from 0, added in order as np.cumsum does.
         self.work = np.array(list(itertools.accumulate((length for _, length in cheap), initial=0.0)))
-        self.cost = np.array(list(itertools.accumulate((slope * length for slope, length in cheap),
-                                                       initial=0.0)))
+        self.cost = np.array(list(itertools.accumulate((slope * length for slope, length in cheap), initial=0.0)))
         self.tail_rate = tail_rate
 
 
-def _slot_data(tables: _JobTables, memo: dict, price: float, availability: int,
-               on_demand_price: float) -> tuple[list[float], list[tuple[float, float]]]:
+def _slot_data(
+    tables: _JobTables, memo: dict, price: float, availability: int, on_demand_price: float
+) -> tuple[list[float], list[tuple[float, float]]]:
     """`slot_cost` of `cheapest_split` for every total (the float operations of
     `_slot_costs`) and the lower convex envelope of (H(n), cost(n)), memoised per job."""
     key = ("slot", price, availability, on_demand_price)
@@ -321,8 +345,9 @@ def _slot_data(tables: _JobTables, memo: dict, price: float, availability: int,
     return got
 
 
-def _cost_floor(tables: _JobTables, memo: dict, job: FineTuneJob, later: list, later_key: tuple,
-                on_demand_price: float) -> _CostFloor:
+def _cost_floor(
+    tables: _JobTables, memo: dict, job: FineTuneJob, later: list, later_key: tuple, on_demand_price: float
+) -> _CostFloor:
     """The `_CostFloor` of the window slots `later` (their `_slot_data`), memoised per job."""
     key = ("floor", later_key, on_demand_price)
     got = memo.get(key)
@@ -330,14 +355,16 @@ def _cost_floor(tables: _JobTables, memo: dict, job: FineTuneJob, later: list, l
         tail_key = ("tail", on_demand_price)
         tail_rate = memo.get(tail_key)
         if tail_rate is None:
-            tail_rate = memo[tail_key] = min(n * on_demand_price / job.throughput(n)
-                                             for n in range(job.n_min, job.n_max + 1))
+            tail_rate = memo[tail_key] = min(
+                n * on_demand_price / job.throughput(n) for n in range(job.n_min, job.n_max + 1)
+            )
         got = memo[key] = _CostFloor([seg for _, segments in later for seg in segments], tail_rate)
     return got
 
 
-def _window_arrays(job: FineTuneJob, tables: _JobTables, memo: dict, price: list[float],
-                   avail: list[int], p_o: float) -> tuple:
+def _window_arrays(
+    job: FineTuneJob, tables: _JobTables, memo: dict, price: list[float], avail: list[int], p_o: float
+) -> tuple:
     """What `window_kernels.solve` needs of the window's slots, memoised per job: the slot
     costs (slot x total, `_slot_data`), whether spot is cheaper, the largest usable spot
     total (an index of opts), the dominance margins dz, dc, and the cost floors of the
@@ -351,26 +378,42 @@ def _window_arrays(job: FineTuneJob, tables: _JobTables, memo: dict, price: list
         costs = [costs_k for costs_k, _ in slots]
         dz = 1e-12 * (job.workload + tables.work_max * length + 1.0)
         dc = 1e-12 * (max(max(row) for row in costs) * length + 1.0)
-        floors = [_cost_floor(tables, memo, job, slots[k + 1:], tuple(zip(price[k + 1:], avail[k + 1:])), p_o)
-                  for k in range(length)]
+        floors = [
+            _cost_floor(tables, memo, job, slots[k + 1 :], tuple(zip(price[k + 1 :], avail[k + 1 :])), p_o)
+            for k in range(length)
+        ]
         width = max(floor.work.size for floor in floors)
         floor_x = np.zeros((length, width))
         floor_y = np.zeros((length, width))
         for k, floor in enumerate(floors):
-            floor_x[k, :floor.work.size] = floor.work
-            floor_y[k, :floor.cost.size] = floor.cost
+            floor_x[k, : floor.work.size] = floor.work
+            floor_y[k, : floor.cost.size] = floor.cost
         usable = [bisect.bisect_right(tables.opts, min(a, job.n_max)) - 1 for a in avail]
-        got = memo[key] = (np.array(costs, dtype=float), np.array([x < p_o for x in price], dtype=bool),
-                           np.array(usable, dtype=np.int64), dz, dc, floor_x, floor_y,
-                           np.array([floor.work.size for floor in floors], dtype=np.int64),
-                           np.array([floor.tail_rate for floor in floors], dtype=float))
+        got = memo[key] = (
+            np.array(costs, dtype=float),
+            np.array([x < p_o for x in price], dtype=bool),
+            np.array(usable, dtype=np.int64),
+            dz,
+            dc,
+            floor_x,
+            floor_y,
+            np.array([floor.work.size for floor in floors], dtype=np.int64),
+            np.array([floor.tail_rate for floor in floors], dtype=float),
+        )
     return got
 
 
-def solve_window(job: FineTuneJob, t: int, progress: float, n_prev: int,
-                 prices: Sequence[float], availabilities: Sequence[int],
-                 on_demand_price: float, spot_limit: float | None = None,
-                 progress_cap: float = math.inf) -> WindowPlan:
+def solve_window(
+    job: FineTuneJob,
+    t: int,
+    progress: float,
+    n_prev: int,
+    prices: Sequence[float],
+    availabilities: Sequence[int],
+    on_demand_price: float,
+    spot_limit: float | None = None,
+    progress_cap: float = math.inf,
+) -> WindowPlan:
     """Solve problem (10) exactly at slot t (1-based) by dynamic programming.
 
     `prices[k]`, `availabilities[k]` are the predictions for slot t + k; entries
@@ -391,8 +434,7 @@ def solve_window(job: FineTuneJob, t: int, progress: float, n_prev: int,
     length = min(len(prices), d - t + 1)
     if length < 1 or len(availabilities) < length:
         raise ValueError(
-            f"window needs prices and availabilities for at least 1 slot, got "
-            f"{len(prices)} and {len(availabilities)}"
+            f"window needs prices and availabilities for at least 1 slot, got {len(prices)} and {len(availabilities)}"
         )
     price = [float(p) for p in prices[:length]]
     avail = [int(a) for a in availabilities[:length]]
@@ -411,20 +453,53 @@ def solve_window(job: FineTuneJob, t: int, progress: float, n_prev: int,
     if len(memo) > _MEMO_LIMIT:
         memo.clear()
     costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails = _window_arrays(
-        job, tables, memo, price, avail, p_o)
+        job, tables, memo, price, avail, p_o
+    )
     forced = [False] * length
     if spot_limit is not None:
         costs, cheap = costs.copy(), cheap.copy()  # the memo's stay as they are
-        spot_floor(costs, cheap, np.array(price), np.array(avail, dtype=np.int64), p_o,
-                   float(spot_limit), job.n_min, job.n_max, tables.opts_np)
+        spot_floor(
+            costs,
+            cheap,
+            np.array(price),
+            np.array(avail, dtype=np.int64),
+            p_o,
+            float(spot_limit),
+            job.n_min,
+            job.n_max,
+            tables.opts_np,
+        )
         forced = [p <= spot_limit and a >= job.n_min for p, a in zip(price, avail)]
     # Compiled (window_kernels.solve): the bound from simple plans, the DP steps, the
     # continuation values at the window's end and the tie rule.
-    seq, objective = solve(tables.work_t, costs, tables.opts_np, cheap, usable, n_prev, progress,
-                           float(value), float(done_at), tie, dz, dc, floor_x, floor_y, floor_n, tails,
-                           slots_after, p_o, tables.jf, tables.ji, tables.counts_np, tables.count_h_np,
-                           tables.count_first_np, tables.first_late_np, tables.tilde_first_np,
-                           float(progress_cap))
+    seq, objective = solve(
+        tables.work_t,
+        costs,
+        tables.opts_np,
+        cheap,
+        usable,
+        n_prev,
+        progress,
+        float(value),
+        float(done_at),
+        tie,
+        dz,
+        dc,
+        floor_x,
+        floor_y,
+        floor_n,
+        tails,
+        slots_after,
+        p_o,
+        tables.jf,
+        tables.ji,
+        tables.counts_np,
+        tables.count_h_np,
+        tables.count_first_np,
+        tables.first_late_np,
+        tables.tilde_first_np,
+        float(progress_cap),
+    )
     if seq.size == 0:
         raise ValueError("no plan: the DP found no candidate")
     on_demand, spot = [], []
@@ -474,11 +549,12 @@ class WindowSolver:
         """
         price, availability = forecast.price, forecast.availability
         if price.flags.writeable or availability.flags.writeable:
-            return ([float(p) for p in price[t - 1, :length]],
-                    [max(0, int(a)) for a in availability[t - 1, :length]])
+            return ([float(p) for p in price[t - 1, :length]], [max(0, int(a)) for a in availability[t - 1, :length]])
         if forecast is not self._forecast:
-            self._forecast_rows = ([[float(p) for p in row] for row in price],
-                                   [[max(0, int(a)) for a in row] for row in availability])
+            self._forecast_rows = (
+                [[float(p) for p in row] for row in price],
+                [[max(0, int(a)) for a in row] for row in availability],
+            )
             self._forecast = forecast
         prices, avails = self._forecast_rows
         return prices[t - 1][:length], avails[t - 1][:length]
@@ -489,28 +565,41 @@ class WindowSolver:
             self._last_job = job
         return self._last_token
 
-    def solve(self, job: FineTuneJob, t: int, progress: float, n_prev: int,
-              prices: Sequence[float], availabilities: Sequence[int],
-              on_demand_price: float, spot_limit: float | None = None,
-              progress_cap: float = math.inf) -> WindowPlan:
+    def solve(
+        self,
+        job: FineTuneJob,
+        t: int,
+        progress: float,
+        n_prev: int,
+        prices: Sequence[float],
+        availabilities: Sequence[int],
+        on_demand_price: float,
+        spot_limit: float | None = None,
+        progress_cap: float = math.inf,
+    ) -> WindowPlan:
         length = min(len(prices), job.deadline - t + 1)
         z = round(float(progress), 9)
         forced = None
         if spot_limit is not None:  # policies whose sigma forces the same slots share a plan
-            forced = tuple(p <= spot_limit and a >= job.n_min
-                           for p, a in zip(prices[:length], availabilities[:length]))
-        key = (self._job_token(job), t, int(n_prev), z,
-               tuple(map(float, prices[:length])),
-               tuple(map(int, availabilities[:length])),
-               float(on_demand_price), forced, float(progress_cap))
+            forced = tuple(p <= spot_limit and a >= job.n_min for p, a in zip(prices[:length], availabilities[:length]))
+        key = (
+            self._job_token(job),
+            t,
+            int(n_prev),
+            z,
+            tuple(map(float, prices[:length])),
+            tuple(map(int, availabilities[:length])),
+            float(on_demand_price),
+            forced,
+            float(progress_cap),
+        )
         plan = self._memo.get(key)
         if plan is not None:
             self.hits += 1
             self._memo.move_to_end(key)
             return plan
         self.misses += 1
-        plan = solve_window(job, t, z, n_prev, prices, availabilities, on_demand_price, spot_limit,
-                            progress_cap)
+        plan = solve_window(job, t, z, n_prev, prices, availabilities, on_demand_price, spot_limit, progress_cap)
         self._memo[key] = plan
         if len(self._memo) > self.maxsize:
             self._memo.popitem(last=False)

@@ -6,6 +6,7 @@ the four noise settings with an error level (Sec. VI-A, Figs. 9-10), the Fig. 9
 job distribution (L ~ U[70, 120], N_min in [1, 4], N_max in [12, 16]) and the
 policy pool Alg. 2 selects from (Sec. V, VI-A).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -48,8 +49,9 @@ class ForecastConfig:
             horizon=integer(d.get("horizon", cls.horizon), "forecast.horizon", minimum=0, allow_float=False),
             history=integer(d.get("history", cls.history), "forecast.history", minimum=0, allow_float=False),
             order=tuple(integer(x, "forecast.order", minimum=0, allow_float=False) for x in order),
-            refit_every=integer(d.get("refit_every", cls.refit_every), "forecast.refit_every", minimum=1,
-                                allow_float=False),
+            refit_every=integer(
+                d.get("refit_every", cls.refit_every), "forecast.refit_every", minimum=1, allow_float=False
+            ),
         )
 
 
@@ -134,7 +136,9 @@ class JobSampling:
                 out[name] = interval(value, f"job_sampling.{name}", kind=int, minimum=1, allow_float=False)
         sampling = cls(**out)
         if sampling.n_min and sampling.n_max and sampling.n_min[1] > sampling.n_max[0]:
-            raise ValueError(f"job_sampling.n_min {list(sampling.n_min)} can exceed job_sampling.n_max {list(sampling.n_max)}")
+            raise ValueError(
+                f"job_sampling.n_min {list(sampling.n_min)} can exceed job_sampling.n_max {list(sampling.n_max)}"
+            )
         return sampling
 
     @property

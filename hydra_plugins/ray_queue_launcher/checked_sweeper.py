@@ -9,6 +9,7 @@
 - Cells are composed once, by the `ray_queue` launcher, which validates every cell before any
   work; the basic sweeper's own composition of every job beforehand is skipped.
 """
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path

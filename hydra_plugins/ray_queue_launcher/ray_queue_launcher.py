@@ -69,8 +69,9 @@ class RayQueueLauncher(Launcher):
         progress = bool(OmegaConf.select(self.config, "runner.progress", default=True))
         print(f"Sweep of {counted(len(job_overrides), 'cell')} into {sweep_dir}", flush=True)
         try:
-            cells, runner, tracking, ray_error = self._compose(job_overrides, initial_job_idx, sweep_dir, progress,
-                                                               timeline)
+            cells, runner, tracking, ray_error = self._compose(
+                job_overrides, initial_job_idx, sweep_dir, progress, timeline
+            )
         except KeyboardInterrupt as err:
             remove_if_no_results(sweep_dir)
             interrupted("while composing the cells: nothing was run", err)
@@ -81,9 +82,11 @@ class RayQueueLauncher(Launcher):
             raise ray_error
         timeline.mark("cells_composed")
         simulations = sum(cell.replicates * len(cell.mechanisms) for cell in cells)
-        print(f"{counted(len(cells), 'cell')}, {counted(simulations, 'simulation')}: composed and checked, "
-              f"and Ray started, {timeline.between('command_started', 'cells_composed'):.1f} s after the command",
-              flush=True)
+        print(
+            f"{counted(len(cells), 'cell')}, {counted(simulations, 'simulation')}: composed and checked, "
+            f"and Ray started, {timeline.between('command_started', 'cells_composed'):.1f} s after the command",
+            flush=True,
+        )
         log.info("Launching %s on a Ray actor pool", counted(len(cells), "cell"))
         sweep_overrides = list(self.config.hydra.overrides.task)
         run_cells_or_exit(
@@ -135,8 +138,9 @@ class RayQueueLauncher(Launcher):
             loader.repository.group_exists,  # type: ignore[attr-defined]
             lambda config, index: str(config.hydra.sweep.subdir),
         )
-        bar = tqdm(total=len(job_overrides), unit="cell", desc="composing cells", delay=1.0, disable=not progress,
-                   leave=False)
+        bar = tqdm(
+            total=len(job_overrides), unit="cell", desc="composing cells", delay=1.0, disable=not progress, leave=False
+        )
         stop = threading.Event()
 
         def compose(offset: int, overrides):
@@ -187,8 +191,9 @@ class RayQueueLauncher(Launcher):
                 reconcile(sweep_dir, cells, extend_requested())
                 ray_error = _start_ray(first.runner, timeline, len(job_overrides))
                 stop_signals.check()
-                log.debug("composed %d cells, %d of them by Hydra's full composition", len(cells),
-                          composer.full_compositions)
+                log.debug(
+                    "composed %d cells, %d of them by Hydra's full composition", len(cells), composer.full_compositions
+                )
                 return cells, first.runner, first.tracking, ray_error
             # Ray starts at once when the sweep's own config is valid: a mistake outside the
             # swept keys is then reported by the first cell before Ray starts.

@@ -6,6 +6,7 @@ Format (data/README.md): a header row with at least the columns `slot`
 (0, 1, 2, ... consecutive) and `arrivals` (integer >= 0); `timestamp` and any other
 column are allowed and ignored.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,11 @@ def load_arrival_trace(path) -> np.ndarray:
     counts: list[int] = []
     for line, values in read_rows(path, REQUIRED_COLUMNS):
         if parse_int(values["slot"]) != len(counts):
-            raise TraceError(path, line, f"slot {values['slot']!r}, expected {len(counts)} "
-                                         "(slots must be consecutive integers from 0)")
+            raise TraceError(
+                path,
+                line,
+                f"slot {values['slot']!r}, expected {len(counts)} (slots must be consecutive integers from 0)",
+            )
         count = parse_int(values["arrivals"])
         if count is None or count < 0:
             raise TraceError(path, line, f"arrivals {values['arrivals']!r} must be an integer >= 0")
@@ -34,8 +38,9 @@ def load_arrival_trace(path) -> np.ndarray:
     return out
 
 
-def scaled_window(trace: np.ndarray, slots: int, mean: float, rng: np.random.Generator,
-                  start: int | None = None) -> np.ndarray:
+def scaled_window(
+    trace: np.ndarray, slots: int, mean: float, rng: np.random.Generator, start: int | None = None
+) -> np.ndarray:
     """`slots` consecutive counts of `trace` (at `start`, or a uniform random start: one
     draw from rng), scaled so that their mean is `mean` per slot.
 
@@ -51,7 +56,7 @@ def scaled_window(trace: np.ndarray, slots: int, mean: float, rng: np.random.Gen
         start = int(rng.integers(n - slots + 1))
     elif not 0 <= start <= n - slots:
         raise ValueError(f"arrival start {start} does not fit: must be in [0, {n - slots}]")
-    window = trace[start:start + slots].astype(float)
+    window = trace[start : start + slots].astype(float)
     total = window.sum()
     if total == 0:
         raise ValueError(f"the arrival trace has no arrivals in slots {start}..{start + slots - 1}")

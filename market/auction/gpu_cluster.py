@@ -20,6 +20,7 @@ Two calibration keys (conf/calibration/, docs/auction/model.md): `tasks_per_node
 C_kp = tasks_per_node x s_ik for every type (null keeps the types' own, 4: the project's first
 calibration), and `cost_scale` multiplies every type's cost per slot.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -84,8 +85,13 @@ class ClusterParams:
     def validate(self) -> None:
         integer(self.nodes, "cluster.nodes", minimum=1, allow_float=False)
         choice(self.node_type, "cluster.node_type", [*NODE_TYPES, MIXED])
-        real(self.base_model_gb, "cluster.base_model_gb", minimum=0,
-             maximum=min(t.memory for t in NODE_TYPES.values()), strict_max=True)
+        real(
+            self.base_model_gb,
+            "cluster.base_model_gb",
+            minimum=0,
+            maximum=min(t.memory for t in NODE_TYPES.values()),
+            strict_max=True,
+        )
         real(self.start_hour, "cluster.start_hour", minimum=0, maximum=24, strict_max=True)
         if self.tasks_per_node is not None:
             real(self.tasks_per_node, "cluster.tasks_per_node", minimum=1)
@@ -93,9 +99,14 @@ class ClusterParams:
 
     def node_types(self) -> dict[str, NodeType]:
         """NODE_TYPES with this section's tasks_per_node and cost_scale applied."""
-        return {name: replace(t, compute=t.task_rate * float(self.tasks_per_node) if self.tasks_per_node else t.compute,
-                              cost_per_slot=t.cost_per_slot * float(self.cost_scale))
-                for name, t in NODE_TYPES.items()}
+        return {
+            name: replace(
+                t,
+                compute=t.task_rate * float(self.tasks_per_node) if self.tasks_per_node else t.compute,
+                cost_per_slot=t.cost_per_slot * float(self.cost_scale),
+            )
+            for name, t in NODE_TYPES.items()
+        }
 
     def build(self, horizon: int) -> Cluster:
         kinds = self.node_types()

@@ -9,6 +9,7 @@ U{delay}); for task i with a dataset of D_i ksamples,
   h_in = max(1, round(delay_n * D_i / 12.5 * U[1 - jitter, 1 + jitter])).
 Rates and delays are drawn independently, so more vendors mean more choice (Fig. 5).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -36,8 +37,12 @@ class VendorParams:
         reject_unknown_keys(cls, d, "vendors")
         count = integer(d.get("count", cls.count), "vendors.count", minimum=1, allow_float=False)
         jitter = real(d.get("jitter", cls.jitter), "vendors.jitter", minimum=0, maximum=1, strict_max=True)
-        return cls(count, interval(d.get("rate", cls.rate), "vendors.rate", minimum=0.0),
-                   interval(d.get("delay", cls.delay), "vendors.delay", kind=int, minimum=0), jitter)
+        return cls(
+            count,
+            interval(d.get("rate", cls.rate), "vendors.rate", minimum=0.0),
+            interval(d.get("delay", cls.delay), "vendors.delay", kind=int, minimum=0),
+            jitter,
+        )
 
     def draw(self, datasets: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(q, h): I x N prices (cents) and delays (slots) for datasets of `datasets` ksamples."""

@@ -5,6 +5,7 @@ The horizon is the day's `tasks.slots` arrival slots, extended to the last deadl
 that tasks arriving late in the day are not cut off; the operating-cost profile
 repeats daily over it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,20 +35,34 @@ class LoraInstance:
     def earliest_start(self, vendor: int | np.ndarray) -> np.ndarray:
         """a_i + f_i h_in for every task (4c), with vendor n (or one vendor index per task)."""
         tasks = self.tasks
-        delay = np.take_along_axis(self.vendor_delay, np.broadcast_to(np.asarray(vendor), (len(tasks),))[:, None], 1)[:, 0]
+        delay = np.take_along_axis(self.vendor_delay, np.broadcast_to(np.asarray(vendor), (len(tasks),))[:, None], 1)[
+            :, 0
+        ]
         return tasks.arrival + tasks.preprocess * delay
 
     def with_bid(self, task: int, bid: float) -> LoraInstance:
         """The same world with task `task` reporting `bid` (truthfulness experiments)."""
         bids = self.tasks.bid.copy()
         bids[task] = bid
-        tasks = LoraTasks(self.tasks.arrival, self.tasks.deadline, self.tasks.dataset, self.tasks.work,
-                          self.tasks.memory, self.tasks.preprocess, bids)
+        tasks = LoraTasks(
+            self.tasks.arrival,
+            self.tasks.deadline,
+            self.tasks.dataset,
+            self.tasks.work,
+            self.tasks.memory,
+            self.tasks.preprocess,
+            bids,
+        )
         return LoraInstance(self.cluster, tasks, self.vendor_price, self.vendor_delay)
 
 
-def draw_instance(cluster: ClusterParams, tasks: TaskParams, vendors: VendorParams,
-                  rng: np.random.Generator, trace: np.ndarray | None = None) -> LoraInstance:
+def draw_instance(
+    cluster: ClusterParams,
+    tasks: TaskParams,
+    vendors: VendorParams,
+    rng: np.random.Generator,
+    trace: np.ndarray | None = None,
+) -> LoraInstance:
     """Tasks first, then the vendors' offers, from one generator."""
     drawn = draw_tasks(tasks, rng, trace)
     q, h = vendors.draw(drawn.dataset, rng)

@@ -16,6 +16,7 @@ documented choice where it does not):
 Slots are 0-based here: the day's arrivals fall in slots 0..slots-1, and a task that
 arrives in slot a_i may run from slot a_i on (it arrives at the slot's start, 4c).
 """
+
 from __future__ import annotations
 
 import math
@@ -66,8 +67,12 @@ class TaskParams:
         start = integer(d.get("trace_start"), "tasks.trace_start", minimum=0, allow_float=False, optional=True)
         slots = integer(d.get("slots", cls.slots), "tasks.slots", minimum=1, allow_float=False)
         share = real(d.get("preprocess_share", cls.preprocess_share), "tasks.preprocess_share", minimum=0, maximum=1)
-        allowance = integer(d.get("preprocess_allowance", cls.preprocess_allowance), "tasks.preprocess_allowance",
-                            minimum=0, allow_float=False)
+        allowance = integer(
+            d.get("preprocess_allowance", cls.preprocess_allowance),
+            "tasks.preprocess_allowance",
+            minimum=0,
+            allow_float=False,
+        )
         samples = interval(d.get("samples", cls.samples), "tasks.samples", minimum=0.0)
         if samples[0] <= 0:
             raise ValueError(f"tasks.samples must be > 0, got {list(samples)}")
@@ -75,11 +80,16 @@ class TaskParams:
         if value[1] <= 0:
             raise ValueError(f"tasks.value_per_ksample must allow a positive value, got {list(value)}")
         return cls(
-            load=load, arrivals=arrivals, trace_path=None if path is None else os.fspath(path),
-            trace_start=start, slots=slots, samples=samples,
+            load=load,
+            arrivals=arrivals,
+            trace_path=None if path is None else os.fspath(path),
+            trace_start=start,
+            slots=slots,
+            samples=samples,
             epochs=interval(d.get("epochs", cls.epochs), "tasks.epochs", kind=int, minimum=1),
             memory_gb=interval(d.get("memory_gb", cls.memory_gb), "tasks.memory_gb", kind=int, minimum=1),
-            preprocess_share=share, preprocess_allowance=allowance,
+            preprocess_share=share,
+            preprocess_allowance=allowance,
             deadline_slack=interval(d.get("deadline_slack", cls.deadline_slack), "tasks.deadline_slack", minimum=1.0),
             value_per_ksample=value,
         )
@@ -122,13 +132,13 @@ class TaskParams:
 class LoraTasks:
     """Tasks in arrival order (the order the online mechanisms see them); 0-based slots."""
 
-    arrival: np.ndarray      # a_i
-    deadline: np.ndarray     # d_i, the last slot the task may run in
-    dataset: np.ndarray      # D_i, ksamples
-    work: np.ndarray         # M_i = D_i * epochs, ksamples
-    memory: np.ndarray       # r_i, GB
-    preprocess: np.ndarray   # f_i
-    bid: np.ndarray          # b_i (= true value v_i unless a report says otherwise), cents
+    arrival: np.ndarray  # a_i
+    deadline: np.ndarray  # d_i, the last slot the task may run in
+    dataset: np.ndarray  # D_i, ksamples
+    work: np.ndarray  # M_i = D_i * epochs, ksamples
+    memory: np.ndarray  # r_i, GB
+    preprocess: np.ndarray  # f_i
+    bid: np.ndarray  # b_i (= true value v_i unless a report says otherwise), cents
 
     def __len__(self) -> int:
         return len(self.arrival)
@@ -150,6 +160,8 @@ def draw_tasks(params: TaskParams, rng: np.random.Generator, trace: np.ndarray |
     memory = rng.integers(params.memory_gb[0], params.memory_gb[1] + 1, size=n).astype(float)
     preprocess = rng.random(n) < params.preprocess_share
     slack = rng.uniform(*params.deadline_slack, size=n)
-    deadline = arrival + preprocess * params.preprocess_allowance + np.ceil(slack * work / REFERENCE_RATE).astype(np.int64) - 1
+    deadline = (
+        arrival + preprocess * params.preprocess_allowance + np.ceil(slack * work / REFERENCE_RATE).astype(np.int64) - 1
+    )
     bid = work * rng.uniform(*params.value_per_ksample, size=n)
     return LoraTasks(arrival, deadline.astype(np.int64), dataset, work, memory, preprocess, bid)

@@ -4,6 +4,7 @@ per-row values, with errors that name the file and line (TraceError).
 A file is UTF-8 text with or without a byte-order mark (spreadsheets write one), with LF or
 CRLF line endings; the values read are the same either way.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -51,14 +52,15 @@ def read_text(path) -> str:
     except OSError as err:
         raise TraceError(path, None, f"cannot be read ({err.strerror or err})") from None
     if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
+        data = data[len(codecs.BOM_UTF8) :]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
-        raise TraceError(path, line, f"not UTF-8 text (byte 0x{data[err.start]:02x} in column {column}); "
-                                     "save the file as UTF-8") from None
+        raise TraceError(
+            path, line, f"not UTF-8 text (byte 0x{data[err.start]:02x} in column {column}); save the file as UTF-8"
+        ) from None
 
 
 def read_rows(path, required: Sequence[str]) -> Iterator[tuple[int, dict[str, str]]]:
@@ -76,8 +78,11 @@ def read_rows(path, required: Sequence[str]) -> Iterator[tuple[int, dict[str, st
     reader.fieldnames = header
     missing = [c for c in required if c not in header]
     if missing:
-        raise TraceError(path, 1, f"missing column(s) {', '.join(repr(c) for c in missing)} "
-                                  f"(found: {', '.join(repr(c) for c in header)})")
+        raise TraceError(
+            path,
+            1,
+            f"missing column(s) {', '.join(repr(c) for c in missing)} (found: {', '.join(repr(c) for c in header)})",
+        )
     try:
         for row in reader:
             values = {}
@@ -97,8 +102,7 @@ def read_rows(path, required: Sequence[str]) -> Iterator[tuple[int, dict[str, st
 def check_slot(path, line: int, text: str, expected: int) -> None:
     """A `slot` column must count 0, 1, 2, ...: TraceError naming file and line otherwise."""
     if parse_int(text) != expected:
-        raise TraceError(path, line, f"slot {text!r}, expected {expected} "
-                                     f"(slots must be consecutive integers from 0)")
+        raise TraceError(path, line, f"slot {text!r}, expected {expected} (slots must be consecutive integers from 0)")
 
 
 def positive_number(path, line: int, column: str, text: str) -> float:

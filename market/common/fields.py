@@ -15,6 +15,7 @@ unless ``allow_float=False``.
 
 Pure Python (standard library only): no Ray, MLflow, Hydra or OmegaConf.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields, is_dataclass
 
 __all__ = [
-    "as_section", "choice", "in_range", "integer", "interval", "is_integral", "is_real",
-    "number_list", "real", "reject_unknown_keys",
+    "as_section",
+    "choice",
+    "in_range",
+    "integer",
+    "interval",
+    "is_integral",
+    "is_real",
+    "number_list",
+    "real",
+    "reject_unknown_keys",
 ]
 
 
@@ -41,8 +50,9 @@ def as_section(value, key: str) -> dict:
     return dict(value)
 
 
-def reject_unknown_keys(cls: type | Sequence[str], d: Mapping, section: str, context: str = "",
-                        also_known: Sequence[str] = ()) -> None:
+def reject_unknown_keys(
+    cls: type | Sequence[str], d: Mapping, section: str, context: str = "", also_known: Sequence[str] = ()
+) -> None:
     """Raise ValueError naming every key of ``d`` that is not known, sorted.
 
     The known keys are the fields of the dataclass ``cls`` (or the names in ``cls`` when
@@ -117,8 +127,15 @@ def _fail(key: str, what: str, value, optional: bool) -> ValueError:
     return ValueError(f"{key} must be {'null or ' if optional else ''}{what}, got {value!r}")
 
 
-def integer(value, key: str, minimum: int | None = None, maximum: int | None = None, *,
-            allow_float: bool = True, optional: bool = False) -> int | None:
+def integer(
+    value,
+    key: str,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    *,
+    allow_float: bool = True,
+    optional: bool = False,
+) -> int | None:
     """`value` as an int: an integer (not a bool) in [minimum, maximum], both inclusive.
 
     `allow_float` accepts a float with an integral value (3.0, not 3.5); `optional`
@@ -138,9 +155,17 @@ def integer(value, key: str, minimum: int | None = None, maximum: int | None = N
     return int(value)
 
 
-def real(value, key: str, minimum: float | None = None, maximum: float | None = None,
-         strict_min: bool = False, strict_max: bool = False, *, finite: bool = True,
-         optional: bool = False) -> float | None:
+def real(
+    value,
+    key: str,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    strict_min: bool = False,
+    strict_max: bool = False,
+    *,
+    finite: bool = True,
+    optional: bool = False,
+) -> float | None:
     """`value` as a float: a real number (not a bool) within the bounds (inclusive unless
     `strict_min` / `strict_max`).
 
@@ -161,19 +186,20 @@ def real(value, key: str, minimum: float | None = None, maximum: float | None = 
     return float(value)
 
 
-def in_range(value, key: str, minimum=None, maximum=None, strict_min: bool = False,
-             strict_max: bool = False):
+def in_range(value, key: str, minimum=None, maximum=None, strict_min: bool = False, strict_max: bool = False):
     """`value` (already known to be a number) within the bounds, else
     ``{key} must be > 0, got -0.5`` or ``{key} must be in (0, 1], got 1.1``."""
     if not _in_range(value, minimum, maximum, strict_min, strict_max):
         what = _range_text(minimum, maximum, strict_min, strict_max) or "a number"
-        raise ValueError(f"{key} must be {'in ' if minimum is not None and maximum is not None else ''}"
-                         f"{what}, got {value!r}")
+        raise ValueError(
+            f"{key} must be {'in ' if minimum is not None and maximum is not None else ''}{what}, got {value!r}"
+        )
     return value
 
 
-def interval(value, key: str, kind: type = float, minimum=None, strict_min: bool = False, *,
-             allow_float: bool = True) -> tuple:
+def interval(
+    value, key: str, kind: type = float, minimum=None, strict_min: bool = False, *, allow_float: bool = True
+) -> tuple:
     """A ``[low, high]`` pair (list, tuple or other non-string sequence of two numbers, not
     bools) with minimum <= low <= high, as a tuple of `kind` (float or int).
 
@@ -183,8 +209,12 @@ def interval(value, key: str, kind: type = float, minimum=None, strict_min: bool
     ``{key} must satisfy 0 <= low <= high``, each with ``got [...]``."""
     if kind not in (float, int):
         raise TypeError(f"interval: kind must be float or int, got {kind!r}")
-    if (isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2
-            or not all(is_real(x) for x in value)):
+    if (
+        isinstance(value, (str, bytes))
+        or not isinstance(value, Sequence)
+        or len(value) != 2
+        or not all(is_real(x) for x in value)
+    ):
         raise ValueError(f"{key} must be a pair [low, high] of numbers, got {value!r}")
     low, high = value
     if kind is int and not all(float(x).is_integer() if allow_float else is_integral(x, False) for x in value):
@@ -206,10 +236,18 @@ def number_list(value, key: str, kind: type = float, minimum=None, strict_min: b
     items = list(value) if isinstance(value, (list, tuple)) else [value]
     if kind is int:
         ok = [is_integral(x, False) and _in_range(x, minimum, None, strict_min, False) for x in items]
-        noun = "positive integers" if minimum == 1 and not strict_min else f"integers {_range_text(minimum, None, strict_min, False)}"
+        noun = (
+            "positive integers"
+            if minimum == 1 and not strict_min
+            else f"integers {_range_text(minimum, None, strict_min, False)}"
+        )
     else:
         ok = [is_real(x) and math.isfinite(x) and _in_range(x, minimum, None, strict_min, False) for x in items]
-        noun = "positive numbers" if minimum == 0 and strict_min else f"numbers {_range_text(minimum, None, strict_min, False)}"
+        noun = (
+            "positive numbers"
+            if minimum == 0 and strict_min
+            else f"numbers {_range_text(minimum, None, strict_min, False)}"
+        )
     if not items or not all(ok):
         raise ValueError(f"{key} must be a non-empty list of {noun.rstrip()}, got {items!r}")
     return tuple(kind(x) for x in items)

@@ -6,6 +6,7 @@ bundle, by `bundle.kind`:
   live: scikit-learn learners trained as the simulation advances (market/core/live_learners.py).
 Each source checks its own keys (errors name `bundle.<key>`); a real-curve file is read and
 validated once, when the cell is prepared (errors name the file and line)."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping

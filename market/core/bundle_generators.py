@@ -18,6 +18,7 @@ needs the fraction difficulty_k of its window at full compute (jitter_k ~ U[1 - 
 1 + jitter] per replicate); power: a_k = eps_k S_k^b_k with the exponent b_k of its model type;
 the floor and bend shapes go through the same point (`PowerLaw.through`).
 """
+
 from __future__ import annotations
 
 import math
@@ -44,12 +45,24 @@ TABLE1 = {
 }
 # Table 2 (Sec. 4.2): 10 threads, b_k = 0, two sets of thresholds.
 TABLE2 = {
-    "labels": ("CV ViT", "CV ViT", "RL DAgger+CNN", "Audio Transformer", "NLP Attention+LSTM",
-               "CV ResNet18", "CV ResNet18", "NLP Attention+LSTM", "Audio Transformer", "RL DAgger+CNN"),
+    "labels": (
+        "CV ViT",
+        "CV ViT",
+        "RL DAgger+CNN",
+        "Audio Transformer",
+        "NLP Attention+LSTM",
+        "CV ResNet18",
+        "CV ResNet18",
+        "NLP Attention+LSTM",
+        "Audio Transformer",
+        "RL DAgger+CNN",
+    ),
     "budget": (176.0, 176.0, 69.0, 293.0, 139.0, 107.0, 107.0, 139.0, 293.0, 69.0),
     "deadline": (530, 540, 545, 585, 625, 655, 685, 690, 700, 710),
-    "threshold": {1: (1.1, 1.35, 0.0011, 0.06, 7e-4, 0.55, 0.55, 9e-4, 0.08, 0.0012),
-                  2: (0.99, 1.215, 0.0011, 0.09, 6.3e-4, 0.46, 0.48, 4.5e-4, 0.108, 6e-4)},
+    "threshold": {
+        1: (1.1, 1.35, 0.0011, 0.06, 7e-4, 0.55, 0.55, 9e-4, 0.08, 0.0012),
+        2: (0.99, 1.215, 0.0011, 0.09, 6.3e-4, 0.46, 0.48, 4.5e-4, 0.108, 6e-4),
+    },
 }
 # Difficulty: S_k / (N_k (d_k - b_k)), this project's calibration (docs/core/calibration.md).
 DIFFICULTY = {
@@ -59,8 +72,15 @@ DIFFICULTY = {
 }
 # Power-law exponent b_k per model type (docs/core/calibration.md); others get DEFAULT_EXPONENT.
 EXPONENTS = {
-    "ViT": 0.35, "LSTM": 0.4, "CNN": 0.5, "ResNet18": 0.45, "ResNet34": 0.45,
-    "CV ViT": 0.35, "RL DAgger+CNN": 0.6, "Audio Transformer": 0.4, "NLP Attention+LSTM": 0.55,
+    "ViT": 0.35,
+    "LSTM": 0.4,
+    "CNN": 0.5,
+    "ResNet18": 0.45,
+    "ResNet34": 0.45,
+    "CV ViT": 0.35,
+    "RL DAgger+CNN": 0.6,
+    "Audio Transformer": 0.4,
+    "NLP Attention+LSTM": 0.55,
     "CV ResNet18": 0.45,
 }
 DEFAULT_EXPONENT = 0.45
@@ -110,29 +130,39 @@ class BundleParams:
         per = "thread" if kind in TABLE_KINDS else "model of table1"
         difficulty = d.get("difficulty")
         if difficulty is not None:
-            difficulty = _sized(number_list(difficulty, "bundle.difficulty", minimum=0, strict_min=True),
-                                "bundle.difficulty", k, per)
+            difficulty = _sized(
+                number_list(difficulty, "bundle.difficulty", minimum=0, strict_min=True), "bundle.difficulty", k, per
+            )
         elif kind == "custom":
-            raise ValueError("bundle.difficulty must be a list of positive numbers (one per thread) "
-                             "for kind custom, got None")
+            raise ValueError(
+                "bundle.difficulty must be a list of positive numbers (one per thread) for kind custom, got None"
+            )
         exponent = d.get("exponent")
         if isinstance(exponent, (list, tuple)):
-            exponent = _sized(number_list(exponent, "bundle.exponent", minimum=0, strict_min=True),
-                              "bundle.exponent", k, per)
+            exponent = _sized(
+                number_list(exponent, "bundle.exponent", minimum=0, strict_min=True), "bundle.exponent", k, per
+            )
         elif exponent is not None:
             exponent = real(exponent, "bundle.exponent", minimum=0, strict_min=True)
         floor = real(get("floor"), "bundle.floor", 0.0, 1.0, strict_min=True, strict_max=True)
         scale = interval(get("threshold_scale"), "bundle.threshold_scale", minimum=0.0, strict_min=True)
         if shape == "floor" and kind in ("scalability", "random") and scale[0] <= floor:
-            raise ValueError(f"bundle.threshold_scale must stay above bundle.floor ({floor:g}) with "
-                             f"shape floor (eps below the floor is never reached), got {list(scale)}")
+            raise ValueError(
+                f"bundle.threshold_scale must stay above bundle.floor ({floor:g}) with "
+                f"shape floor (eps below the floor is never reached), got {list(scale)}"
+            )
         return cls(
-            kind=kind, epsilon_set=eps_set, threads=threads, **lists, difficulty=difficulty,
+            kind=kind,
+            epsilon_set=eps_set,
+            threads=threads,
+            **lists,
+            difficulty=difficulty,
             exponent=exponent,
             jitter=real(get("jitter"), "bundle.jitter", 0.0, 1.0, strict_max=True),
             noise=real(get("noise"), "bundle.noise", minimum=0.0),
             noise_cell=real(get("noise_cell"), "bundle.noise_cell", minimum=0.0, strict_min=True),
-            shape=shape, floor=floor,
+            shape=shape,
+            floor=floor,
             bend_at=real(get("bend_at"), "bundle.bend_at", 0.0, 1.0, strict_min=True),
             bend_ratio=real(get("bend_ratio"), "bundle.bend_ratio", minimum=0.0, strict_min=True),
             threshold_scale=scale,
@@ -140,8 +170,7 @@ class BundleParams:
             harder_factor=real(get("harder_factor"), "bundle.harder_factor", minimum=1.0),
             recording_spread=real(get("recording_spread"), "bundle.recording_spread", minimum=0.0),
             begin_spread=integer(get("begin_spread"), "bundle.begin_spread", minimum=0),
-            deadline_slack=interval(get("deadline_slack"), "bundle.deadline_slack", minimum=0.0,
-                                    strict_min=True),
+            deadline_slack=interval(get("deadline_slack"), "bundle.deadline_slack", minimum=0.0, strict_min=True),
         )
 
     def law(self, threshold: float, data: float, exponent: float) -> PowerLaw:
@@ -149,8 +178,7 @@ class BundleParams:
         if self.shape == "floor":
             return PowerLaw.through(threshold, data, exponent, floor_share=self.floor)
         if self.shape == "bend":
-            return PowerLaw.through(threshold, data, exponent, bend_share=self.bend_at,
-                                    bend_ratio=self.bend_ratio)
+            return PowerLaw.through(threshold, data, exponent, bend_share=self.bend_at, bend_ratio=self.bend_ratio)
         return PowerLaw.through(threshold, data, exponent)
 
     def curve(self, law: PowerLaw, rng: np.random.Generator) -> ParametricCurve:
@@ -164,16 +192,22 @@ def _thread_lists(d: Mapping, kind: str) -> tuple[dict, int]:
     if kind not in TABLE_KINDS:
         given = [key for key in keys if d.get(key) is not None]
         if given:
-            raise ValueError(f"bundle.{given[0]} applies to kinds {', '.join(TABLE_KINDS)} only, "
-                             f"got {d[given[0]]!r} with kind {kind}")
+            raise ValueError(
+                f"bundle.{given[0]} applies to kinds {', '.join(TABLE_KINDS)} only, "
+                f"got {d[given[0]]!r} with kind {kind}"
+            )
         return dict.fromkeys(keys), len(TABLE1["budget"])
 
     def numbers(key, **how):
         return None if d.get(key) is None else number_list(d[key], f"bundle.{key}", **how)
 
-    out = {"begin": numbers("begin", kind=int, minimum=0), "deadline": numbers("deadline", kind=int, minimum=1),
-           "budget": numbers("budget", minimum=0, strict_min=True),
-           "threshold": numbers("threshold", minimum=0, strict_min=True), "labels": d.get("labels")}
+    out = {
+        "begin": numbers("begin", kind=int, minimum=0),
+        "deadline": numbers("deadline", kind=int, minimum=1),
+        "budget": numbers("budget", minimum=0, strict_min=True),
+        "threshold": numbers("threshold", minimum=0, strict_min=True),
+        "labels": d.get("labels"),
+    }
     labels = out["labels"]
     if labels is not None:
         if not isinstance(labels, (list, tuple)) or not labels or not all(isinstance(x, str) for x in labels):
@@ -182,8 +216,7 @@ def _thread_lists(d: Mapping, kind: str) -> tuple[dict, int]:
     if kind == "custom":
         missing = [key for key in ("budget", "deadline", "threshold") if out[key] is None]
         if missing:
-            raise ValueError(f"bundle.{missing[0]} must be a list (one number per thread) for kind "
-                             f"custom, got None")
+            raise ValueError(f"bundle.{missing[0]} must be a list (one number per thread) for kind custom, got None")
     k = len(out["budget"]) if kind == "custom" else len(_table(kind, 1)["budget"])
     for key in keys:
         if out[key] is not None:
@@ -192,8 +225,10 @@ def _thread_lists(d: Mapping, kind: str) -> tuple[dict, int]:
     deadline = out["deadline"] or _table(kind, 1)["deadline"]
     for j, (b, e) in enumerate(zip(begin, deadline)):
         if e <= b:
-            raise ValueError(f"bundle.deadline must be > bundle.begin for every thread, got deadline "
-                             f"{e} <= begin {b} for thread {j + 1}")
+            raise ValueError(
+                f"bundle.deadline must be > bundle.begin for every thread, got deadline "
+                f"{e} <= begin {b} for thread {j + 1}"
+            )
     return out, k
 
 
@@ -208,8 +243,7 @@ def _table(kind: str, eps_set: int) -> dict:
     if kind == "table1":
         return {**TABLE1, "difficulty": DIFFICULTY["table1"]}
     if kind == "table2":
-        return {**TABLE2, "threshold": TABLE2["threshold"][eps_set],
-                "difficulty": DIFFICULTY[("table2", eps_set)]}
+        return {**TABLE2, "threshold": TABLE2["threshold"][eps_set], "difficulty": DIFFICULTY[("table2", eps_set)]}
     return {}
 
 
@@ -277,10 +311,15 @@ def scalability_bundle(params: BundleParams, rng: np.random.Generator) -> Bundle
         solo = solo * np.exp(params.recording_spread * rng.standard_normal(k))
     deadline = np.cumsum([max(1, math.ceil(x)) for x in solo])
     threads = tuple(
-        Thread(0, int(deadline[j]), float(budget[j]),
-               float(threshold[j] / params.harder_factor if harder[j] else threshold[j]),
-               TABLE1["labels"][model[j]] + (f" (eps/{params.harder_factor:g})" if harder[j] else ""))
-        for j in range(k))
+        Thread(
+            0,
+            int(deadline[j]),
+            float(budget[j]),
+            float(threshold[j] / params.harder_factor if harder[j] else threshold[j]),
+            TABLE1["labels"][model[j]] + (f" (eps/{params.harder_factor:g})" if harder[j] else ""),
+        )
+        for j in range(k)
+    )
     return Bundle(threads, tuple(params.curve(law, rng) for law in laws))
 
 
@@ -291,9 +330,15 @@ def random_bundle(params: BundleParams, rng: np.random.Generator) -> Bundle:
     begin = rng.integers(0, params.begin_spread + 1, size=k)
     slack = rng.uniform(*params.deadline_slack, size=k)
     threads = tuple(
-        Thread(int(begin[j]), int(begin[j]) + max(1, math.ceil(slack[j] * solo[j])), float(budget[j]),
-               float(threshold[j]), TABLE1["labels"][model[j]])
-        for j in range(k))
+        Thread(
+            int(begin[j]),
+            int(begin[j]) + max(1, math.ceil(slack[j] * solo[j])),
+            float(budget[j]),
+            float(threshold[j]),
+            TABLE1["labels"][model[j]],
+        )
+        for j in range(k)
+    )
     return Bundle(threads, tuple(params.curve(law, rng) for law in laws))
 
 

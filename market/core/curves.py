@@ -8,6 +8,7 @@ source has any, is drawn when the world is built and indexed by the data, never 
 So the least data that reaches a threshold, `data_to_reach`, is a property of the world, which
 is what the offline optimum needs (the observed loss at any s below it is above the threshold).
 """
+
 from __future__ import annotations
 
 import math

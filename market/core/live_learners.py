@@ -38,6 +38,7 @@ one-vs-rest ``partial_fit`` costs 3-6 ms a batch and exposes no per-batch loss.
 deadlines that Shortest Thread First can meet, then a fraction of thresholds made ten times
 smaller); `LiveBundleParams` is its config section (`bundle.*`).
 """
+
 from __future__ import annotations
 
 import math
@@ -54,12 +55,21 @@ from market.common.fields import integer, interval, real, reject_unknown_keys
 from market.core.threads import Bundle, Thread
 
 __all__ = [
-    "DATASETS", "LEARNERS", "LearnerSpec", "LiveBundleParams", "LiveLearnerCurve", "LivePlan",
-    "LiveThreadInfo", "live_bundle", "load_dataset", "measure_speed", "plan_live_bundle",
+    "DATASETS",
+    "LEARNERS",
+    "LearnerSpec",
+    "LiveBundleParams",
+    "LiveLearnerCurve",
+    "LivePlan",
+    "LiveThreadInfo",
+    "live_bundle",
+    "load_dataset",
+    "measure_speed",
+    "plan_live_bundle",
 ]
 
-FLOOR_TOL = 1e-9      # data within this below an integer counts as that integer
-LOSS_FLOOR = 1e-12    # a reported loss is at least this (the protocol wants > 0)
+FLOOR_TOL = 1e-9  # data within this below an integer counts as that integer
+LOSS_FLOOR = 1e-12  # a reported loss is at least this (the protocol wants > 0)
 DEFAULT_MAX_BATCHES = 200_000
 
 
@@ -71,28 +81,31 @@ class LearnerSpec:
     """One learner: an MLPClassifier trained with a constant learning rate, no weight penalty."""
 
     hidden: tuple[int, ...]
-    solver: str            # "sgd" or "adam"
+    solver: str  # "sgd" or "adam"
     learning_rate: float
     momentum: float = 0.0  # sgd only (Nesterov)
     description: str = ""
 
     def build(self, batch_size: int, seed: int) -> _RecordingMLP:
         extra = {"momentum": self.momentum, "nesterovs_momentum": True} if self.solver == "sgd" else {}
-        return _RecordingMLP(hidden_layer_sizes=self.hidden, solver=self.solver,
-                             learning_rate="constant", learning_rate_init=self.learning_rate,
-                             alpha=0.0, batch_size=batch_size, shuffle=False, random_state=seed,
-                             **extra)
+        return _RecordingMLP(
+            hidden_layer_sizes=self.hidden,
+            solver=self.solver,
+            learning_rate="constant",
+            learning_rate_init=self.learning_rate,
+            alpha=0.0,
+            batch_size=batch_size,
+            shuffle=False,
+            random_state=seed,
+            **extra,
+        )
 
 
 LEARNERS: dict[str, LearnerSpec] = {
-    "logistic": LearnerSpec((), "sgd", 0.01, 0.9,
-                            "softmax (logistic) regression, SGD lr 0.01, Nesterov momentum 0.9"),
-    "mlp_sgd": LearnerSpec((64,), "sgd", 0.01, 0.9,
-                           "one hidden layer of 64 ReLU, SGD lr 0.01, Nesterov momentum 0.9"),
-    "mlp_adam": LearnerSpec((32,), "adam", 1e-3, 0.0,
-                            "one hidden layer of 32 ReLU, Adam lr 1e-3"),
-    "mlp_deep": LearnerSpec((32, 32), "adam", 3e-4, 0.0,
-                            "two hidden layers of 32 ReLU, Adam lr 3e-4 (slow start)"),
+    "logistic": LearnerSpec((), "sgd", 0.01, 0.9, "softmax (logistic) regression, SGD lr 0.01, Nesterov momentum 0.9"),
+    "mlp_sgd": LearnerSpec((64,), "sgd", 0.01, 0.9, "one hidden layer of 64 ReLU, SGD lr 0.01, Nesterov momentum 0.9"),
+    "mlp_adam": LearnerSpec((32,), "adam", 1e-3, 0.0, "one hidden layer of 32 ReLU, Adam lr 1e-3"),
+    "mlp_deep": LearnerSpec((32, 32), "adam", 3e-4, 0.0, "two hidden layers of 32 ReLU, Adam lr 3e-4 (slow start)"),
 }
 
 # name -> (description, loader); every loader returns (X, y) from data shipped in scikit-learn
@@ -103,7 +116,7 @@ DATASETS: dict[str, str] = {
     "wine": "load_wine: 178 samples, 13 features, 3 classes",
     "iris": "load_iris: 150 samples, 4 features, 3 classes",
     "synthetic": "make_classification(2000, 20 features, 10 informative, 4 classes, "
-                 "flip_y=0.03, random_state=0): label noise, a loss floor",
+    "flip_y=0.03, random_state=0): label noise, a loss floor",
 }
 
 
@@ -114,12 +127,16 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     if name not in DATASETS:
         raise ValueError(f"dataset must be one of {', '.join(DATASETS)}, got {name!r}")
     if name == "synthetic":
-        X, y = _sk_datasets.make_classification(n_samples=2000, n_features=20, n_informative=10,
-                                                n_redundant=4, n_classes=4, flip_y=0.03,
-                                                random_state=0)
+        X, y = _sk_datasets.make_classification(
+            n_samples=2000, n_features=20, n_informative=10, n_redundant=4, n_classes=4, flip_y=0.03, random_state=0
+        )
     else:
-        loader = {"digits": _sk_datasets.load_digits, "breast_cancer": _sk_datasets.load_breast_cancer,
-                  "wine": _sk_datasets.load_wine, "iris": _sk_datasets.load_iris}[name]
+        loader = {
+            "digits": _sk_datasets.load_digits,
+            "breast_cancer": _sk_datasets.load_breast_cancer,
+            "wine": _sk_datasets.load_wine,
+            "iris": _sk_datasets.load_iris,
+        }[name]
         X, y = loader(return_X_y=True)
     X = np.asarray(X, dtype=float)
     scale = X.std(axis=0)
@@ -160,9 +177,17 @@ class LiveLearnerCurve:
     multiple of `chunk`); asking beyond is an error.
     """
 
-    def __init__(self, learner: str, dataset: str, rng: np.random.Generator | int, *,
-                 batch_size: int = 32, window: int = 8, chunk: int = 16,
-                 max_batches: int = DEFAULT_MAX_BATCHES) -> None:
+    def __init__(
+        self,
+        learner: str,
+        dataset: str,
+        rng: np.random.Generator | int,
+        *,
+        batch_size: int = 32,
+        window: int = 8,
+        chunk: int = 16,
+        max_batches: int = DEFAULT_MAX_BATCHES,
+    ) -> None:
         if learner not in LEARNERS:
             raise ValueError(f"learner must be one of {', '.join(LEARNERS)}, got {learner!r}")
         if dataset not in DATASETS:
@@ -201,8 +226,10 @@ class LiveLearnerCurve:
         self._X, self._y = load_dataset(self.dataset)
 
     def __repr__(self) -> str:
-        return (f"LiveLearnerCurve({self.learner!r}, {self.dataset!r}, batch_size={self.batch_size}, "
-                f"window={self.window}, trained={self._trained})")
+        return (
+            f"LiveLearnerCurve({self.learner!r}, {self.dataset!r}, batch_size={self.batch_size}, "
+            f"window={self.window}, trained={self._trained})"
+        )
 
     # -- data order --------------------------------------------------------------------
 
@@ -235,8 +262,7 @@ class LiveLearnerCurve:
     def _train_to(self, batches: int) -> None:
         """Train (in whole chunks) until at least `batches` batches are trained."""
         if batches > self.max_batches:
-            raise ValueError(f"{self!r}: asked for {batches} batches, more than max_batches="
-                             f"{self.max_batches}")
+            raise ValueError(f"{self!r}: asked for {batches} batches, more than max_batches={self.max_batches}")
         if batches <= self._trained:
             return
         target = -(-batches // self.chunk) * self.chunk  # whole chunks: the same calls in any order
@@ -280,7 +306,7 @@ class LiveLearnerCurve:
         """The reported losses after 0..`batches` batches (entry 0 is ln(classes)); a copy."""
         batches = integer(batches, "batches", 0)
         self._train_to(batches)
-        return self._reported[:batches + 1].copy()
+        return self._reported[: batches + 1].copy()
 
     # -- the LossCurve protocol ------------------------------------------------------------
 
@@ -324,8 +350,10 @@ class LiveLearnerCurve:
             if searched > last:
                 return math.inf
             if searched > self.max_batches:
-                raise ValueError(f"{self!r}: loss {threshold!r} not reached within max_batches="
-                                 f"{self.max_batches}, below the limit {limit!r}")
+                raise ValueError(
+                    f"{self!r}: loss {threshold!r} not reached within max_batches="
+                    f"{self.max_batches}, below the limit {limit!r}"
+                )
             self._train_to(int(min(last, self.max_batches, self._trained + max(self.chunk, 64))))
 
 
@@ -335,12 +363,13 @@ class LiveLearnerCurve:
 def _names(value, key: str, catalogue: Mapping) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if isinstance(items, Mapping) or not isinstance(items, Sequence) or len(items) == 0:
-        raise ValueError(f"{key} must be a non-empty list of names from {', '.join(catalogue)}, "
-                         f"got {value!r}")
+        raise ValueError(f"{key} must be a non-empty list of names from {', '.join(catalogue)}, got {value!r}")
     for item in items:
         if not isinstance(item, str) or item not in catalogue:
-            raise ValueError(f"{key} must be a non-empty list of names from {', '.join(catalogue)}, "
-                             f"got {value!r} ({item!r} is not one)")
+            raise ValueError(
+                f"{key} must be a non-empty list of names from {', '.join(catalogue)}, "
+                f"got {value!r} ({item!r} is not one)"
+            )
     return tuple(items)
 
 
@@ -395,8 +424,7 @@ class LiveBundleParams:
         put("chunk", integer(self.chunk, f"{prefix}.chunk", 1))
 
     @classmethod
-    def from_config(cls, section, *, prefix: str = "bundle",
-                    also_known: Sequence[str] = ()) -> LiveBundleParams:
+    def from_config(cls, section, *, prefix: str = "bundle", also_known: Sequence[str] = ()) -> LiveBundleParams:
         """Build from a config mapping (None: all defaults). Unknown keys, other than
         `also_known` (keys the caller handles, such as a bundle `kind`), are an error naming
         `prefix`; a bad value's error names `prefix.key`."""
@@ -422,12 +450,12 @@ class LiveThreadInfo:
 
     learner: str
     dataset: str
-    target_batches: int     # m_k: the base threshold is the loss reported after m_k batches
-    base_threshold: float   # that loss
-    needed_batches: float   # the least data reaching it (<= m_k)
-    units: int              # ceil(needed / N_k): units of full compute it needs
-    window: int             # the units between the previous deadline and d_k
-    hard: bool              # threshold = base_threshold x hard_scale
+    target_batches: int  # m_k: the base threshold is the loss reported after m_k batches
+    base_threshold: float  # that loss
+    needed_batches: float  # the least data reaching it (<= m_k)
+    units: int  # ceil(needed / N_k): units of full compute it needs
+    window: int  # the units between the previous deadline and d_k
+    hard: bool  # threshold = base_threshold x hard_scale
 
 
 @dataclass(frozen=True)
@@ -461,8 +489,9 @@ def plan_live_bundle(rng: np.random.Generator, params: LiveBundleParams | Mappin
         budget = int(rng.integers(params.budget[0], params.budget[1] + 1))
         target = int(rng.integers(params.target_batches[0], params.target_batches[1] + 1))
         slack = float(rng.uniform(params.slack[0], params.slack[1]))
-        curve = LiveLearnerCurve(learner, dataset, rng, batch_size=params.batch_size,
-                                 window=params.window, chunk=params.chunk)
+        curve = LiveLearnerCurve(
+            learner, dataset, rng, batch_size=params.batch_size, window=params.window, chunk=params.chunk
+        )
         base = curve.loss(target)
         needed = curve.data_to_reach(base, target)
         units = int(math.ceil(needed / budget - FLOOR_TOL)) if needed > 0 else 0
@@ -477,10 +506,8 @@ def plan_live_bundle(rng: np.random.Generator, params: LiveBundleParams | Mappin
     for i, (learner, dataset, budget, target, base, needed, units, window, d) in enumerate(plans):
         threshold = base * params.hard_scale if hard[i] else base
         label = f"{learner}/{dataset}#{i + 1}"
-        threads.append(Thread(begin=0, deadline=d, budget=float(budget), threshold=float(threshold),
-                              label=label))
-        info.append(LiveThreadInfo(learner, dataset, target, float(base), float(needed), units,
-                                   window, bool(hard[i])))
+        threads.append(Thread(begin=0, deadline=d, budget=float(budget), threshold=float(threshold), label=label))
+        info.append(LiveThreadInfo(learner, dataset, target, float(base), float(needed), units, window, bool(hard[i])))
     return LivePlan(Bundle(tuple(threads), tuple(curves)), tuple(info))
 
 
@@ -492,9 +519,14 @@ def live_bundle(rng: np.random.Generator, params: LiveBundleParams | Mapping | N
 # --- speed ---------------------------------------------------------------------------------
 
 
-def measure_speed(batches: int = 400, batch_size: int = 32, chunk: int = 16, seed: int = 0,
-                  learners: Sequence[str] = tuple(LEARNERS),
-                  datasets: Sequence[str] = tuple(DATASETS)) -> dict[tuple[str, str], float]:
+def measure_speed(
+    batches: int = 400,
+    batch_size: int = 32,
+    chunk: int = 16,
+    seed: int = 0,
+    learners: Sequence[str] = tuple(LEARNERS),
+    datasets: Sequence[str] = tuple(DATASETS),
+) -> dict[tuple[str, str], float]:
     """Seconds per 100 batches of every learner x data set (training `batches` batches from
     scratch, data loading excluded)."""
     out = {}
@@ -512,7 +544,7 @@ if __name__ == "__main__":  # python -m market.core.live_learners [batches] [bat
     import sys
 
     args = [int(a) for a in sys.argv[1:4]]
-    n, size, step = (args + [400, 32, 16][len(args):])[:3]
+    n, size, step = (args + [400, 32, 16][len(args) :])[:3]
     speed = measure_speed(n, size, step)
     print(f"seconds per 100 batches ({n} batches of {size}, chunk {step})")
     print(f"{'':14s}" + "".join(f"{name:>10s}" for name in LEARNERS))

@@ -18,6 +18,7 @@ calls, and memory stays at a few cached blocks per curve however long the thread
 clip (it moves a probability mass of 2e-9) bounds the noise, which lets `data_to_reach` skip the
 cells where no noise value could bring the loss down to the threshold.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-BLOCK = 4096        # noise cells per block
-CACHED_BLOCKS = 4   # blocks of noise factors kept per curve
-XI_MAX = 6.0        # |xi_j| <= XI_MAX
+BLOCK = 4096  # noise cells per block
+CACHED_BLOCKS = 4  # blocks of noise factors kept per curve
+XI_MAX = 6.0  # |xi_j| <= XI_MAX
 MAX_SCAN = 64 * BLOCK  # cells per vectorised step of data_to_reach
 TINY = float(np.finfo(float).tiny)
 
@@ -53,16 +54,27 @@ class PowerLaw:
     def __post_init__(self) -> None:
         _positive(self.scale, "scale (a)")
         _positive(self.exponent, "exponent (b)")
-        if not (isinstance(self.floor, (int, float, np.integer, np.floating)) and math.isfinite(self.floor)
-                and self.floor >= 0):
+        if not (
+            isinstance(self.floor, (int, float, np.integer, np.floating))
+            and math.isfinite(self.floor)
+            and self.floor >= 0
+        ):
             raise ValueError(f"floor (c) must be a finite number >= 0, got {self.floor!r}")
         _positive(self.bend, "bend (s_bend)", finite=False)
         if self.exponent_after is not None:
             _positive(self.exponent_after, "exponent_after (b2)")
 
     @classmethod
-    def through(cls, threshold: float, data: float, exponent: float, *, floor_share: float = 0.0,
-                bend_share: float | None = None, bend_ratio: float = 1.0) -> PowerLaw:
+    def through(
+        cls,
+        threshold: float,
+        data: float,
+        exponent: float,
+        *,
+        floor_share: float = 0.0,
+        bend_share: float | None = None,
+        bend_ratio: float = 1.0,
+    ) -> PowerLaw:
         """The curve whose noise-free loss is `threshold` at `data` (calibration rule,
         docs/core/calibration.md): floor c = floor_share * threshold (floor_share in [0, 1)),
         bend at s_bend = bend_share * data with b2 = bend_ratio * b."""
@@ -73,10 +85,10 @@ class PowerLaw:
         floor = floor_share * threshold
         above = threshold - floor
         if bend_share is None:
-            return cls(above * data ** exponent, exponent, floor)
+            return cls(above * data**exponent, exponent, floor)
         bend = _positive(bend_share, "bend_share") * data
         after = _positive(bend_ratio, "bend_ratio") * exponent
-        scale = above * bend ** exponent * (data / bend) ** after if bend < data else above * data ** exponent
+        scale = above * bend**exponent * (data / bend) ** after if bend < data else above * data**exponent
         return cls(scale, exponent, floor, bend, after)
 
     @property
@@ -92,16 +104,16 @@ class PowerLaw:
     def value(self, s: float) -> float:
         """l(s) for one s > 0 (scalar, fast: the simulation calls it every unit time)."""
         if s <= self.bend:
-            return self.scale * s ** -self.exponent + self.floor
-        return self.scale * self.bend ** -self.exponent * (s / self.bend) ** -self._after + self.floor
+            return self.scale * s**-self.exponent + self.floor
+        return self.scale * self.bend**-self.exponent * (s / self.bend) ** -self._after + self.floor
 
     def values(self, s) -> np.ndarray:
         """l(s) elementwise for an array of s > 0."""
         s = np.asarray(s, dtype=float)
         with np.errstate(over="ignore", divide="ignore"):
-            before = self.scale * s ** -self.exponent
+            before = self.scale * s**-self.exponent
             if math.isfinite(self.bend):
-                after = self.scale * self.bend ** -self.exponent * (s / self.bend) ** -self._after
+                after = self.scale * self.bend**-self.exponent * (s / self.bend) ** -self._after
                 before = np.where(s <= self.bend, before, after)
         return before + self.floor
 
@@ -112,7 +124,7 @@ class PowerLaw:
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             s = (self.scale / z) ** (1.0 / self.exponent)
             if math.isfinite(self.bend):
-                at_bend = self.scale * self.bend ** -self.exponent
+                at_bend = self.scale * self.bend**-self.exponent
                 s = np.where(z >= at_bend, s, self.bend * (at_bend / z) ** (1.0 / self._after))
         return np.where(z > 0, np.maximum(s, TINY), math.inf)
 
@@ -126,12 +138,15 @@ class ParametricCurve:
     level sigma = `noise`, one value per `cell` data units (module docstring). `rng` draws the
     curve's noise key (needed when noise > 0)."""
 
-    def __init__(self, law: PowerLaw, noise: float = 0.0, cell: float = 1.0,
-                 rng: np.random.Generator | None = None):
+    def __init__(self, law: PowerLaw, noise: float = 0.0, cell: float = 1.0, rng: np.random.Generator | None = None):
         if not isinstance(law, PowerLaw):
             raise TypeError(f"law must be a PowerLaw, got {type(law).__name__}")
-        if isinstance(noise, bool) or not isinstance(noise, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(noise) or noise < 0:
+        if (
+            isinstance(noise, bool)
+            or not isinstance(noise, (int, float, np.integer, np.floating))
+            or not math.isfinite(noise)
+            or noise < 0
+        ):
             raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
         self.law = law
         self.noise = float(noise)
@@ -140,14 +155,14 @@ class ParametricCurve:
         if self.noise > 0:
             if not isinstance(rng, np.random.Generator):
                 raise ValueError(f"a noisy curve needs rng, a numpy Generator, got {rng!r}")
-            self._key = rng.integers(0, 2 ** 64, size=2, dtype=np.uint64)
+            self._key = rng.integers(0, 2**64, size=2, dtype=np.uint64)
         self._cache: dict[int, np.ndarray] = {}
 
     def __repr__(self) -> str:
         return f"ParametricCurve({self.law!r}, noise={self.noise!r}, cell={self.cell!r})"
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_cache": {}}   # the key is the noise; blocks are redrawn
+        return {**self.__dict__, "_cache": {}}  # the key is the noise; blocks are redrawn
 
     # --- noise -------------------------------------------------------------
 
@@ -172,7 +187,7 @@ class ParametricCurve:
         blocks = range(first // BLOCK, (stop - 1) // BLOCK + 1)
         drawn = [self._cache[b] if b in self._cache else self._draw(b) for b in blocks]
         offset = first - blocks[0] * BLOCK
-        return np.concatenate(drawn)[offset:offset + stop - first]
+        return np.concatenate(drawn)[offset : offset + stop - first]
 
     def noise_factor(self, data: float) -> float:
         """exp(sigma xi_j) at `data`: the observed loss over the noise-free loss."""
@@ -212,8 +227,7 @@ class ParametricCurve:
         after, so the scan goes on until a cell reaches it or `limit` ends it. limit = inf is
         allowed when the noise-free curve reaches the threshold (a later cell then certainly does)."""
         threshold = _positive(threshold, "threshold")
-        if isinstance(limit, bool) or not isinstance(limit, (int, float, np.integer, np.floating)) \
-                or math.isnan(limit):
+        if isinstance(limit, bool) or not isinstance(limit, (int, float, np.integer, np.floating)) or math.isnan(limit):
             raise ValueError(f"limit must be a number, got {limit!r}")
         if limit <= 0:
             return math.inf
@@ -223,8 +237,10 @@ class ParametricCurve:
             return s if s <= limit else math.inf
         crossing = law.data_to_reach(threshold)
         if math.isinf(limit) and math.isinf(crossing):
-            raise ValueError(f"data_to_reach needs a finite limit: the noise-free curve never reaches "
-                             f"{threshold!r} (floor {law.floor!r})")
+            raise ValueError(
+                f"data_to_reach needs a finite limit: the noise-free curve never reaches "
+                f"{threshold!r} (floor {law.floor!r})"
+            )
         earliest = law.data_to_reach(threshold * math.exp(self.noise * XI_MAX))
         if earliest > limit:
             return math.inf

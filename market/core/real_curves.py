@@ -30,6 +30,7 @@ Mapping to a thread (`RealCurve`):
 
 `real_bundle` draws K threads from a table with the paper's Sec. 4.3 rule (docs/core/real_curves.md).
 """
+
 from __future__ import annotations
 
 import bisect
@@ -48,8 +49,13 @@ from market.common.csv_trace import TraceError, parse_int, read_rows, read_text
 from market.core.threads import Bundle, Thread
 
 __all__ = [
-    "DEFAULT_PATH", "CurveTable", "SeedCurve", "RealCurve", "RealBundleParams",
-    "load_curves", "real_bundle",
+    "DEFAULT_PATH",
+    "CurveTable",
+    "SeedCurve",
+    "RealCurve",
+    "RealBundleParams",
+    "load_curves",
+    "real_bundle",
 ]
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "core_lcdb_curves.csv"
@@ -70,9 +76,9 @@ class SeedCurve:
     """One repetition of one curve: strictly increasing anchors (samples) and their losses."""
 
     seed: int
-    anchors: np.ndarray               # int64 (m,), m >= 2
-    loss: np.ndarray                  # float (m,), > 0
-    fit_seconds: np.ndarray | None    # float (m,), or None when the file has no times
+    anchors: np.ndarray  # int64 (m,), m >= 2
+    loss: np.ndarray  # float (m,), > 0
+    fit_seconds: np.ndarray | None  # float (m,), or None when the file has no times
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,14 +88,15 @@ class CurveTable:
     curve: str
     dataset: str
     learner: str
-    seeds: tuple[SeedCurve, ...]      # sorted by seed
+    seeds: tuple[SeedCurve, ...]  # sorted by seed
     mean_anchors: np.ndarray = field(init=False)  # int64: every anchor of any seed
-    mean_loss: np.ndarray = field(init=False)     # float: the mean curve there
+    mean_loss: np.ndarray = field(init=False)  # float: the mean curve there
 
     def __post_init__(self) -> None:
         anchors = np.unique(np.concatenate([s.anchors for s in self.seeds]))
-        values = np.mean([_Piecewise(s.anchors.astype(float), s.loss).many(anchors.astype(float))
-                          for s in self.seeds], axis=0)
+        values = np.mean(
+            [_Piecewise(s.anchors.astype(float), s.loss).many(anchors.astype(float)) for s in self.seeds], axis=0
+        )
         object.__setattr__(self, "mean_anchors", anchors)
         object.__setattr__(self, "mean_loss", np.asarray(values, dtype=float))
 
@@ -135,8 +142,8 @@ def load_curves(path=None) -> dict[str, CurveTable]:
     path = os.fspath(DEFAULT_PATH if path is None else path)
     header = _header(path)
     optional = tuple(c for c in OPTIONAL_COLUMNS if c in header)
-    names: dict[str, dict[str, tuple[str, int]]] = {}      # curve -> column -> (value, line)
-    rows: dict[tuple[str, int], dict] = {}                  # (curve, seed) -> lists
+    names: dict[str, dict[str, tuple[str, int]]] = {}  # curve -> column -> (value, line)
+    rows: dict[tuple[str, int], dict] = {}  # (curve, seed) -> lists
     for line, values in read_rows(path, REQUIRED_COLUMNS + optional):
         curve = values["curve"]
         anchor = parse_int(values["anchor"])
@@ -152,41 +159,55 @@ def load_curves(path=None) -> dict[str, CurveTable]:
         if "fit_seconds" in values:
             fit = _positive_float(values["fit_seconds"], minimum_ok_zero=True)
             if fit is None:
-                raise TraceError(path, line, "fit_seconds must be a finite number >= 0, "
-                                             f"got {values['fit_seconds']!r}")
+                raise TraceError(path, line, f"fit_seconds must be a finite number >= 0, got {values['fit_seconds']!r}")
         seen = names.setdefault(curve, {})
         for column in ("dataset", "learner"):
             if column in values:
                 first = seen.setdefault(column, (values[column], line))
                 if first[0] != values[column]:
-                    raise TraceError(path, line, f"curve {curve!r}: {column} {values[column]!r} differs "
-                                                 f"from {first[0]!r} on line {first[1]}")
-        entry = rows.setdefault((curve, seed), {"line": line, "anchors": [], "loss": [], "fit": [],
-                                                "lines": {}})
+                    raise TraceError(
+                        path,
+                        line,
+                        f"curve {curve!r}: {column} {values[column]!r} differs from {first[0]!r} on line {first[1]}",
+                    )
+        entry = rows.setdefault((curve, seed), {"line": line, "anchors": [], "loss": [], "fit": [], "lines": {}})
         if anchor in entry["lines"]:
-            raise TraceError(path, line, f"duplicate row: curve {curve!r} seed {seed} anchor {anchor} "
-                                         f"is already on line {entry['lines'][anchor]}")
+            raise TraceError(
+                path,
+                line,
+                f"duplicate row: curve {curve!r} seed {seed} anchor {anchor} "
+                f"is already on line {entry['lines'][anchor]}",
+            )
         if entry["anchors"] and anchor <= entry["anchors"][-1]:
             previous = entry["anchors"][-1]
-            raise TraceError(path, line, f"anchors must increase within curve {curve!r} seed {seed}: "
-                                         f"{anchor} after {previous} (line {entry['lines'][previous]})")
+            raise TraceError(
+                path,
+                line,
+                f"anchors must increase within curve {curve!r} seed {seed}: "
+                f"{anchor} after {previous} (line {entry['lines'][previous]})",
+            )
         entry["lines"][anchor] = line
         entry["anchors"].append(anchor)
         entry["loss"].append(loss)
         entry["fit"].append(fit)
     for (curve, seed), entry in rows.items():
         if len(entry["anchors"]) < 2:
-            raise TraceError(path, entry["line"], f"curve {curve!r} seed {seed} has a single anchor "
-                                                  "(a curve needs at least 2)")
+            raise TraceError(
+                path, entry["line"], f"curve {curve!r} seed {seed} has a single anchor (a curve needs at least 2)"
+            )
     by_curve: dict[str, list[SeedCurve]] = {}
-    for (curve, seed) in sorted(rows):
+    for curve, seed in sorted(rows):
         entry = rows[(curve, seed)]
         fit = np.array(entry["fit"], dtype=float) if "fit_seconds" in optional else None
-        by_curve.setdefault(curve, []).append(SeedCurve(
-            seed, np.array(entry["anchors"], dtype=np.int64), np.array(entry["loss"], dtype=float), fit))
-    return {curve: CurveTable(curve, names[curve].get("dataset", ("", 0))[0],
-                              names[curve].get("learner", ("", 0))[0], tuple(seeds))
-            for curve, seeds in by_curve.items()}
+        by_curve.setdefault(curve, []).append(
+            SeedCurve(seed, np.array(entry["anchors"], dtype=np.int64), np.array(entry["loss"], dtype=float), fit)
+        )
+    return {
+        curve: CurveTable(
+            curve, names[curve].get("dataset", ("", 0))[0], names[curve].get("learner", ("", 0))[0], tuple(seeds)
+        )
+        for curve, seeds in by_curve.items()
+    }
 
 
 # --- piecewise power law ----------------------------------------------------------------------
@@ -211,8 +232,7 @@ class _Piecewise:
         self.ys = [float(y) for y in self._y]
         self.lx = [math.log(x) for x in self.xs]
         self.ly = [math.log(y) for y in self.ys]
-        self.slope = [(self.ly[i + 1] - self.ly[i]) / (self.lx[i + 1] - self.lx[i])
-                      for i in range(len(self.xs) - 1)]
+        self.slope = [(self.ly[i + 1] - self.ly[i]) / (self.lx[i + 1] - self.lx[i]) for i in range(len(self.xs) - 1)]
         runmin, low = [], math.inf
         for y in self.ys:
             low = min(low, y)
@@ -291,9 +311,16 @@ class RealCurve:
     the mean curve (no draw). `true_loss` is always the mean curve. Shapes: module docstring.
     """
 
-    def __init__(self, table: CurveTable, units_per_sample: float = 1.0,
-                 rng: np.random.Generator | None = None, *, noise: str = "seed",
-                 seed: int | None = None, head: str = "peak"):
+    def __init__(
+        self,
+        table: CurveTable,
+        units_per_sample: float = 1.0,
+        rng: np.random.Generator | None = None,
+        *,
+        noise: str = "seed",
+        seed: int | None = None,
+        head: str = "peak",
+    ):
         F.choice(noise, "noise", NOISES)
         F.choice(head, "head", HEADS)
         self.units_per_sample = F.real(units_per_sample, "units_per_sample", 0, strict_min=True)
@@ -315,8 +342,7 @@ class RealCurve:
         self._observed = _Piecewise(chosen.anchors * scale, chosen.loss, head)
 
     def __repr__(self) -> str:
-        return (f"RealCurve({self.table.curve!r}, seed={self.seed!r}, "
-                f"units_per_sample={self.units_per_sample!r})")
+        return f"RealCurve({self.table.curve!r}, seed={self.seed!r}, units_per_sample={self.units_per_sample!r})"
 
     @property
     def curve(self) -> str:
@@ -405,12 +431,10 @@ class RealBundleParams:
         if not math.isfinite(high):
             raise ValueError(f"{_key('budget')} must be finite, got {self.budget!r}")
         put("budget", (low, high))
-        put("units_per_sample", F.real(self.units_per_sample, _key("units_per_sample"), 0,
-                                       strict_min=True))
+        put("units_per_sample", F.real(self.units_per_sample, _key("units_per_sample"), 0, strict_min=True))
         low, high = F.interval(self.threshold_at, _key("threshold_at"), float, 0)
         if high > 1:
-            raise ValueError(f"{_key('threshold_at')} must satisfy 0 <= low <= high <= 1, "
-                             f"got {self.threshold_at!r}")
+            raise ValueError(f"{_key('threshold_at')} must satisfy 0 <= low <= high <= 1, got {self.threshold_at!r}")
         put("threshold_at", (low, high))
         put("hard_share", F.real(self.hard_share, _key("hard_share"), 0, 1))
         put("hard_factor", F.real(self.hard_factor, _key("hard_factor"), 0, 1, strict_min=True))
@@ -421,10 +445,12 @@ class RealBundleParams:
         ids = self.curve_ids
         if ids is not None:
             items = [ids] if isinstance(ids, str) else ids
-            if (not isinstance(items, Sequence) or len(items) == 0
-                    or not all(isinstance(i, str) and i.strip() for i in items)):
-                raise ValueError(f"{_key('curve_ids')} must be null or a non-empty list of curve ids, "
-                                 f"got {ids!r}")
+            if (
+                not isinstance(items, Sequence)
+                or len(items) == 0
+                or not all(isinstance(i, str) and i.strip() for i in items)
+            ):
+                raise ValueError(f"{_key('curve_ids')} must be null or a non-empty list of curve ids, got {ids!r}")
             put("curve_ids", tuple(items))
 
     @classmethod
@@ -444,8 +470,7 @@ class RealBundleParams:
         return _draw(self.load() if curves is None else curves, rng, self)
 
 
-def real_bundle(curves: Mapping[str, CurveTable], rng: np.random.Generator, k: int = 10,
-                **params) -> Bundle:
+def real_bundle(curves: Mapping[str, CurveTable], rng: np.random.Generator, k: int = 10, **params) -> Bundle:
     """K threads drawn from `curves` (docs/core/real_curves.md, "The bundle rule"); `params` are
     the other RealBundleParams fields (checked as `bundle.<key>`; `path` is not used)."""
     return _draw(curves, rng, RealBundleParams(threads=k, **params))
@@ -459,8 +484,10 @@ def _draw(curves: Mapping[str, CurveTable], rng: np.random.Generator, p: RealBun
     else:
         unknown = [i for i in p.curve_ids if i not in curves]
         if unknown:
-            raise ValueError(f"{_key('curve_ids')}: unknown curve id(s) "
-                             f"{', '.join(repr(i) for i in unknown)} ({len(curves)} in the table)")
+            raise ValueError(
+                f"{_key('curve_ids')}: unknown curve id(s) "
+                f"{', '.join(repr(i) for i in unknown)} ({len(curves)} in the table)"
+            )
         ids = list(p.curve_ids)
     drawn = []
     for _ in range(p.threads):
@@ -468,10 +495,9 @@ def _draw(curves: Mapping[str, CurveTable], rng: np.random.Generator, p: RealBun
         curve = RealCurve(table, p.units_per_sample, rng, noise=p.noise, head=p.head)
         budget = float(rng.uniform(*p.budget))
         position = float(rng.uniform(*p.threshold_at))
-        basis = curve if p.calibrate == "observed" else RealCurve(
-            table, p.units_per_sample, noise="none", head=p.head)
+        basis = curve if p.calibrate == "observed" else RealCurve(table, p.units_per_sample, noise="none", head=p.head)
         first, last = basis.span
-        target = first * (last / first) ** position   # data units
+        target = first * (last / first) ** position  # data units
         units = max(1, round(target / budget))
         # a relative margin of 1e-9: the simulation adds N_k unit by unit, and the sum can differ
         # from units * budget in the last bits

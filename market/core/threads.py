@@ -9,6 +9,7 @@ its observed training loss reaches eps_k by the end of unit d_k (docs/core/model
 
 A bundle is the threads and one loss curve per thread (market/core/curves.py).
 """
+
 from __future__ import annotations
 
 import math
@@ -35,14 +36,22 @@ class Thread:
         where = f"thread {self.label!r}" if self.label else "thread"
         if isinstance(self.begin, bool) or not isinstance(self.begin, (int, np.integer)) or self.begin < 0:
             raise ValueError(f"{where}: begin (b_k) must be an integer >= 0, got {self.begin!r}")
-        if isinstance(self.deadline, bool) or not isinstance(self.deadline, (int, np.integer)) \
-                or self.deadline <= self.begin:
-            raise ValueError(f"{where}: deadline (d_k) must be an integer > begin ({self.begin}), "
-                             f"got {self.deadline!r}")
+        if (
+            isinstance(self.deadline, bool)
+            or not isinstance(self.deadline, (int, np.integer))
+            or self.deadline <= self.begin
+        ):
+            raise ValueError(
+                f"{where}: deadline (d_k) must be an integer > begin ({self.begin}), got {self.deadline!r}"
+            )
         for name in ("budget", "threshold"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
-                    or not math.isfinite(value) or value <= 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float, np.floating, np.integer))
+                or not math.isfinite(value)
+                or value <= 0
+            ):
                 symbol = "N_k" if name == "budget" else "eps_k"
                 raise ValueError(f"{where}: {name} ({symbol}) must be a finite number > 0, got {value!r}")
 
@@ -68,8 +77,9 @@ class Bundle:
         if len(self.threads) == 0:
             raise ValueError("a bundle needs at least one thread")
         if len(self.threads) != len(self.curves):
-            raise ValueError(f"a bundle needs one curve per thread: {len(self.threads)} threads, "
-                             f"{len(self.curves)} curves")
+            raise ValueError(
+                f"a bundle needs one curve per thread: {len(self.threads)} threads, {len(self.curves)} curves"
+            )
 
     def __len__(self) -> int:
         return len(self.threads)
@@ -87,19 +97,21 @@ class Bundle:
 class ThreadArrays:
     """The threads' parameters as arrays (what an allocator may know: no curves)."""
 
-    begin: np.ndarray      # int64 (K,)
-    deadline: np.ndarray   # int64 (K,)
-    budget: np.ndarray     # float (K,)
+    begin: np.ndarray  # int64 (K,)
+    deadline: np.ndarray  # int64 (K,)
+    budget: np.ndarray  # float (K,)
     threshold: np.ndarray  # float (K,)
     labels: tuple[str, ...]
 
     @classmethod
     def of(cls, threads: Sequence[Thread]) -> ThreadArrays:
-        return cls(np.array([t.begin for t in threads], dtype=np.int64),
-                   np.array([t.deadline for t in threads], dtype=np.int64),
-                   np.array([t.budget for t in threads], dtype=float),
-                   np.array([t.threshold for t in threads], dtype=float),
-                   tuple(t.label or f"thread {k + 1}" for k, t in enumerate(threads)))
+        return cls(
+            np.array([t.begin for t in threads], dtype=np.int64),
+            np.array([t.deadline for t in threads], dtype=np.int64),
+            np.array([t.budget for t in threads], dtype=float),
+            np.array([t.threshold for t in threads], dtype=float),
+            tuple(t.label or f"thread {k + 1}" for k, t in enumerate(threads)),
+        )
 
     def __len__(self) -> int:
         return self.begin.size

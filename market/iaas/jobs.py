@@ -12,6 +12,7 @@ x' ~ U[1, x0], x0 = `slackness_max`.
 Draws, in this order, from the Generator passed in: the T Poisson counts of slots 1..T, then one
 uniform u per job (its size), then one U[1, x0] per job (its slackness), jobs in arrival order.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,8 +54,9 @@ class JobParams:
         if not math.isfinite(size[1]):
             raise ValueError(f"jobs.size_hours must have a finite high, got {list(get('size_hours'))!r}")
         if size[0] < scale:
-            raise ValueError(f"jobs.size_hours must have low >= jobs.pareto_scale ({scale:g}), "
-                             f"got {list(get('size_hours'))!r}")
+            raise ValueError(
+                f"jobs.size_hours must have low >= jobs.pareto_scale ({scale:g}), got {list(get('size_hours'))!r}"
+            )
         return cls(
             arrival_rate=real(get("arrival_rate"), "jobs.arrival_rate", minimum=0.0, strict_min=True),
             parallelism=integer(get("parallelism"), "jobs.parallelism", minimum=1),
@@ -79,8 +81,12 @@ class JobStream:
 
     def __post_init__(self):
         n = len(self.arrival)
-        for name, dtype in (("arrival", np.int64), ("size", np.float64), ("deadline", np.int64),
-                            ("parallelism", np.int64)):
+        for name, dtype in (
+            ("arrival", np.int64),
+            ("size", np.float64),
+            ("deadline", np.int64),
+            ("parallelism", np.int64),
+        ):
             a = np.array(getattr(self, name), dtype=dtype)
             if a.shape != (n,):
                 raise ValueError(f"JobStream.{name} must have shape ({n},), got {a.shape}")
@@ -110,7 +116,7 @@ def draw_jobs(params: JobParams, rng: np.random.Generator) -> JobStream:
     x_prime = rng.uniform(1.0, params.slackness_max, n)
     a = params.pareto_shape
     low, high = params.size_hours
-    x = (low ** -a - u * (low ** -a - high ** -a)) ** (-1.0 / a)
+    x = (low**-a - u * (low**-a - high**-a)) ** (-1.0 / a)
     x = np.clip(x, low, high)  # rounding only
     delta = params.parallelism
     size = LEN * delta * x

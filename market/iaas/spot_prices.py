@@ -11,6 +11,7 @@ One price per 5-minute slot, in dollars per instance-hour, slot 1 at index 0. Ki
 A spot instance runs while the price is at or below its bid and is lost in the first slot whose
 price exceeds it (Sec. III-A).
 """
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,15 @@ from market.common.csv_trace import TraceError, check_slot, positive_number, rea
 from market.common.fields import as_section, choice, integer, real, reject_unknown_keys
 from market.iaas.jobs import LEN, SLOT_MINUTES
 
-__all__ = ["KINDS", "PriceParams", "TraceError", "draw_prices", "load_price_trace",
-           "surviving_fraction", "survival_table"]
+__all__ = [
+    "KINDS",
+    "PriceParams",
+    "TraceError",
+    "draw_prices",
+    "load_price_trace",
+    "surviving_fraction",
+    "survival_table",
+]
 
 KINDS = ("exponential", "trace")
 REQUIRED_COLUMNS = ("slot", "spot_price")
@@ -58,8 +66,10 @@ class PriceParams:
             raise ValueError(f"prices.path must be a non-empty string, got {path!r}")
         minutes = integer(get("trace_slot_minutes"), "prices.trace_slot_minutes", minimum=1)
         if minutes % SLOT_MINUTES:
-            raise ValueError(f"prices.trace_slot_minutes must be a multiple of the slot length "
-                             f"{SLOT_MINUTES} minutes, got {minutes!r}")
+            raise ValueError(
+                f"prices.trace_slot_minutes must be a multiple of the slot length "
+                f"{SLOT_MINUTES} minutes, got {minutes!r}"
+            )
         params = cls(
             kind=choice(get("kind"), "prices.kind", KINDS),
             mean=real(get("mean"), "prices.mean", minimum=0.0, strict_min=True),
@@ -75,8 +85,10 @@ class PriceParams:
 
 def _check_start(params: PriceParams, n: int) -> None:
     if params.start is not None and params.start >= n:
-        raise ValueError(f"prices.start must be null or an integer in [0, {n - 1}] (the trace "
-                         f"{params.path} has {n} slots), got {params.start!r}")
+        raise ValueError(
+            f"prices.start must be null or an integer in [0, {n - 1}] (the trace "
+            f"{params.path} has {n} slots), got {params.start!r}"
+        )
 
 
 def load_price_trace(path) -> np.ndarray:
@@ -121,11 +133,12 @@ def surviving_fraction(bid: float, mean: float, slots_per_hour: int = LEN) -> fl
     mean = real(mean, "mean", minimum=0.0, strict_min=True)
     slots_per_hour = integer(slots_per_hour, "slots_per_hour", minimum=1)
     q = -math.expm1(-bid / mean)
-    return float(sum(q ** k for k in range(1, slots_per_hour + 1)) / slots_per_hour)
+    return float(sum(q**k for k in range(1, slots_per_hour + 1)) / slots_per_hour)
 
 
-def survival_table(means: Sequence[float] = (0.11, 1.1),
-                   bids: Sequence[float] = (0.10, 0.13, 0.16, 0.19, 0.22, 0.25, 0.28)) -> list[tuple]:
+def survival_table(
+    means: Sequence[float] = (0.11, 1.1), bids: Sequence[float] = (0.10, 0.13, 0.16, 0.19, 0.22, 0.25, 0.28)
+) -> list[tuple]:
     """Rows (mean, bid, surviving_fraction(bid, mean)) for each mean, then each bid (the table
     of docs/iaas/world.md; bids of Sec. V-A, b_i = 0.1 + 0.03 (i - 1))."""
     return [(float(m), float(b), surviving_fraction(b, m)) for m in means for b in bids]

@@ -46,6 +46,7 @@ Draws, in this order, from the Generator passed in:
   arrival is in their SoW (realised later), not drawn here.
 - toy, trace: nothing.
 """
+
 from __future__ import annotations
 
 import math
@@ -62,8 +63,19 @@ from market.sow.prior_births import PriorParams, draw_prior_births
 from market.sow.sow_trace import load_sow_trace
 from market.sow.statement_of_work import SIGNALS, BirthSequence, Bounds, StatementOfWork
 
-__all__ = ["KINDS", "SHAPES", "AdversarialParams", "BirthParams", "BlockingParams", "RecurringParams",
-           "ToyParams", "TraceParams", "binomial_offsets", "bounds_from_config", "draw_births"]
+__all__ = [
+    "KINDS",
+    "SHAPES",
+    "AdversarialParams",
+    "BirthParams",
+    "BlockingParams",
+    "RecurringParams",
+    "ToyParams",
+    "TraceParams",
+    "binomial_offsets",
+    "bounds_from_config",
+    "draw_births",
+]
 
 KINDS = ("recurring", "toy", "adversarial", "blocking", "trace")
 SHAPES = ("deadline", "decaying")
@@ -108,8 +120,14 @@ def _int_range(get, key: str, default: tuple, low: int, high: int, what: str) ->
 def _value_range(get, key: str, bounds: Bounds) -> tuple:
     raw = get(key)
     raw = (1.0, bounds.max_value) if raw is None else raw
-    return _within(interval(raw, f"births.{key}", minimum=1.0), f"births.{key}", 1.0, bounds.max_value,
-                   f"bounds.max_value = {bounds.max_value:g}", raw)
+    return _within(
+        interval(raw, f"births.{key}", minimum=1.0),
+        f"births.{key}",
+        1.0,
+        bounds.max_value,
+        f"bounds.max_value = {bounds.max_value:g}",
+        raw,
+    )
 
 
 def _fits_horizon(parts: Mapping[str, int], bounds: Bounds, why: str, strict: bool = False) -> None:
@@ -118,8 +136,10 @@ def _fits_horizon(parts: Mapping[str, int], bounds: Bounds, why: str, strict: bo
     total = sum(parts.values())
     if total > bounds.horizon or (strict and total == bounds.horizon):
         keys = " + ".join(f"births.{key}" for key in parts)
-        raise ValueError(f"{keys} must be {'<' if strict else '<='} bounds.horizon = {bounds.horizon} ({why}), "
-                         f"got {' + '.join(str(v) for v in parts.values())}")
+        raise ValueError(
+            f"{keys} must be {'<' if strict else '<='} bounds.horizon = {bounds.horizon} ({why}), "
+            f"got {' + '.join(str(v) for v in parts.values())}"
+        )
 
 
 def _sized_for_hint(get, bounds: Bounds) -> tuple[tuple, int]:
@@ -129,16 +149,16 @@ def _sized_for_hint(get, bounds: Bounds) -> tuple[tuple, int]:
     concurrency = _int_range(get, "concurrency", (-(-3 * c_max // 4), c_max), 1, c_max, _c_max(bounds))
     nodes = integer(get("nodes_hint"), "births.nodes_hint", minimum=1)
     if nodes < concurrency[1]:
-        raise ValueError(f"births.nodes_hint must be >= the highest concurrency {concurrency[1]} "
-                         f"(births.concurrency), got {nodes}")
+        raise ValueError(
+            f"births.nodes_hint must be >= the highest concurrency {concurrency[1]} (births.concurrency), got {nodes}"
+        )
     return concurrency, nodes
 
 
 def _duration(get, key: str, bounds: Bounds) -> int:
     """An integer duration in [1, D_max]; null takes D_max."""
     raw = get(key)
-    return bounds.max_duration if raw is None else integer(raw, f"births.{key}", minimum=1,
-                                                           maximum=bounds.max_duration)
+    return bounds.max_duration if raw is None else integer(raw, f"births.{key}", minimum=1, maximum=bounds.max_duration)
 
 
 def _value(get, key: str, default: float | None, bounds: Bounds) -> float:
@@ -157,14 +177,14 @@ def _d_max(bounds: Bounds) -> str:
 
 
 def _floor(x):
-    scale = 10 ** VALUE_DECIMALS
+    scale = 10**VALUE_DECIMALS
     return np.floor(np.asarray(x, dtype=float) * scale) / scale
 
 
 def binomial_offsets(jitter: int) -> tuple[np.ndarray, np.ndarray]:
     """Offsets -J..J and their weights C(2J, J + o) / 4^J (exact integer ratios, correctly rounded;
     they sum to 1 exactly for small J). Offsets whose weight underflows to 0 (J > 500) are left out."""
-    weights = np.array([math.comb(2 * jitter, i) / 4 ** jitter for i in range(2 * jitter + 1)])
+    weights = np.array([math.comb(2 * jitter, i) / 4**jitter for i in range(2 * jitter + 1)])
     offsets = np.arange(-jitter, jitter + 1, dtype=np.int64)
     keep = weights > 0
     return offsets[keep], weights[keep]
@@ -176,7 +196,7 @@ def _prefix_sizes(concurrency: tuple, target: float, rows: int, rng: np.random.G
     width = max(1, math.ceil(target / concurrency[0]))
     draws = rng.integers(concurrency[0], concurrency[1] + 1, (rows, width))
     reached = np.cumsum(draws, axis=1) >= target - 1e-9
-    return [row[:int(np.argmax(hit)) + 1] for row, hit in zip(draws, reached)]
+    return [row[: int(np.argmax(hit)) + 1] for row, hit in zip(draws, reached)]
 
 
 def _uniform_support(arrival: np.ndarray, durations: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -201,38 +221,41 @@ class RecurringParams:
     """`births.kind: recurring`. Ranges are [low, high] (inclusive for integers); null takes the
     bound: concurrency [1, C_max], duration [1, D_max], value [1, V_bar]."""
 
-    rounds: int = 96                 # instances born in rounds 0..rounds-1
+    rounds: int = 96  # instances born in rounds 0..rounds-1
     pipelines: int = 4
     period: tuple = (8, 24)
     concurrency: tuple | None = None
-    duration: tuple | None = None    # the nominal duration
-    value: tuple | None = None       # the peak value
-    lead: int = 4                    # rounds from birth to the nominal arrival
+    duration: tuple | None = None  # the nominal duration
+    value: tuple | None = None  # the peak value
+    lead: int = 4  # rounds from birth to the nominal arrival
     arrival_jitter: int = 2
     duration_jitter: int = 1
-    deadline: tuple = (0, 6)         # slack after the nominal finish (deadline shape)
-    shape_mix: float = 0.5           # P(deadline shape); decaying otherwise
-    half_life: int = 4               # decaying shape: the value halves every half_life rounds
+    deadline: tuple = (0, 6)  # slack after the nominal finish (deadline shape)
+    shape_mix: float = 0.5  # P(deadline shape); decaying otherwise
+    half_life: int = 4  # decaying shape: the value halves every half_life rounds
 
     @classmethod
     def from_config(cls, d: Mapping, bounds: Bounds) -> RecurringParams:
         get = _getter(cls, d)
         lead = integer(get("lead"), "births.lead", minimum=0)
         jitter = integer(get("arrival_jitter"), "births.arrival_jitter", minimum=0)
-        _fits_horizon({"lead": lead, "arrival_jitter": jitter}, bounds, "arrivals lie before birth + S_max",
-                      strict=True)
+        _fits_horizon(
+            {"lead": lead, "arrival_jitter": jitter}, bounds, "arrivals lie before birth + S_max", strict=True
+        )
         return cls(
             rounds=integer(get("rounds"), "births.rounds", minimum=1),
             pipelines=integer(get("pipelines"), "births.pipelines", minimum=1),
             period=interval(get("period"), "births.period", kind=int, minimum=1),
-            concurrency=_int_range(get, "concurrency", (1, bounds.max_concurrency), 1, bounds.max_concurrency,
-                                   _c_max(bounds)),
+            concurrency=_int_range(
+                get, "concurrency", (1, bounds.max_concurrency), 1, bounds.max_concurrency, _c_max(bounds)
+            ),
             duration=_int_range(get, "duration", (1, bounds.max_duration), 1, bounds.max_duration, _d_max(bounds)),
             value=_value_range(get, "value", bounds),
             lead=lead,
             arrival_jitter=jitter,
-            duration_jitter=integer(get("duration_jitter"), "births.duration_jitter", minimum=0,
-                                    maximum=bounds.max_duration - 1),
+            duration_jitter=integer(
+                get("duration_jitter"), "births.duration_jitter", minimum=0, maximum=bounds.max_duration - 1
+            ),
             deadline=interval(get("deadline"), "births.deadline", kind=int, minimum=0),
             shape_mix=real(get("shape_mix"), "births.shape_mix", minimum=0.0, maximum=1.0),
             half_life=integer(get("half_life"), "births.half_life", minimum=1),
@@ -261,8 +284,18 @@ def _draw_pipelines(p: RecurringParams, rng: np.random.Generator) -> list[Pipeli
     deadline = rng.random(n) < p.shape_mix
     peak = _floor(rng.uniform(p.value[0], p.value[1], n))
     slack = rng.integers(p.deadline[0], p.deadline[1] + 1, n)
-    return [Pipeline(int(period[k]), int(phase[k]), int(concurrency[k]), int(duration[k]),
-                     "deadline" if deadline[k] else "decaying", float(peak[k]), int(slack[k])) for k in range(n)]
+    return [
+        Pipeline(
+            int(period[k]),
+            int(phase[k]),
+            int(concurrency[k]),
+            int(duration[k]),
+            "deadline" if deadline[k] else "decaying",
+            float(peak[k]),
+            int(slack[k]),
+        )
+        for k in range(n)
+    ]
 
 
 def _merge(arrival: np.ndarray, duration: np.ndarray, probability: np.ndarray):
@@ -301,8 +334,13 @@ def _recurring(p: RecurringParams, bounds: Bounds, rng: np.random.Generator) -> 
             if lag not in shapes:
                 shapes[lag] = _recurring_sow(p, pipe, lag, bounds)
             shape = shapes[lag]
-            sow = shape.replace(birth=birth, arrival=shape.arrival + birth, values=shape.values.copy(),
-                                duration=shape.duration.copy(), probability=shape.probability.copy())
+            sow = shape.replace(
+                birth=birth,
+                arrival=shape.arrival + birth,
+                values=shape.values.copy(),
+                duration=shape.duration.copy(),
+                probability=shape.probability.copy(),
+            )
             keyed.append(((birth, k, n), sow))
             n += 1
     return [sow for _, sow in sorted(keyed, key=lambda item: item[0])]
@@ -323,11 +361,16 @@ class ToyParams:
     def from_config(cls, d: Mapping, bounds: Bounds) -> ToyParams:
         get = _getter(cls, d)
         x = integer(get("X"), "births.X", minimum=1)
-        if bounds.horizon < x + 2 or bounds.max_value < 2.0 ** x:
-            raise ValueError(f"births.X = {x} needs bounds.horizon >= X + 2 = {x + 2} and bounds.max_value >= "
-                             f"2^X = {2 ** x}, got {bounds.horizon} and {bounds.max_value:g}")
-        return cls(jobs=integer(get("jobs"), "births.jobs", minimum=1),
-                   spacing=integer(get("spacing"), "births.spacing", minimum=0), X=x)
+        if bounds.horizon < x + 2 or bounds.max_value < 2.0**x:
+            raise ValueError(
+                f"births.X = {x} needs bounds.horizon >= X + 2 = {x + 2} and bounds.max_value >= "
+                f"2^X = {2**x}, got {bounds.horizon} and {bounds.max_value:g}"
+            )
+        return cls(
+            jobs=integer(get("jobs"), "births.jobs", minimum=1),
+            spacing=integer(get("spacing"), "births.spacing", minimum=0),
+            X=x,
+        )
 
 
 def _toy_sow(x: int, birth: int, bounds: Bounds) -> StatementOfWork:
@@ -340,9 +383,9 @@ def _toy_sow(x: int, birth: int, bounds: Bounds) -> StatementOfWork:
     Theta(X), using one node-round. A block reserved at birth over rounds b..b+k-1 (k <= X)
     earns sum_{i<k} 2^(i-X) 2^(X-i) = k and holds k node-rounds."""
     k = np.arange(x + 1)
-    probability = np.append(2.0 ** (k[:-1] - x), 2.0 ** -x)
+    probability = np.append(2.0 ** (k[:-1] - x), 2.0**-x)
     values = np.zeros(bounds.horizon + 1)
-    values[0] = 2.0 ** x
+    values[0] = 2.0**x
     values[k + 1] = 2.0 ** (x - k)
     return StatementOfWork(birth, 1, values, birth + k, np.ones(x + 1, np.int64), probability)
 
@@ -366,11 +409,11 @@ class AdversarialParams:
     nodes_hint: int = 16
     overload: float = 2.0
     concurrency: tuple | None = None
-    lead: int = 1          # rounds from birth to the window's first arrival
-    window: int = 2        # arrivals birth + lead .. birth + lead + window - 1, uniform
+    lead: int = 1  # rounds from birth to the window's first arrival
+    window: int = 2  # arrivals birth + lead .. birth + lead + window - 1, uniform
     duration: tuple | None = None  # durations uniform over [low, high], independent of the arrival
-    value: tuple | None = None     # values from low (first job) to high (last), geometric
-    slack: int = 2         # V = value for finishes up to the last arrival + high duration + slack
+    value: tuple | None = None  # values from low (first job) to high (last), geometric
+    slack: int = 2  # V = value for finishes up to the last arrival + high duration + slack
 
     @classmethod
     def from_config(cls, d: Mapping, bounds: Bounds) -> AdversarialParams:
@@ -387,8 +430,9 @@ class AdversarialParams:
             concurrency=concurrency,
             lead=lead,
             window=window,
-            duration=_int_range(get, "duration", (1, min(2, bounds.max_duration)), 1, bounds.max_duration,
-                                _d_max(bounds)),
+            duration=_int_range(
+                get, "duration", (1, min(2, bounds.max_duration)), 1, bounds.max_duration, _d_max(bounds)
+            ),
             value=_value_range(get, "value", bounds),
             slack=integer(get("slack"), "births.slack", minimum=0),
         )
@@ -399,8 +443,7 @@ class AdversarialParams:
 
 
 def _adversarial(p: AdversarialParams, bounds: Bounds, rng: np.random.Generator) -> list[StatementOfWork]:
-    a_rel, d, prob = _uniform_support(np.arange(p.lead, p.lead + p.window),
-                                      np.arange(p.duration[0], p.duration[1] + 1))
+    a_rel, d, prob = _uniform_support(np.arange(p.lead, p.lead + p.window), np.arange(p.duration[0], p.duration[1] + 1))
     last = p.lead + p.window - 1 + p.duration[1] + p.slack
     jobs = []
     for i, sizes in enumerate(_prefix_sizes(p.concurrency, p.target(), p.bursts, rng)):
@@ -408,8 +451,11 @@ def _adversarial(p: AdversarialParams, bounds: Bounds, rng: np.random.Generator)
         low, high = p.value
         peaks = _floor(low * (high / low) ** (np.arange(sizes.size) / max(sizes.size - 1, 1)))
         for c, peak in zip(sizes, peaks):
-            jobs.append(StatementOfWork(birth, int(c), _deadline_values(peak, last, bounds), birth + a_rel, d.copy(),
-                                        prob.copy()))
+            jobs.append(
+                StatementOfWork(
+                    birth, int(c), _deadline_values(peak, last, bounds), birth + a_rel, d.copy(), prob.copy()
+                )
+            )
     return jobs
 
 
@@ -424,19 +470,19 @@ class BlockingParams:
     low_duration and high_duration D_max."""
 
     waves: int = 4
-    gap: int = 12              # wave i's low jobs are born at round i * gap
+    gap: int = 12  # wave i's low jobs are born at round i * gap
     nodes_hint: int = 16
-    low_demand: float = 1.0    # the low jobs' total concurrency / nodes_hint
-    high_demand: float = 1.0   # the high jobs' total concurrency / nodes_hint
+    low_demand: float = 1.0  # the low jobs' total concurrency / nodes_hint
+    high_demand: float = 1.0  # the high jobs' total concurrency / nodes_hint
     concurrency: tuple | None = None
     low_value: float = 1.0
     high_value: float | None = None
     low_duration: int | None = None
     high_duration: int | None = None
-    lead: int = 1              # rounds from birth to the (first) arrival, both kinds of job
-    delay: int = 1             # rounds from the low jobs' birth to the high jobs' birth
-    jitter: int = 2            # high jobs arrive uniformly in birth + lead .. birth + lead + jitter
-    low_slack: int = 8         # low jobs: V = low_value for f <= arrival + low_duration + low_slack
+    lead: int = 1  # rounds from birth to the (first) arrival, both kinds of job
+    delay: int = 1  # rounds from the low jobs' birth to the high jobs' birth
+    jitter: int = 2  # high jobs arrive uniformly in birth + lead .. birth + lead + jitter
+    low_slack: int = 8  # low jobs: V = low_value for f <= arrival + low_duration + low_slack
 
     @classmethod
     def from_config(cls, d: Mapping, bounds: Bounds) -> BlockingParams:
@@ -470,12 +516,18 @@ class BlockingParams:
 
 def _blocking(p: BlockingParams, bounds: Bounds, rng: np.random.Generator) -> list[StatementOfWork]:
     kinds = [  # (birth after the wave's start, concurrencies per wave, support, value function)
-        (0, _prefix_sizes(p.concurrency, p.low_demand * p.nodes_hint, p.waves, rng),
-         _uniform_support(np.array([p.lead]), np.array([p.low_duration])),
-         _deadline_values(p.low_value, p.lead + p.low_duration + p.low_slack, bounds)),
-        (p.delay, _prefix_sizes(p.concurrency, p.high_demand * p.nodes_hint, p.waves, rng),
-         _uniform_support(np.arange(p.lead, p.lead + p.jitter + 1), np.array([p.high_duration])),
-         _deadline_values(p.high_value, p.lead + p.jitter + p.high_duration, bounds)),
+        (
+            0,
+            _prefix_sizes(p.concurrency, p.low_demand * p.nodes_hint, p.waves, rng),
+            _uniform_support(np.array([p.lead]), np.array([p.low_duration])),
+            _deadline_values(p.low_value, p.lead + p.low_duration + p.low_slack, bounds),
+        ),
+        (
+            p.delay,
+            _prefix_sizes(p.concurrency, p.high_demand * p.nodes_hint, p.waves, rng),
+            _uniform_support(np.arange(p.lead, p.lead + p.jitter + 1), np.array([p.high_duration])),
+            _deadline_values(p.high_value, p.lead + p.jitter + p.high_duration, bounds),
+        ),
     ]
     keyed = []
     for kind, (offset, sizes, (a_rel, d, prob), values) in enumerate(kinds):
@@ -513,9 +565,13 @@ def _trace(p: TraceParams, bounds: Bounds, rng: np.random.Generator) -> list[Sta
 
 # --- the section -------------------------------------------------------------------------------
 
-GENERATORS = {"recurring": (RecurringParams, _recurring), "toy": (ToyParams, _toy),
-              "adversarial": (AdversarialParams, _adversarial), "blocking": (BlockingParams, _blocking),
-              "trace": (TraceParams, _trace)}
+GENERATORS = {
+    "recurring": (RecurringParams, _recurring),
+    "toy": (ToyParams, _toy),
+    "adversarial": (AdversarialParams, _adversarial),
+    "blocking": (BlockingParams, _blocking),
+    "trace": (TraceParams, _trace),
+}
 # births.kind: prior (market/sow/prior_births.py, the stochastic variant of Sec. 5): its generator
 # returns the whole sequence, the jobs with their known priors.
 GENERATORS["prior"] = (PriorParams, draw_prior_births)

@@ -54,6 +54,7 @@ listed by birth, then in draw order.
 
 Pure numpy and the standard library (no Ray, MLflow, Hydra or OmegaConf).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -74,14 +75,14 @@ VALUE_DECIMALS = 3
 class JobClass:
     """One job class of `births.classes.<name>` (module docstring)."""
 
-    share: float                  # relative share of the jobs (normalised over the classes)
-    concurrency: tuple            # [low, high] nodes, within [1, C_max]
-    duration: tuple               # [low, high] nominal rounds, within [1, D_max]
-    density: tuple                # [low, high] value per node-round of the nominal run
-    lead: int = 0                 # rounds from birth to the nominal arrival
-    arrival_jitter: int = 0       # arrival offsets -J..+J
-    duration_jitter: int = 0      # duration offsets -J'..+J'
-    slack: int = 0                # rounds of full value after the last nominal on-time finish
+    share: float  # relative share of the jobs (normalised over the classes)
+    concurrency: tuple  # [low, high] nodes, within [1, C_max]
+    duration: tuple  # [low, high] nominal rounds, within [1, D_max]
+    density: tuple  # [low, high] value per node-round of the nominal run
+    lead: int = 0  # rounds from birth to the nominal arrival
+    arrival_jitter: int = 0  # arrival offsets -J..+J
+    duration_jitter: int = 0  # duration offsets -J'..+J'
+    slack: int = 0  # rounds of full value after the last nominal on-time finish
 
     def mean_node_rounds(self) -> float:
         return (self.concurrency[0] + self.concurrency[1]) / 2 * (self.duration[0] + self.duration[1]) / 2
@@ -95,10 +96,25 @@ class JobClass:
 # conf/experiment/sow/daily.yaml widens bounds and classes (module docstring).
 DEFAULT_CLASSES = (
     ("interactive", JobClass(share=0.6, concurrency=(1, 1), duration=(1, 1), density=(4.0, 16.0), slack=1)),
-    ("finetune", JobClass(share=0.3, concurrency=(1, 2), duration=(2, 3), density=(1.0, 2.5), lead=1,
-                          arrival_jitter=1, duration_jitter=1, slack=3)),
-    ("training", JobClass(share=0.1, concurrency=(4, 4), duration=(4, 4), density=(0.25, 1.0), lead=2,
-                          arrival_jitter=1, slack=8)),
+    (
+        "finetune",
+        JobClass(
+            share=0.3,
+            concurrency=(1, 2),
+            duration=(2, 3),
+            density=(1.0, 2.5),
+            lead=1,
+            arrival_jitter=1,
+            duration_jitter=1,
+            slack=3,
+        ),
+    ),
+    (
+        "training",
+        JobClass(
+            share=0.1, concurrency=(4, 4), duration=(4, 4), density=(0.25, 1.0), lead=2, arrival_jitter=1, slack=8
+        ),
+    ),
 )
 
 
@@ -111,33 +127,44 @@ def _job_class(name: str, raw, bounds: Bounds) -> JobClass:
         raise ValueError(f"{where}: missing key(s) {', '.join(missing)}")
     concurrency = interval(d["concurrency"], f"{where}.concurrency", kind=int, minimum=1)
     if concurrency[1] > bounds.max_concurrency:
-        raise ValueError(f"{where}.concurrency must lie within [1, {bounds.max_concurrency}] "
-                         f"(bounds.max_concurrency = {bounds.max_concurrency}), got {d['concurrency']!r}")
+        raise ValueError(
+            f"{where}.concurrency must lie within [1, {bounds.max_concurrency}] "
+            f"(bounds.max_concurrency = {bounds.max_concurrency}), got {d['concurrency']!r}"
+        )
     duration = interval(d["duration"], f"{where}.duration", kind=int, minimum=1)
     if duration[1] > bounds.max_duration:
-        raise ValueError(f"{where}.duration must lie within [1, {bounds.max_duration}] "
-                         f"(bounds.max_duration = {bounds.max_duration}), got {d['duration']!r}")
+        raise ValueError(
+            f"{where}.duration must lie within [1, {bounds.max_duration}] "
+            f"(bounds.max_duration = {bounds.max_duration}), got {d['duration']!r}"
+        )
     density = interval(d["density"], f"{where}.density", minimum=0.0, strict_min=True)
     job = JobClass(
         share=real(d["share"], f"{where}.share", minimum=0.0, strict_min=True),
-        concurrency=concurrency, duration=duration, density=density,
+        concurrency=concurrency,
+        duration=duration,
+        density=density,
         lead=integer(d.get("lead", 0), f"{where}.lead", minimum=0),
         arrival_jitter=integer(d.get("arrival_jitter", 0), f"{where}.arrival_jitter", minimum=0),
-        duration_jitter=integer(d.get("duration_jitter", 0), f"{where}.duration_jitter", minimum=0,
-                                maximum=bounds.max_duration - 1),
+        duration_jitter=integer(
+            d.get("duration_jitter", 0), f"{where}.duration_jitter", minimum=0, maximum=bounds.max_duration - 1
+        ),
         slack=integer(d.get("slack", 0), f"{where}.slack", minimum=0),
     )
     low = density[0] * concurrency[0] * duration[0]
     high = density[1] * concurrency[1] * duration[1]
     if low < 1.0 or high > bounds.max_value:
-        raise ValueError(f"{where}: peak values density x concurrency x duration span [{low:g}, {high:g}], "
-                         f"outside [1, V_bar = {bounds.max_value:g}] (bounds.max_value); "
-                         f"change {where}.density, .concurrency or .duration")
+        raise ValueError(
+            f"{where}: peak values density x concurrency x duration span [{low:g}, {high:g}], "
+            f"outside [1, V_bar = {bounds.max_value:g}] (bounds.max_value); "
+            f"change {where}.density, .concurrency or .duration"
+        )
     last = job.last_finish(duration[1])
     if last >= bounds.horizon:
-        raise ValueError(f"{where}.lead + .arrival_jitter + .duration high + .slack must be < bounds.horizon = "
-                         f"{bounds.horizon} (a job's value is 0 from birth + S_max on), got {job.lead} + "
-                         f"{job.arrival_jitter} + {duration[1]} + {job.slack} = {last}")
+        raise ValueError(
+            f"{where}.lead + .arrival_jitter + .duration high + .slack must be < bounds.horizon = "
+            f"{bounds.horizon} (a job's value is 0 from birth + S_max on), got {job.lead} + "
+            f"{job.arrival_jitter} + {duration[1]} + {job.slack} = {last}"
+        )
     return job
 
 
@@ -145,14 +172,14 @@ def _job_class(name: str, raw, bounds: Bounds) -> JobClass:
 class DailyParams:
     """`births.kind: daily` (module docstring)."""
 
-    days: int = 1                 # days of births
-    day_length: int = 24          # rounds per day (one round = one hour by default)
-    start: int = 0                # time of day of round 0, in rounds
-    peak: float = 14.0            # time of day of the busiest round, in rounds
-    trough: float = 0.35          # the quietest round's demand over the busiest's
-    nodes_hint: int = 16          # the cluster the demand is sized for: pass ${cluster.nodes}
-    peak_load: float = 1.5        # the busiest round's expected nominal demand / nodes_hint
-    classes: tuple = DEFAULT_CLASSES   # ((name, JobClass), ...) in config order
+    days: int = 1  # days of births
+    day_length: int = 24  # rounds per day (one round = one hour by default)
+    start: int = 0  # time of day of round 0, in rounds
+    peak: float = 14.0  # time of day of the busiest round, in rounds
+    trough: float = 0.35  # the quietest round's demand over the busiest's
+    nodes_hint: int = 16  # the cluster the demand is sized for: pass ${cluster.nodes}
+    peak_load: float = 1.5  # the busiest round's expected nominal demand / nodes_hint
+    classes: tuple = DEFAULT_CLASSES  # ((name, JobClass), ...) in config order
 
     @classmethod
     def from_config(cls, d: Mapping, bounds: Bounds) -> DailyParams:
@@ -229,12 +256,17 @@ def daily_births(p: DailyParams, bounds: Bounds, rng: np.random.Generator) -> li
     u_class, u_c, u_d, u_v = (rng.random(total) for _ in range(4))
     jobs_of = p.jobs()
     kind = np.minimum(np.searchsorted(np.cumsum(p.shares()), u_class, side="right"), len(jobs_of) - 1)
-    low, high = ({name: np.array([getattr(job, name)[end] for job in jobs_of])
-                  for name in ("concurrency", "duration", "density")} for end in (0, 1))
+    low, high = (
+        {
+            name: np.array([getattr(job, name)[end] for job in jobs_of])
+            for name in ("concurrency", "duration", "density")
+        }
+        for end in (0, 1)
+    )
     c = _pick(u_c, low["concurrency"][kind], high["concurrency"][kind])
     d = _pick(u_d, low["duration"][kind], high["duration"][kind])
     rho = low["density"][kind] + u_v * (high["density"][kind] - low["density"][kind])
-    peak = np.floor(rho * c * d * 10 ** VALUE_DECIMALS) / 10 ** VALUE_DECIMALS
+    peak = np.floor(rho * c * d * 10**VALUE_DECIMALS) / 10**VALUE_DECIMALS
     births = np.repeat(rounds, counts)
     k = np.arange(bounds.horizon + 1)
     cache: dict[tuple[int, int], tuple] = {}

@@ -33,6 +33,7 @@ is drawn. Jobs are listed by birth, then by position in the row.
 
 Pure numpy and the standard library (no Ray, MLflow, Hydra or OmegaConf).
 """
+
 from __future__ import annotations
 
 import math
@@ -50,20 +51,21 @@ VALUE_DECIMALS = 3  # as the other kinds (market/sow/birth_sequences.py): values
 
 
 def _floor(x) -> np.ndarray:
-    scale = 10 ** VALUE_DECIMALS
+    scale = 10**VALUE_DECIMALS
     return np.floor(np.asarray(x, dtype=float) * scale) / scale
 
 
 def weighted_offsets(jitter: int) -> tuple[np.ndarray, np.ndarray]:
     """Offsets -J..J with weights C(2J, J + o) / 4^J (the binomial bell of the recurring kind)."""
-    weights = np.array([math.comb(2 * jitter, i) / 4 ** jitter for i in range(2 * jitter + 1)])
+    weights = np.array([math.comb(2 * jitter, i) / 4**jitter for i in range(2 * jitter + 1)])
     offsets = np.arange(-jitter, jitter + 1, dtype=np.int64)
     keep = weights > 0
     return offsets[keep], weights[keep]
 
 
-def jittered_support(birth: int, nominal_arrival: int, duration: int, arrival_jitter: int, duration_jitter: int,
-                     bounds: Bounds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def jittered_support(
+    birth: int, nominal_arrival: int, duration: int, arrival_jitter: int, duration_jitter: int, bounds: Bounds
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(arrivals, durations, probabilities): every arrival offset with every duration offset, weights
     multiplied; arrivals clipped to >= birth, durations to [1, D_max], equal points merged."""
     a_off, a_w = weighted_offsets(arrival_jitter)
@@ -90,16 +92,16 @@ class DenseParams:
     """`births.kind: dense` (module docstring). Null ranges take: concurrency [1, 1], duration
     [1, 1] (unit jobs, the densest), value [0.75 V_bar, V_bar]."""
 
-    rounds: int = 4              # jobs born in rounds 0..rounds-1
-    nodes_hint: int = 16         # the cluster the demand is sized for: pass ${cluster.nodes}
-    load: float = 1.5            # each round's births ask for load x nodes_hint node-rounds (nominal)
+    rounds: int = 4  # jobs born in rounds 0..rounds-1
+    nodes_hint: int = 16  # the cluster the demand is sized for: pass ${cluster.nodes}
+    load: float = 1.5  # each round's births ask for load x nodes_hint node-rounds (nominal)
     concurrency: tuple | None = None
-    duration: tuple | None = None   # the nominal duration
-    value: tuple | None = None      # the peak value
-    lead: int = 1                # rounds from birth to the nominal arrival
-    arrival_jitter: int = 1      # J: arrival offsets -J..+J
-    duration_jitter: int = 0     # J': duration offsets -J'..+J'
-    half_life: int = 1           # the value halves every half_life rounds after the earliest finish
+    duration: tuple | None = None  # the nominal duration
+    value: tuple | None = None  # the peak value
+    lead: int = 1  # rounds from birth to the nominal arrival
+    arrival_jitter: int = 1  # J: arrival offsets -J..+J
+    duration_jitter: int = 0  # J': duration offsets -J'..+J'
+    half_life: int = 1  # the value halves every half_life rounds after the earliest finish
 
     @classmethod
     def from_config(cls, d: Mapping, bounds: Bounds) -> DenseParams:
@@ -109,28 +111,54 @@ class DenseParams:
         lead = integer(get("lead"), "births.lead", minimum=0)
         jitter = integer(get("arrival_jitter"), "births.arrival_jitter", minimum=0)
         if lead + jitter >= bounds.horizon:
-            raise ValueError(f"births.lead + births.arrival_jitter must be < bounds.horizon = {bounds.horizon} "
-                             f"(arrivals lie before birth + S_max), got {lead} + {jitter}")
+            raise ValueError(
+                f"births.lead + births.arrival_jitter must be < bounds.horizon = {bounds.horizon} "
+                f"(arrivals lie before birth + S_max), got {lead} + {jitter}"
+            )
         nodes = integer(get("nodes_hint"), "births.nodes_hint", minimum=1)
-        concurrency = _range(get("concurrency"), "births.concurrency", (1, 1), 1, bounds.max_concurrency,
-                             f"bounds.max_concurrency = {bounds.max_concurrency}", int)
+        concurrency = _range(
+            get("concurrency"),
+            "births.concurrency",
+            (1, 1),
+            1,
+            bounds.max_concurrency,
+            f"bounds.max_concurrency = {bounds.max_concurrency}",
+            int,
+        )
         if concurrency[1] > nodes:
-            raise ValueError(f"births.nodes_hint must be >= the highest concurrency {concurrency[1]} "
-                             f"(births.concurrency), got {nodes}")
+            raise ValueError(
+                f"births.nodes_hint must be >= the highest concurrency {concurrency[1]} "
+                f"(births.concurrency), got {nodes}"
+            )
         v_bar = bounds.max_value
         return cls(
             rounds=integer(get("rounds"), "births.rounds", minimum=1),
             nodes_hint=nodes,
             load=real(get("load"), "births.load", minimum=0.0, strict_min=True),
             concurrency=concurrency,
-            duration=_range(get("duration"), "births.duration", (1, 1), 1, bounds.max_duration,
-                            f"bounds.max_duration = {bounds.max_duration}", int),
-            value=_range(get("value"), "births.value", (max(1.0, 0.75 * v_bar), v_bar), 1.0, v_bar,
-                         f"bounds.max_value = {v_bar:g}", float),
+            duration=_range(
+                get("duration"),
+                "births.duration",
+                (1, 1),
+                1,
+                bounds.max_duration,
+                f"bounds.max_duration = {bounds.max_duration}",
+                int,
+            ),
+            value=_range(
+                get("value"),
+                "births.value",
+                (max(1.0, 0.75 * v_bar), v_bar),
+                1.0,
+                v_bar,
+                f"bounds.max_value = {v_bar:g}",
+                float,
+            ),
             lead=lead,
             arrival_jitter=jitter,
-            duration_jitter=integer(get("duration_jitter"), "births.duration_jitter", minimum=0,
-                                    maximum=bounds.max_duration - 1),
+            duration_jitter=integer(
+                get("duration_jitter"), "births.duration_jitter", minimum=0, maximum=bounds.max_duration - 1
+            ),
             half_life=integer(get("half_life"), "births.half_life", minimum=1),
         )
 
@@ -167,7 +195,14 @@ def dense_births(p: DenseParams, bounds: Bounds, rng: np.random.Generator) -> li
                 a, dd, prob = jittered_support(0, p.lead, d, p.arrival_jitter, p.duration_jitter, bounds)
                 cache[d] = (a, dd, prob, int((a + dd).min()))
             a, dd, prob, first = cache[d]
-            jobs.append(StatementOfWork(birth, int(concurrency[birth, n]),
-                                        decaying_values(float(peak[birth, n]), first, p.half_life, bounds),
-                                        a + birth, dd.copy(), prob.copy()))
+            jobs.append(
+                StatementOfWork(
+                    birth,
+                    int(concurrency[birth, n]),
+                    decaying_values(float(peak[birth, n]), first, p.half_life, bounds),
+                    a + birth,
+                    dd.copy(),
+                    prob.copy(),
+                )
+            )
     return jobs

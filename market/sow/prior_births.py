@@ -58,6 +58,7 @@ inverse CDF of the prior. The (arrival, duration) of the realised SoW is drawn l
 Births: with A_min = lead - shift - arrival_jitter the earliest possible arrival, the job of rank r
 (0-based, in the submission order) is born at floor(r (A_min + 1) / J), so births fill 0..A_min.
 """
+
 from __future__ import annotations
 
 import math
@@ -133,7 +134,7 @@ def _range(d: Mapping, key: str, default, low, high, what: str, kind=int) -> tup
 class PriorParams:
     """`births.kind: prior` (module docstring)."""
 
-    REQUIRED_SIGNAL: ClassVar[str] = "duration"   # Theorem 5.2: sigma(a, d) = d
+    REQUIRED_SIGNAL: ClassVar[str] = "duration"  # Theorem 5.2: sigma(a, d) = d
 
     jobs: int = 12
     pipelines: int = 4
@@ -162,27 +163,58 @@ class PriorParams:
             lead=integer(get("lead"), "births.lead", minimum=0),
             shift=integer(get("shift"), "births.shift", minimum=0),
             arrival_jitter=integer(get("arrival_jitter"), "births.arrival_jitter", minimum=0),
-            duration_jitter=integer(get("duration_jitter"), "births.duration_jitter", minimum=0,
-                                    maximum=bounds.max_duration - 1),
-            concurrency=_range(d, "concurrency", (1, bounds.max_concurrency), 1, bounds.max_concurrency,
-                               f"bounds.max_concurrency = {bounds.max_concurrency}"),
-            duration=_range(d, "duration", (1, bounds.max_duration), 1, bounds.max_duration,
-                            f"bounds.max_duration = {bounds.max_duration}"),
-            value=_range(d, "value", (1.0, bounds.max_value), 1.0, bounds.max_value,
-                         f"bounds.max_value = {bounds.max_value:g}", kind=float),
+            duration_jitter=integer(
+                get("duration_jitter"), "births.duration_jitter", minimum=0, maximum=bounds.max_duration - 1
+            ),
+            concurrency=_range(
+                d,
+                "concurrency",
+                (1, bounds.max_concurrency),
+                1,
+                bounds.max_concurrency,
+                f"bounds.max_concurrency = {bounds.max_concurrency}",
+            ),
+            duration=_range(
+                d,
+                "duration",
+                (1, bounds.max_duration),
+                1,
+                bounds.max_duration,
+                f"bounds.max_duration = {bounds.max_duration}",
+            ),
+            value=_range(
+                d,
+                "value",
+                (1.0, bounds.max_value),
+                1.0,
+                bounds.max_value,
+                f"bounds.max_value = {bounds.max_value:g}",
+                kind=float,
+            ),
             slack=integer(get("slack"), "births.slack", minimum=0),
             order=choice(get("order"), "births.order", ORDERS),
         )
         if p.lead < p.shift + p.arrival_jitter:
-            raise ValueError(f"births.lead must be >= births.shift + births.arrival_jitter (every birth precedes the "
-                             f"earliest arrival, a round >= 0), got {p.lead} < {p.shift} + {p.arrival_jitter}")
-        parts = {"lead": p.lead, "rounds - 1": p.rounds - 1, "shift": p.shift, "arrival_jitter": p.arrival_jitter,
-                 "duration high": p.duration[1], "duration_jitter": p.duration_jitter, "slack": p.slack}
+            raise ValueError(
+                f"births.lead must be >= births.shift + births.arrival_jitter (every birth precedes the "
+                f"earliest arrival, a round >= 0), got {p.lead} < {p.shift} + {p.arrival_jitter}"
+            )
+        parts = {
+            "lead": p.lead,
+            "rounds - 1": p.rounds - 1,
+            "shift": p.shift,
+            "arrival_jitter": p.arrival_jitter,
+            "duration high": p.duration[1],
+            "duration_jitter": p.duration_jitter,
+            "slack": p.slack,
+        }
         if sum(parts.values()) >= bounds.horizon:
             keys = " + ".join(f"births.{key}" for key in parts)
-            raise ValueError(f"{keys} must be < bounds.horizon = {bounds.horizon} (a job born at round 0 can finish "
-                             f"its latest window with value before birth + S_max), got "
-                             f"{' + '.join(str(v) for v in parts.values())}")
+            raise ValueError(
+                f"{keys} must be < bounds.horizon = {bounds.horizon} (a job born at round 0 can finish "
+                f"its latest window with value before birth + S_max), got "
+                f"{' + '.join(str(v) for v in parts.values())}"
+            )
         return p
 
     def earliest_arrival(self) -> int:
@@ -190,7 +222,7 @@ class PriorParams:
 
 
 def _offsets(jitter: int) -> tuple[np.ndarray, np.ndarray]:
-    weights = np.array([math.comb(2 * jitter, i) / 4 ** jitter for i in range(2 * jitter + 1)])
+    weights = np.array([math.comb(2 * jitter, i) / 4**jitter for i in range(2 * jitter + 1)])
     return np.arange(-jitter, jitter + 1, dtype=np.int64), weights
 
 
@@ -198,8 +230,9 @@ def _integers(u: np.ndarray, low: int, high: int) -> np.ndarray:
     return np.minimum(low + np.floor(u * (high - low + 1)).astype(np.int64), high)
 
 
-def _variant_sow(p: PriorParams, bounds: Bounds, birth: int, concurrency: int, nominal: int, duration: int,
-                 peak: float) -> StatementOfWork:
+def _variant_sow(
+    p: PriorParams, bounds: Bounds, birth: int, concurrency: int, nominal: int, duration: int, peak: float
+) -> StatementOfWork:
     a_off, a_w = _offsets(p.arrival_jitter)
     d_off, d_w = _offsets(p.duration_jitter)
     table: dict[tuple[int, int], float] = {}
@@ -210,22 +243,33 @@ def _variant_sow(p: PriorParams, bounds: Bounds, birth: int, concurrency: int, n
     last = min(nominal + p.arrival_jitter + duration + p.duration_jitter + p.slack - birth, bounds.horizon - 1)
     values = np.where(np.arange(bounds.horizon + 1) <= last, peak, 0.0)
     values[bounds.horizon] = 0.0
-    return StatementOfWork(birth, concurrency, values, np.array([k[0] for k in keys], np.int64),
-                           np.array([k[1] for k in keys], np.int64), np.array([table[k] for k in keys]))
+    return StatementOfWork(
+        birth,
+        concurrency,
+        values,
+        np.array([k[0] for k in keys], np.int64),
+        np.array([k[1] for k in keys], np.int64),
+        np.array([table[k] for k in keys]),
+    )
 
 
 def draw_prior_births(p: PriorParams, bounds: Bounds, rng: np.random.Generator) -> PriorBirthSequence:
     """The jobs, their priors and their drawn variants (module docstring for the draws)."""
     P, K, J = p.pipelines, p.variants, p.jobs
-    u_conc, u_weight, u_dur, u_val, u_shift = (rng.random(P), rng.random((P, K)), rng.random((P, K)),
-                                               rng.random((P, K)), rng.random((P, K)))
+    u_conc, u_weight, u_dur, u_val, u_shift = (
+        rng.random(P),
+        rng.random((P, K)),
+        rng.random((P, K)),
+        rng.random((P, K)),
+        rng.random((P, K)),
+    )
     u_arr, u_order, u_variant = rng.random(J), rng.random(J), rng.random(J)
     concurrency = _integers(u_conc, *p.concurrency)
     weight = 0.5 + u_weight
     prior = weight / weight.sum(axis=1, keepdims=True)
     durations = _integers(u_dur, *p.duration)
     low, high = p.value
-    peaks = np.maximum(np.floor(low * (high / low) ** u_val * 10 ** VALUE_DECIMALS) / 10 ** VALUE_DECIMALS, low)
+    peaks = np.maximum(np.floor(low * (high / low) ** u_val * 10**VALUE_DECIMALS) / 10**VALUE_DECIMALS, low)
     shifts = _integers(u_shift, -p.shift, p.shift)
     nominal = p.lead + _integers(u_arr, 0, p.rounds - 1)
     pipeline = np.arange(J) % P
@@ -240,8 +284,18 @@ def draw_prior_births(p: PriorParams, bounds: Bounds, rng: np.random.Generator) 
     for j in order.tolist():
         k = pipeline[j]
         b = int(birth_of[j])
-        variants = tuple(_variant_sow(p, bounds, b, int(concurrency[k]), int(nominal[j] + shifts[k, v]),
-                                      int(durations[k, v]), float(peaks[k, v])) for v in range(K))
+        variants = tuple(
+            _variant_sow(
+                p,
+                bounds,
+                b,
+                int(concurrency[k]),
+                int(nominal[j] + shifts[k, v]),
+                int(durations[k, v]),
+                float(peaks[k, v]),
+            )
+            for v in range(K)
+        )
         cdf = np.cumsum(prior[k])
         drawn = min(int(np.searchsorted(cdf, u_variant[j] * cdf[-1], side="right")), K - 1)
         priors.append(Prior(variants, prior[k].copy(), drawn))

@@ -15,6 +15,7 @@ One row per support point of a job's distribution P_j:
 (TraceError). `SowTrace.to_sequence(bounds, signal)` checks every SoW against Sec. 2's model and
 the bounds (`check_sow`), naming file and the line of the job's first row.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,7 +59,7 @@ class SowTrace:
                 check_sow(sow, bounds, where, nodes)
             except ValueError as err:
                 text = str(err)
-                raise TraceError(self.path, line, text[len(where) + 2:] if text.startswith(where) else text) from None
+                raise TraceError(self.path, line, text[len(where) + 2 :] if text.startswith(where) else text) from None
         return BirthSequence(self.jobs, bounds, signal)
 
 
@@ -100,17 +101,30 @@ class _Job:
 
     def sow(self) -> StatementOfWork:
         a, d, p = zip(*self.points)
-        return StatementOfWork(self.birth, self.concurrency, np.array(self.values), np.array(a, np.int64),
-                               np.array(d, np.int64), np.array(p))
+        return StatementOfWork(
+            self.birth,
+            self.concurrency,
+            np.array(self.values),
+            np.array(a, np.int64),
+            np.array(d, np.int64),
+            np.array(p),
+        )
 
 
 def _same(path, line: int, job: int, first: _Job, birth: int, concurrency: int, values: tuple) -> None:
-    for column, mine, theirs in (("birth", birth, first.birth), ("concurrency", concurrency, first.concurrency),
-                                 ("values", values, first.values)):
+    for column, mine, theirs in (
+        ("birth", birth, first.birth),
+        ("concurrency", concurrency, first.concurrency),
+        ("values", values, first.values),
+    ):
         if mine != theirs:
-            raise TraceError(path, line, f"job {job}: {column} differs from the job's first row (line "
-                                         f"{first.line}); birth, concurrency and values are the job's, the "
-                                         "same on each of its rows")
+            raise TraceError(
+                path,
+                line,
+                f"job {job}: {column} differs from the job's first row (line "
+                f"{first.line}); birth, concurrency and values are the job's, the "
+                "same on each of its rows",
+            )
 
 
 def load_sow_trace(path) -> SowTrace:
@@ -124,24 +138,41 @@ def load_sow_trace(path) -> SowTrace:
         job = _int(path, line, "job", row["job"])
         birth = _int(path, line, "birth", row["birth"])
         concurrency = _int(path, line, "concurrency", row["concurrency"])
-        point = (_int(path, line, "arrival", row["arrival"]), _int(path, line, "duration", row["duration"]),
-                 _probability(path, line, row["probability"]))
+        point = (
+            _int(path, line, "arrival", row["arrival"]),
+            _int(path, line, "duration", row["duration"]),
+            _probability(path, line, row["probability"]),
+        )
         values = _values(path, line, row["values"])
         if jobs and job == len(jobs) - 1:
             _same(path, line, job, jobs[-1], birth, concurrency, values)
             jobs[-1].points.append(point)
             continue
         if 0 <= job < len(jobs):
-            raise TraceError(path, line, f"job {job} again after job {len(jobs) - 1}: the rows of job {job} "
-                                         f"(from line {jobs[job].line}) must be contiguous")
+            raise TraceError(
+                path,
+                line,
+                f"job {job} again after job {len(jobs) - 1}: the rows of job {job} "
+                f"(from line {jobs[job].line}) must be contiguous",
+            )
         if job != len(jobs):
-            raise TraceError(path, line, f"job {job}, expected {len(jobs)} (jobs are numbered 0, 1, ... in "
-                                         "order of first appearance)")
+            raise TraceError(
+                path,
+                line,
+                f"job {job}, expected {len(jobs)} (jobs are numbered 0, 1, ... in order of first appearance)",
+            )
         if jobs and birth < jobs[-1].birth:
-            raise TraceError(path, line, f"job {job} is born at {birth}, before job {job - 1} ({jobs[-1].birth}): "
-                                         "births must be non-decreasing")
+            raise TraceError(
+                path,
+                line,
+                f"job {job} is born at {birth}, before job {job - 1} ({jobs[-1].birth}): births must be non-decreasing",
+            )
         if jobs and len(values) != len(jobs[0].values):
-            raise TraceError(path, line, f"job {job} has {len(values)} values, job 0 (line {jobs[0].line}) has "
-                                         f"{len(jobs[0].values)}: every job lists V(birth + 0..S_max)")
+            raise TraceError(
+                path,
+                line,
+                f"job {job} has {len(values)} values, job 0 (line {jobs[0].line}) has "
+                f"{len(jobs[0].values)}: every job lists V(birth + 0..S_max)",
+            )
         jobs.append(_Job(line, birth, concurrency, values, [point]))
     return SowTrace(path, tuple(job.sow() for job in jobs), tuple(job.line for job in jobs))

@@ -14,6 +14,7 @@ A job that starts at round s runs in rounds s..s+d-1 and finishes at f = s + d (
 The signal revealed at arrival (Sec. 2, footnote 6) is one of two: `none` (nothing about d) or
 `duration` (sigma(a, d) = d, the signal of Theorem 5.2).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -21,7 +22,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SIGNALS", "Bounds", "StatementOfWork", "BirthSequence", "Realisation", "check_sow", "realise", "sow_from_lists"]
+__all__ = [
+    "SIGNALS",
+    "Bounds",
+    "StatementOfWork",
+    "BirthSequence",
+    "Realisation",
+    "check_sow",
+    "realise",
+    "sow_from_lists",
+]
 
 SIGNALS = ("none", "duration")
 PROBABILITY_TOLERANCE = 1e-9
@@ -33,8 +43,8 @@ class Bounds:
 
     max_concurrency: int
     max_duration: int
-    horizon: int          # S_max: V_j(b_j + S_max) = 0
-    max_value: float      # V_bar: positive values lie in [1, V_bar]
+    horizon: int  # S_max: V_j(b_j + S_max) = 0
+    max_value: float  # V_bar: positive values lie in [1, V_bar]
 
     def __post_init__(self):
         for name in ("max_concurrency", "max_duration", "horizon"):
@@ -51,10 +61,10 @@ class StatementOfWork:
 
     birth: int
     concurrency: int
-    values: np.ndarray        # float, length S_max + 1: values[k] = V(birth + k)
-    arrival: np.ndarray       # int, the support's arrival rounds (absolute)
-    duration: np.ndarray      # int, the support's durations
-    probability: np.ndarray   # float, > 0, summing to 1
+    values: np.ndarray  # float, length S_max + 1: values[k] = V(birth + k)
+    arrival: np.ndarray  # int, the support's arrival rounds (absolute)
+    duration: np.ndarray  # int, the support's durations
+    probability: np.ndarray  # float, > 0, summing to 1
 
     def __post_init__(self):
         object.__setattr__(self, "values", np.asarray(self.values, dtype=float))
@@ -72,8 +82,14 @@ class StatementOfWork:
         return float(self.probability @ self.duration)
 
     def replace(self, **changes) -> StatementOfWork:
-        fields = {"birth": self.birth, "concurrency": self.concurrency, "values": self.values,
-                  "arrival": self.arrival, "duration": self.duration, "probability": self.probability}
+        fields = {
+            "birth": self.birth,
+            "concurrency": self.concurrency,
+            "values": self.values,
+            "arrival": self.arrival,
+            "duration": self.duration,
+            "probability": self.probability,
+        }
         fields.update(changes)
         return StatementOfWork(**fields)
 
@@ -91,30 +107,39 @@ def check_sow(sow: StatementOfWork, bounds: Bounds, where: str, nodes: int | Non
         raise ValueError(f"{where}: concurrency {c} is above the {nodes} nodes")
     v = sow.values
     if v.shape != (bounds.horizon + 1,):
-        raise ValueError(f"{where}: the value function must have S_max + 1 = {bounds.horizon + 1} values "
-                         f"(finish at birth + 0..S_max), got {v.size}")
+        raise ValueError(
+            f"{where}: the value function must have S_max + 1 = {bounds.horizon + 1} values "
+            f"(finish at birth + 0..S_max), got {v.size}"
+        )
     if not np.all(np.isfinite(v)):
         raise ValueError(f"{where}: the value function has a value that is not finite")
     bad = np.flatnonzero((v != 0) & ((v < 1) | (v > bounds.max_value)))
     if bad.size:
         k = int(bad[0])
-        raise ValueError(f"{where}: value at finish birth+{k} is {v[k]:g}, outside {{0}} U [1, V_bar = "
-                         f"{bounds.max_value:g}]")
+        raise ValueError(
+            f"{where}: value at finish birth+{k} is {v[k]:g}, outside {{0}} U [1, V_bar = {bounds.max_value:g}]"
+        )
     rising = np.flatnonzero(np.diff(v) > 0)
     if rising.size:
         k = int(rising[0])
-        raise ValueError(f"{where}: the value function increases from {v[k]:g} at birth+{k} to {v[k + 1]:g} "
-                         f"at birth+{k + 1} (it must be non-increasing)")
+        raise ValueError(
+            f"{where}: the value function increases from {v[k]:g} at birth+{k} to {v[k + 1]:g} "
+            f"at birth+{k + 1} (it must be non-increasing)"
+        )
     if v[-1] != 0:
         raise ValueError(f"{where}: V(birth + S_max) must be 0, got {v[-1]:g}")
     a, d, p = sow.arrival, sow.duration, sow.probability
     if a.ndim != 1 or a.size == 0 or a.shape != d.shape or a.shape != p.shape:
-        raise ValueError(f"{where}: the distribution needs equal, non-empty lists of arrivals, durations and "
-                         f"probabilities, got {a.size}, {d.size}, {p.size}")
+        raise ValueError(
+            f"{where}: the distribution needs equal, non-empty lists of arrivals, durations and "
+            f"probabilities, got {a.size}, {d.size}, {p.size}"
+        )
     if np.any(a < sow.birth) or np.any(a >= sow.birth + bounds.horizon):
         i = int(np.flatnonzero((a < sow.birth) | (a >= sow.birth + bounds.horizon))[0])
-        raise ValueError(f"{where}: arrival {int(a[i])} is outside [birth, birth + S_max) = "
-                         f"[{sow.birth}, {sow.birth + bounds.horizon})")
+        raise ValueError(
+            f"{where}: arrival {int(a[i])} is outside [birth, birth + S_max) = "
+            f"[{sow.birth}, {sow.birth + bounds.horizon})"
+        )
     if np.any(d < 1) or np.any(d > bounds.max_duration):
         i = int(np.flatnonzero((d < 1) | (d > bounds.max_duration))[0])
         raise ValueError(f"{where}: duration {int(d[i])} is outside [1, D_max = {bounds.max_duration}]")
@@ -144,8 +169,10 @@ class BirthSequence:
         for j, sow in enumerate(self.jobs):
             check_sow(sow, self.bounds, f"{where}[{j}]", nodes)
             if j and births[j] < births[j - 1]:
-                raise ValueError(f"{where}[{j}]: born at {births[j]}, before job {j - 1} ({births[j - 1]}): "
-                                 "jobs must be listed in submission order")
+                raise ValueError(
+                    f"{where}[{j}]: born at {births[j]}, before job {j - 1} ({births[j - 1]}): "
+                    "jobs must be listed in submission order"
+                )
         return self
 
     def __len__(self) -> int:
@@ -178,9 +205,16 @@ def realise(sequence: BirthSequence, rng: np.random.Generator) -> Realisation:
     return Realisation(point, arrival, duration)
 
 
-def sow_from_lists(birth: int, concurrency: int, values: Sequence[float], points: Sequence[tuple[int, int, float]]
-                   ) -> StatementOfWork:
+def sow_from_lists(
+    birth: int, concurrency: int, values: Sequence[float], points: Sequence[tuple[int, int, float]]
+) -> StatementOfWork:
     """A SoW from plain lists: `points` is [(arrival, duration, probability), ...]."""
     a, d, p = zip(*points) if points else ((), (), ())
-    return StatementOfWork(int(birth), int(concurrency), np.asarray(values, float), np.asarray(a, np.int64),
-                           np.asarray(d, np.int64), np.asarray(p, float))
+    return StatementOfWork(
+        int(birth),
+        int(concurrency),
+        np.asarray(values, float),
+        np.asarray(a, np.int64),
+        np.asarray(d, np.int64),
+        np.asarray(p, float),
+    )

@@ -164,8 +164,11 @@ def rolling_forecasts(
 def _check(market: SpotMarket, start, rows, max_horizon, order, refit_every, capacity) -> int:
     for name, x in (("start", start), ("rows", rows), ("max_horizon", max_horizon)):
         integer(x, name, minimum=0, allow_float=False)
-    if (not isinstance(order, tuple) or len(order) != 3
-            or not all(is_integral(x, allow_float=False) and x >= 0 for x in order)):
+    if (
+        not isinstance(order, tuple)
+        or len(order) != 3
+        or not all(is_integral(x, allow_float=False) and x >= 0 for x in order)
+    ):
         raise ValueError(f"order must be a tuple (p, d, q) of integers >= 0, got {order!r}")
     integer(refit_every, "refit_every", minimum=1, allow_float=False, optional=True)
     if len(market) < start + rows:
@@ -208,11 +211,19 @@ def arima_forecast(
     price[:, 0] = market.price[start:end]
     avail[:, 0] = market.availability[start:end]
     if rows and max_horizon:
-        log_price = rolling_forecasts(np.log(market.price[:end]), start, rows, max_horizon,
-                                      order, refit_every, _named(on_fit, "price"))
+        log_price = rolling_forecasts(
+            np.log(market.price[:end]), start, rows, max_horizon, order, refit_every, _named(on_fit, "price")
+        )
         price[:, 1:] = np.exp(log_price)
-        level = rolling_forecasts(market.availability[:end].astype(float), start, rows,
-                                  max_horizon, order, refit_every, _named(on_fit, "availability"))
+        level = rolling_forecasts(
+            market.availability[:end].astype(float),
+            start,
+            rows,
+            max_horizon,
+            order,
+            refit_every,
+            _named(on_fit, "availability"),
+        )
         avail[:, 1:] = np.clip(np.rint(level), 0, cap)
     price.setflags(write=False)
     avail.setflags(write=False)

@@ -68,19 +68,14 @@ class FineTuneJob:
         for name in _FLOAT_FIELDS:
             real(getattr(self, name), f"job.{name}")
         if self.n_min > self.n_max:
-            raise ValueError(
-                f"job.n_min ({self.n_min}) must not exceed job.n_max ({self.n_max})"
-            )
+            raise ValueError(f"job.n_min ({self.n_min}) must not exceed job.n_max ({self.n_max})")
         in_range(self.workload, "job.workload", minimum=0, strict_min=True)
         for name in ("mu1", "mu2"):
             in_range(getattr(self, name), f"job.{name}", minimum=0, maximum=1, strict_min=True)
         in_range(self.value, "job.value", minimum=0, strict_min=True)
         in_range(self.gamma, "job.gamma", minimum=1, strict_min=True)
         if self.alpha < 0:
-            raise ValueError(
-                f"job.alpha must be >= 0 (throughput must not fall with more GPUs), "
-                f"got {self.alpha!r}"
-            )
+            raise ValueError(f"job.alpha must be >= 0 (throughput must not fall with more GPUs), got {self.alpha!r}")
         if self.throughput(self.n_min) <= 0:
             raise ValueError(
                 f"job.beta ({self.beta!r}) with job.alpha ({self.alpha!r}) gives "
@@ -127,9 +122,7 @@ class FineTuneJob:
 
     # --- Sec. III-E2 termination configuration, eq. 7-9 ---------------------
 
-    def termination(
-        self, progress: float, n_last: int, on_demand_price: float
-    ) -> tuple[int, float, int]:
+    def termination(self, progress: float, n_last: int, on_demand_price: float) -> tuple[int, float, int]:
         """Finish an unfinished job after the deadline on N_max on-demand instances.
 
         Returns (extra_slots, extra_cost, completion_time). Sec. III-E2: the job
@@ -150,13 +143,9 @@ class FineTuneJob:
         cost = extra * self.n_max * on_demand_price
         return extra, cost, self.deadline + extra
 
-    def tilde_value(
-        self, progress_at_deadline: float, n_last: int, on_demand_price: float
-    ) -> float:
+    def tilde_value(self, progress_at_deadline: float, n_last: int, on_demand_price: float) -> float:
         """V~(Z_ddl) of eq. 9: V(d + extra slots) minus the termination's cost."""
-        extra, cost, completion = self.termination(
-            progress_at_deadline, n_last, on_demand_price
-        )
+        extra, cost, completion = self.termination(progress_at_deadline, n_last, on_demand_price)
         if extra == 0:
             return self.value
         return self.value_at(completion) - cost

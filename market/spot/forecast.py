@@ -6,6 +6,7 @@ spot price p_{t+tau|t} and availability n^avail_{t+tau|t} for tau = 0..omega.
 from one world, so that every policy in a pool reads the same forecasts (common
 random numbers) and no forecast is fitted twice.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ def oracle_forecast(market: SpotMarket, rows: int, max_horizon: int) -> SpotFore
     """Perfect foresight: every forecast is the true value (the market must cover rows + max_horizon slots)."""
     need = rows + max_horizon
     if len(market) < need:
-        raise ValueError(f"an oracle forecast of {rows} rows and horizon {max_horizon} needs {need} slots, the market has {len(market)}")
+        raise ValueError(
+            f"an oracle forecast of {rows} rows and horizon {max_horizon} needs {need} slots, the market has {len(market)}"
+        )
     index = np.arange(rows)[:, None] + np.arange(max_horizon + 1)[None, :]
     return SpotForecast(price=market.price[index], availability=market.availability[index])

@@ -58,9 +58,7 @@ class SpotMarket:
         if avail.size and (avail.min() < 0 or avail.max() > self.capacity):
             raise ValueError(f"SpotMarket.availability must be in [0, {self.capacity}]")
         if not (self.on_demand_price > 0 and math.isfinite(self.on_demand_price)):
-            raise ValueError(
-                f"SpotMarket.on_demand_price must be > 0, got {self.on_demand_price!r}"
-            )
+            raise ValueError(f"SpotMarket.on_demand_price must be > 0, got {self.on_demand_price!r}")
         price.setflags(write=False)
         avail.setflags(write=False)
         object.__setattr__(self, "price", price)
@@ -74,9 +72,7 @@ class SpotMarket:
     def window(self, start: int, length: int) -> SpotMarket:
         """Slots start .. start + length - 1 as a new market."""
         if start < 0 or length < 0 or start + length > len(self):
-            raise ValueError(
-                f"window [{start}, {start + length}) does not fit a market of {len(self)} slots"
-            )
+            raise ValueError(f"window [{start}, {start + length}) does not fit a market of {len(self)} slots")
         return SpotMarket(
             self.price[start : start + length],
             self.availability[start : start + length],
@@ -100,8 +96,7 @@ def _ar_kernel(ar: float, size: int) -> tuple[np.ndarray, np.ndarray]:
 _BLOCK = 64
 
 
-def ar1_paths(rng: np.random.Generator, n_series: int, n_slots: int, ar: float,
-              sigma: np.ndarray) -> np.ndarray:
+def ar1_paths(rng: np.random.Generator, n_series: int, n_slots: int, ar: float, sigma: np.ndarray) -> np.ndarray:
     """Stationary AR(1) paths x_k = ar x_{k-1} + sqrt(1 - ar^2) sigma e_k, x ~ N(0, sigma^2).
 
     Consumes exactly n_series * (n_slots + 1) standard normals from rng.
@@ -230,7 +225,10 @@ class SyntheticMarketParams:
         steps = (start + np.arange(n_slots)) % self.slots_per_day
         day = -np.cos((2.0 * np.pi / self.slots_per_day) * steps)
         noise = ar1_paths(
-            rng, 2, n_slots, self.ar_coef,
+            rng,
+            2,
+            n_slots,
+            self.ar_coef,
             np.array([self.availability_noise, self.price_noise]),
         )
         noise[0] -= 0.5 * self.availability_noise**2

@@ -55,7 +55,8 @@ def _parse(path: str, capacity: int | None) -> dict[str, np.ndarray]:
         if avail is None or avail < 0 or (capacity is not None and avail > capacity):
             bound = "" if capacity is None else f"in [0, {capacity}]"
             raise TraceError(
-                path, line,
+                path,
+                line,
                 f"availability {values['availability']!r} must be an integer " + (bound or ">= 0"),
             )
         prices.append(price)
@@ -63,9 +64,7 @@ def _parse(path: str, capacity: int | None) -> dict[str, np.ndarray]:
     return {"spot_price": np.asarray(prices, dtype=np.float64), "availability": np.asarray(avails, dtype=np.int64)}
 
 
-def sample_window(
-    trace: SpotMarket, rng: np.random.Generator, length: int, start: int | None = None
-) -> SpotMarket:
+def sample_window(trace: SpotMarket, rng: np.random.Generator, length: int, start: int | None = None) -> SpotMarket:
     """A window of `length` slots at `start`, or at a uniform random start that fits.
 
     Draws one integer from rng when start is None, nothing otherwise.

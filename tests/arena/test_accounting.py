@@ -1,6 +1,7 @@
 """The arena's one accounting, by hand (docs/arena.md, "One accounting"): paper 000's policies
 billed by paper 003's hourly rules, the safety net, and paper 003's kernel on the arena's
 units and market."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,9 @@ from market.iaas.jobs import JobStream
 def world(size, deadline, parallelism, price, up=None, arrival=1) -> World:
     price = np.asarray(price, dtype=float)
     up = np.ones(price.size, dtype=bool) if up is None else np.asarray(up, dtype=bool)
-    return World(JobStream(arrival=[arrival], size=[float(size)], deadline=[deadline], parallelism=[parallelism]),
-                 price, up)
+    return World(
+        JobStream(arrival=[arrival], size=[float(size)], deadline=[deadline], parallelism=[parallelism]), price, up
+    )
 
 
 def test_the_job_as_paper_000_sees_it():
@@ -71,8 +73,7 @@ def test_the_safety_net_keeps_the_hard_deadline():
     """A plan that never runs anything: z = 24, d = 24, delta = 2. In slot t the job would no
     longer fit once 24 > 2 (24 - t), from t = 13: 2 on-demand instances for the last hour,
     done in slot 24, cost 2 (one hour each)."""
-    out = run_hourly(1, 24, 24.0, 2, np.full(24, 0.5), np.ones(24, dtype=bool), lambda hour, done: (0, 0),
-                     bid=1.0)
+    out = run_hourly(1, 24, 24.0, 2, np.full(24, 0.5), np.ones(24, dtype=bool), lambda hour, done: (0, 0), bid=1.0)
     assert (out.fell_back, out.finish, out.on_demand_cost, out.spot_cost) == (13, 24, 2.0, 0.0)
 
 
@@ -81,8 +82,7 @@ def test_the_safety_net_keeps_running_spot_and_tops_up_with_on_demand():
     delta = 2. Slot 1 already needs 2 instances (24 > 2 x 11 after 1 unit): the spot
     instance runs on (12 units, its hour paid at 0.5 as the job ends it in slot 12) beside one
     on-demand instance (cost 1)."""
-    out = run_hourly(1, 12, 24.0, 2, np.full(12, 0.5), np.ones(12, dtype=bool), lambda hour, done: (0, 1),
-                     bid=1.0)
+    out = run_hourly(1, 12, 24.0, 2, np.full(12, 0.5), np.ones(12, dtype=bool), lambda hour, done: (0, 1), bid=1.0)
     assert (out.fell_back, out.finish, out.spot_cost, out.on_demand_cost) == (1, 12, 0.5, 1.0)
     assert (out.spot_work, out.on_demand_work) == (12.0, 12.0)
 
@@ -113,8 +113,13 @@ def test_spot_policies_keep_every_deadline_on_random_worlds():
         price = rng.uniform(0.1, 1.5, deadline)
         up = rng.random(deadline) > 0.3
         w = world(size, deadline, delta, price, up)
-        for kind, params in (("OD-Only", {}), ("MSU", {}), ("UP", {}), ("AHANP", {"threshold": 0.7}),
-                             ("AHAP", {"window": 2, "commitment": 1, "threshold": 0.7})):
+        for kind, params in (
+            ("OD-Only", {}),
+            ("MSU", {}),
+            ("UP", {}),
+            ("AHANP", {"threshold": 0.7}),
+            ("AHAP", {"window": 2, "commitment": 1, "threshold": 0.7}),
+        ):
             out = run_spot_stream(kind, params, w, bid=1.0)
             assert 1 <= out.finish[0] <= deadline, kind
             assert out.work[0] == pytest.approx(size), kind

@@ -1,5 +1,6 @@
 """The arena family: its world (time base, market mappings), the meta-learner's row, the
 determinism of its rows and the validation of its config (docs/arena.md)."""
+
 from __future__ import annotations
 
 import copy
@@ -58,14 +59,16 @@ def test_price_scale_and_exponential_hold():
     base = MarketConfig.from_config({"kind": "exponential", "exponential": {"mean": 0.5, "hold": 12}})
     price, _ = base.draw(30, np.random.default_rng(0))
     assert np.all(price[:12] == price[0]) and np.all(price[12:24] == price[12]) and price[0] != price[12]
-    scaled = MarketConfig.from_config({"kind": "exponential", "price_scale": 2.0,
-                                       "exponential": {"mean": 0.5, "hold": 12}})
+    scaled = MarketConfig.from_config(
+        {"kind": "exponential", "price_scale": 2.0, "exponential": {"mean": 0.5, "hold": 12}}
+    )
     assert np.allclose(scaled.draw(30, np.random.default_rng(0))[0], 2 * price)
 
 
 def test_the_trace_wraps_around():
-    trace = MarketConfig.from_config({"kind": "trace", "trace": {"path": str(ROOT / "data/market_aws_us-west-2a_v100.csv"),
-                                                                 "start": 788}})
+    trace = MarketConfig.from_config(
+        {"kind": "trace", "trace": {"path": str(ROOT / "data/market_aws_us-west-2a_v100.csv"), "start": 788}}
+    )
     price, up = trace.draw(18, np.random.default_rng(0))
     ratios, avail = trace.trace
     assert price.tolist() == [ratios[788]] * 6 + [ratios[0]] * 6 + [ratios[1]] * 6
@@ -101,40 +104,44 @@ def test_feedback_delays():
 def test_same_seed_same_rows_and_every_deadline_met():
     cfg = config()
     first, second = rows(cfg, 1), rows(cfg, 1)
-    assert [{k: v for k, v in r.items() if k != "tables"} for r in first] == \
-           [{k: v for k, v in r.items() if k != "tables"} for r in second]
+    assert [{k: v for k, v in r.items() if k != "tables"} for r in first] == [
+        {k: v for k, v in r.items() if k != "tables"} for r in second
+    ]
     assert [r["mechanism"] for r in first] == family.mechanism_names(cfg)
     assert all(r["missed"] == 0 for r in first)
     assert {r["paper"] for r in first} == {"000", "003", "meta"}
 
 
-@pytest.mark.parametrize("key, value, needle", [
-    ("market.kind", "spot", "market.kind"),
-    ("market.price_scale", 0, "market.price_scale"),
-    ("market.synthetic.mean_price", -1, "market.synthetic.mean_price"),
-    ("market.synthetic.no_such_key", 1, "market.synthetic"),
-    ("market.exponential.hold", 0, "market.exponential.hold"),
-    ("market.exponential.no_such_key", 1, "market.exponential"),
-    ("market.trace.no_such_key", 1, "market.trace"),
-    ("jobs.slackness_max", 0.5, "jobs.slackness_max"),
-    ("policies.bids", [-1], "policies.bids"),
-    ("policies.beta0s", [0.5], "policies"),
-    ("pool.threshold", [0], "pool.threshold"),
-    ("adapt.bid", 0, "adapt.bid"),
-    ("adapt.mu", 0.9, "adapt"),
-    ("learning.feedback", "later", "learning.feedback"),
-    ("learning.candidates", ["MSU"], "learning.candidates"),
-    ("learning.candidates", ["MSU", "Meta"], "learning.candidates"),
-    ("learning.candidates", ["MSU", "Nope"], "learning.candidates"),
-    ("mechanisms", ["OPT"], "mechanisms"),
-    ("mechanisms", ["MSU", "MSU"], "mechanisms"),
-    ("mechanisms", ["Dynalloc(beta=1.0,b=1)"], "beta"),
-    ("mechanisms", ["Theta(theta=0.5)"], "mechanisms"),
-    ("mechanisms", ["Meta(normalisation=opt)"], "normalisation"),
-    ("mechanisms", ["Meta(eta=1)"], "Meta"),
-    ("learning.normalisation", "opt", "learning.normalisation"),
-    ("learning.candidates", ["MSU", "Meta(normalisation=job_minmax)"], "learning.candidates"),
-])
+@pytest.mark.parametrize(
+    "key, value, needle",
+    [
+        ("market.kind", "spot", "market.kind"),
+        ("market.price_scale", 0, "market.price_scale"),
+        ("market.synthetic.mean_price", -1, "market.synthetic.mean_price"),
+        ("market.synthetic.no_such_key", 1, "market.synthetic"),
+        ("market.exponential.hold", 0, "market.exponential.hold"),
+        ("market.exponential.no_such_key", 1, "market.exponential"),
+        ("market.trace.no_such_key", 1, "market.trace"),
+        ("jobs.slackness_max", 0.5, "jobs.slackness_max"),
+        ("policies.bids", [-1], "policies.bids"),
+        ("policies.beta0s", [0.5], "policies"),
+        ("pool.threshold", [0], "pool.threshold"),
+        ("adapt.bid", 0, "adapt.bid"),
+        ("adapt.mu", 0.9, "adapt"),
+        ("learning.feedback", "later", "learning.feedback"),
+        ("learning.candidates", ["MSU"], "learning.candidates"),
+        ("learning.candidates", ["MSU", "Meta"], "learning.candidates"),
+        ("learning.candidates", ["MSU", "Nope"], "learning.candidates"),
+        ("mechanisms", ["OPT"], "mechanisms"),
+        ("mechanisms", ["MSU", "MSU"], "mechanisms"),
+        ("mechanisms", ["Dynalloc(beta=1.0,b=1)"], "beta"),
+        ("mechanisms", ["Theta(theta=0.5)"], "mechanisms"),
+        ("mechanisms", ["Meta(normalisation=opt)"], "normalisation"),
+        ("mechanisms", ["Meta(eta=1)"], "Meta"),
+        ("learning.normalisation", "opt", "learning.normalisation"),
+        ("learning.candidates", ["MSU", "Meta(normalisation=job_minmax)"], "learning.candidates"),
+    ],
+)
 def test_bad_values_are_rejected_naming_the_key(key, value, needle):
     cfg = config(**{key: value})
     with pytest.raises(ValueError, match=needle.replace(".", r"\.")):
@@ -149,14 +156,23 @@ def test_a_missing_trace_file_is_named_only_when_the_trace_is_used():
 
 def test_explicit_names_are_written_canonically():
     cfg = config(mechanisms=["AHAP(sigma=0.50,w=2,v=1)", "Dynalloc(b=1.0,beta=0.50)", "Theta(b=1,theta=1.0)", "Meta"])
-    assert family.mechanism_names(cfg) == ["AHAP(w=2,v=1,sigma=0.5)", "Dynalloc(beta=0.5,b=1)",
-                                           "Theta(theta=1,b=1)", "Meta"]
+    assert family.mechanism_names(cfg) == [
+        "AHAP(w=2,v=1,sigma=0.5)",
+        "Dynalloc(beta=0.5,b=1)",
+        "Theta(theta=1,b=1)",
+        "Meta",
+    ]
     assert copy.deepcopy(cfg) == cfg
 
 
 def test_ahap_with_a_persistence_forecast():
-    cfg = config(mechanisms=["AHAP(w=2,v=1,sigma=0.6,forecast=persistence)", "AHAP(w=2,v=1,sigma=0.6,forecast=oracle)",
-                             "AHAP(w=2,v=1,sigma=0.6)"])
+    cfg = config(
+        mechanisms=[
+            "AHAP(w=2,v=1,sigma=0.6,forecast=persistence)",
+            "AHAP(w=2,v=1,sigma=0.6,forecast=oracle)",
+            "AHAP(w=2,v=1,sigma=0.6)",
+        ]
+    )
     with pytest.raises(ValueError, match="listed twice"):
         family.prepare(cfg)
     cfg["mechanisms"] = ["AHAP(forecast=persistence,w=2,v=1,sigma=0.6)", "AHAP(w=2,v=1,sigma=0.6)"]

@@ -1,6 +1,7 @@
 """The arena's win table (reproduction/arena.py): each paper's best picked on tuning replicates
 and scored on held-out ones, the adapters' all-on-demand gap, and a win claimed only beyond it
 with a paired interval excluding 0; computed by hand on made-up cells."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -8,22 +9,46 @@ import pytest
 
 from reproduction import arena
 
-PAPER = {"OD-Only": "000", "AHAP(w=1,v=1,sigma=0.6)": "000", "MSU": "000", "Theta(theta=0,b=1)": "003",
-         "Dynalloc(beta=0.9,b=1)": "003", "Dynalloc(beta=0,b=1)": "003"}
+PAPER = {
+    "OD-Only": "000",
+    "AHAP(w=1,v=1,sigma=0.6)": "000",
+    "MSU": "000",
+    "Theta(theta=0,b=1)": "003",
+    "Dynalloc(beta=0.9,b=1)": "003",
+    "Dynalloc(beta=0,b=1)": "003",
+}
 
 
 def cell(costs: dict[str, list[float]]) -> pd.DataFrame:
-    rows = [{"market": "m", "deadline": "tight", "price": "cheap", "spot": "", "replicate": r, "mechanism": name,
-             "paper": PAPER[name], "unit_cost": cost}
-            for name, values in costs.items() for r, cost in enumerate(values)]
+    rows = [
+        {
+            "market": "m",
+            "deadline": "tight",
+            "price": "cheap",
+            "spot": "",
+            "replicate": r,
+            "mechanism": name,
+            "paper": PAPER[name],
+            "unit_cost": cost,
+        }
+        for name, values in costs.items()
+        for r, cost in enumerate(values)
+    ]
     return pd.DataFrame(rows)
 
 
 def test_the_best_is_picked_on_tuning_replicates_and_scored_on_held_out_ones():
     # MSU is cheapest on replicates 0-1 (tuning), AHAP on 2-3 (held-out): MSU is paper 000's pick
-    frame = cell({"OD-Only": [1.2, 1.2, 1.2, 1.2], "MSU": [0.5, 0.5, 0.9, 0.9],
-                  "AHAP(w=1,v=1,sigma=0.6)": [0.6, 0.6, 0.4, 0.4], "Theta(theta=0,b=1)": [1.2, 1.2, 1.22, 1.24],
-                  "Dynalloc(beta=0.9,b=1)": [0.8, 0.8, 0.5, 0.7], "Dynalloc(beta=0,b=1)": [1.0, 1.0, 1.0, 1.0]})
+    frame = cell(
+        {
+            "OD-Only": [1.2, 1.2, 1.2, 1.2],
+            "MSU": [0.5, 0.5, 0.9, 0.9],
+            "AHAP(w=1,v=1,sigma=0.6)": [0.6, 0.6, 0.4, 0.4],
+            "Theta(theta=0,b=1)": [1.2, 1.2, 1.22, 1.24],
+            "Dynalloc(beta=0.9,b=1)": [0.8, 0.8, 0.5, 0.7],
+            "Dynalloc(beta=0,b=1)": [1.0, 1.0, 1.0, 1.0],
+        }
+    )
     row = arena.win_row(frame)
     assert (row["tuning_replicates"], row["held_out_replicates"]) == (2, 2)
     assert row["best_000"] == "MSU" and row["alpha_000"] == pytest.approx(0.9)

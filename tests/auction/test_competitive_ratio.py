@@ -8,6 +8,7 @@ worlds, and Theorem 5's premises hold for no measured variant exactly: docs/auct
 reading 6), so it only catches gross errors; the congested test below judges the paper's
 empirical "at most 3" where prices matter.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """The exact maximiser of F(il) for one node type (algorithms/auction/exact_selector.py) against
 brute force over every schedule, and against Alg. 2's DP, which maximises a surrogate."""
+
 from __future__ import annotations
 
 import itertools
@@ -20,10 +21,19 @@ def _random_case(rng: np.random.Generator):
     arrival = int(rng.integers(0, 2))
     deadline = int(rng.integers(arrival, horizon))
     vendors = 2
-    inst = make_instance([A100] * nodes, horizon, [arrival], [deadline], [float(rng.choice([6.0, 9.0, 12.0, 18.0]))],
-                         [int(rng.integers(4, 30))], [bool(rng.random() < 0.5)], [float(rng.uniform(20, 300))],
-                         vendor_price=[rng.uniform(0, 30, vendors).tolist()],
-                         vendor_delay=[rng.integers(1, 3, vendors).tolist()], start_hour=float(rng.choice([0.0, 16.0])))
+    inst = make_instance(
+        [A100] * nodes,
+        horizon,
+        [arrival],
+        [deadline],
+        [float(rng.choice([6.0, 9.0, 12.0, 18.0]))],
+        [int(rng.integers(4, 30))],
+        [bool(rng.random() < 0.5)],
+        [float(rng.uniform(20, 300))],
+        vendor_price=[rng.uniform(0, 30, vendors).tolist()],
+        vendor_delay=[rng.integers(1, 3, vendors).tolist()],
+        start_hour=float(rng.choice([0.0, 16.0])),
+    )
     lam = np.where(rng.random((nodes, horizon)) < 0.4, 0.0, rng.uniform(0, 3, (nodes, horizon)))
     phi = np.where(rng.random((nodes, horizon)) < 0.4, 0.0, rng.uniform(0, 1, (nodes, horizon)))
     usable = rng.random((nodes, horizon)) < 0.85

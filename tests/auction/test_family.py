@@ -1,4 +1,5 @@
 """The auction family as the engine calls it: validation, rows, determinism, variants."""
+
 from __future__ import annotations
 
 import math
@@ -62,18 +63,21 @@ def test_variants_share_the_world_and_differ_by_settings():
     assert rows[0]["welfare"] == rows[1]["welfare"]
 
 
-@pytest.mark.parametrize("change, key", [
-    ({"mechanisms": ["pdFTSP", "VCG"]}, "mechanisms: unknown mechanism 'VCG'"),
-    ({"mechanisms": []}, "mechanisms: must be a non-empty list"),
-    ({"mechanisms": ["EFT", "EFT"]}, "'EFT' is listed twice"),
-    ({"mechanisms": ["pdFTSP(scale=2)"]}, "unknown key"),
-    ({"pdftsp": {"alpha": "lemma2_tight"}}, "pdftsp.alpha"),
-    ({"pdftsp": {"payment": "vcg"}}, "pdftsp.payment"),
-    ({"pdftsp": {"price_scale": 0}}, "pdftsp.price_scale"),
-    ({"titan": {"time_limit": -1}}, "titan.time_limit"),
-    ({"cluster": {"nodes": 50}, "mechanisms": ["OPT"]}, "OPT solves problem"),
-    ({"tasks": {"load": "heavy"}}, "tasks.load"),
-])
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        ({"mechanisms": ["pdFTSP", "VCG"]}, "mechanisms: unknown mechanism 'VCG'"),
+        ({"mechanisms": []}, "mechanisms: must be a non-empty list"),
+        ({"mechanisms": ["EFT", "EFT"]}, "'EFT' is listed twice"),
+        ({"mechanisms": ["pdFTSP(scale=2)"]}, "unknown key"),
+        ({"pdftsp": {"alpha": "lemma2_tight"}}, "pdftsp.alpha"),
+        ({"pdftsp": {"payment": "vcg"}}, "pdftsp.payment"),
+        ({"pdftsp": {"price_scale": 0}}, "pdftsp.price_scale"),
+        ({"titan": {"time_limit": -1}}, "titan.time_limit"),
+        ({"cluster": {"nodes": 50}, "mechanisms": ["OPT"]}, "OPT solves problem"),
+        ({"tasks": {"load": "heavy"}}, "tasks.load"),
+    ],
+)
 def test_config_errors_name_the_key(change, key):
     with pytest.raises(ValueError, match=key.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
         family.prepare({**SMALL, **change})
@@ -91,16 +95,24 @@ def test_trace_errors_name_file_and_line(tmp_path):
 
 
 def test_trace_replay_scales_to_the_load():
-    config = {**SMALL, "tasks": {"arrivals": "trace", "trace_path": "data/arrivals_alibaba_lora_10min.csv",
-                                 "load": 2, "trace_start": 100}}
+    config = {
+        **SMALL,
+        "tasks": {
+            "arrivals": "trace",
+            "trace_path": "data/arrivals_alibaba_lora_10min.csv",
+            "load": 2,
+            "trace_start": 100,
+        },
+    }
     rows = rows_of(config)
     assert abs(rows[0]["tasks"] - 2 * 144) < 30
 
 
 def test_opt_rows_carry_proof_and_ratio():
-    config = {"cluster": {"nodes": 2}, "tasks": {"load": 0.5, "slots": 12},
-              "mechanisms": ["pdFTSP", "EFT", "OPT"]}
+    config = {"cluster": {"nodes": 2}, "tasks": {"load": 0.5, "slots": 12}, "mechanisms": ["pdFTSP", "EFT", "OPT"]}
     rows = rows_of(config)
     opt = rows[-1]
-    assert opt["mechanism"] == "OPT" and opt["opt_proven"] and opt["opt_bound"] >= opt["welfare"] - 0.05  # the model rounds money to 1/100 cent per term
+    assert (
+        opt["mechanism"] == "OPT" and opt["opt_proven"] and opt["opt_bound"] >= opt["welfare"] - 0.05
+    )  # the model rounds money to 1/100 cent per term
     assert all(row["opt_ratio"] >= 1 - 1e-9 for row in rows if row["welfare"] > 0)

@@ -2,6 +2,7 @@
 unit kappa), once the admitted tasks fill a (k, t), no later task is offered a schedule with
 F > 0 through it; and lambda_kt + alpha >= alpha 2^(sum s / C_kp) (the proof's inequality).
 The same check fails when bbar is far below 1 (the negative control)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -61,7 +62,7 @@ def test_with_bbar_at_least_one_no_task_is_offered_a_full_slot(inst):
     used = np.zeros((c.nodes, c.horizon))
     for schedule, _ in mech.updates:
         used[schedule.nodes, schedule.slots] += (c.task_rate / c.compute)[schedule.nodes]
-    assert np.all(lam + alpha >= alpha * 2.0 ** used - 1e-9)
+    assert np.all(lam + alpha >= alpha * 2.0**used - 1e-9)
 
 
 def test_with_bbar_far_below_one_a_task_is_offered_a_full_slot():

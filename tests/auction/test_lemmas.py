@@ -25,6 +25,7 @@ phi_kt.
   s_max / (bbar_min s_min), bbar_max r_max / (bbar_min r_min)), the bbar (kappa cancels) of the
   schedules the tasks with F > 0 were scored with.
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,12 +44,15 @@ from algorithms.auction.schedule_dp import search
 from market.auction.lora_instance import LoraInstance
 from reproduction.auction import CALIBRATED, PDFTSP, PROJECT_CALIBRATED
 
-LEMMA = "pdFTSP(kappa=lemma)"   # kappa = 1 / the generator's smallest gross bbar, the paper's schedule space
+LEMMA = "pdFTSP(kappa=lemma)"  # kappa = 1 / the generator's smallest gross bbar, the paper's schedule space
 
 
 def _calibration(name: str) -> dict:
     """conf/calibration/<name>.yaml's `cluster` and `pdftsp` keys (all such a file sets)."""
-    d = yaml.safe_load((Path(__file__).resolve().parents[2] / "conf" / "calibration" / f"{name}.yaml").read_text()) or {}
+    d = (
+        yaml.safe_load((Path(__file__).resolve().parents[2] / "conf" / "calibration" / f"{name}.yaml").read_text())
+        or {}
+    )
     assert set(d) <= {"cluster", "pdftsp"}, d
     return {"cluster": d.get("cluster", {}), "pdftsp": d.get("pdftsp", {})}
 
@@ -64,9 +68,14 @@ TOL = 1e-7  # cents
 @functools.cache
 def prepared(calibration: str, load: float, node_type: str) -> family.PreparedAuction:
     cal = CALIBRATIONS[calibration]
-    return family.prepare({"cluster": {"nodes": 4, "node_type": node_type, **cal["cluster"]},
-                           "tasks": {"slots": 24, "load": load}, "pdftsp": cal["pdftsp"],
-                           "mechanisms": list(VARIANTS[calibration])})
+    return family.prepare(
+        {
+            "cluster": {"nodes": 4, "node_type": node_type, **cal["cluster"]},
+            "tasks": {"slots": 24, "load": load},
+            "pdftsp": cal["pdftsp"],
+            "mechanisms": list(VARIANTS[calibration]),
+        }
+    )
 
 
 @functools.cache
@@ -99,8 +108,9 @@ class _Recorded(PdFTSP):
         before = float((c.compute[k] * lam[k, t]).sum() + ((c.memory[k] - c.base_model_gb) * phi[k, t]).sum())
         super().update_duals(instance, schedule, terms, lam, phi)
         after = float((c.compute[k] * lam[k, t]).sum() + ((c.memory[k] - c.base_model_gb) * phi[k, t]).sum())
-        self.updates.append((schedule.task, terms["b_il"], self.bbar(terms) / self.kappa,
-                             self.mu[schedule.task] + after - before))
+        self.updates.append(
+            (schedule.task, terms["b_il"], self.bbar(terms) / self.kappa, self.mu[schedule.task] + after - before)
+        )
 
 
 def rhs_6a(instance: LoraInstance, schedule, lam: np.ndarray, phi: np.ndarray) -> float:
@@ -130,19 +140,19 @@ def largest_rhs_6a(instance: LoraInstance, task: int, lam: np.ndarray, phi: np.n
 class Audit:
     """One variant on one world."""
 
-    opt: float               # OPT's welfare (proven)
-    dual: float              # D_1 of the algorithm's own duals
-    repaired: float          # D_1 with mu_i raised to max(0, the largest (6a) right-hand side): feasible
-    violated_opt: int        # OPT's schedules whose (6a) fails
-    worst_opt: float         # the largest (6a) shortfall over OPT's schedules (cents, 0 if none)
-    violated_zeta: int       # tasks with some schedule in zeta_i whose (6a) fails
-    almost: float            # P~_1
-    welfare: float           # P_1
-    increments_ok: bool      # every task's D_1 increment <= (1 + kappa max(alpha / w, beta)) b_il
-    factor_printed: float    # 1 + max(alpha, beta)
-    factor_units: float      # 1 + kappa max(alpha / work_unit, beta)
-    rho: float               # Lemma 3's rho (1 if no task had F > 0)
-    capacity_rejected: int   # |S_a \ S_c|
+    opt: float  # OPT's welfare (proven)
+    dual: float  # D_1 of the algorithm's own duals
+    repaired: float  # D_1 with mu_i raised to max(0, the largest (6a) right-hand side): feasible
+    violated_opt: int  # OPT's schedules whose (6a) fails
+    worst_opt: float  # the largest (6a) shortfall over OPT's schedules (cents, 0 if none)
+    violated_zeta: int  # tasks with some schedule in zeta_i whose (6a) fails
+    almost: float  # P~_1
+    welfare: float  # P_1
+    increments_ok: bool  # every task's D_1 increment <= (1 + kappa max(alpha / w, beta)) b_il
+    factor_printed: float  # 1 + max(alpha, beta)
+    factor_units: float  # 1 + kappa max(alpha / work_unit, beta)
+    rho: float  # Lemma 3's rho (1 if no task had F > 0)
+    capacity_rejected: int  # |S_a \ S_c|
 
     @property
     def dual_over_almost(self) -> float:
@@ -170,15 +180,25 @@ def audit(calibration: str, name: str, load: float, node_type: str, seed: int) -
     if mech.updates:
         bbar = np.array([b for _, _, b, _ in mech.updates])
         spread = bbar.max() / bbar.min()
-        rho = 1 + max(spread * c.task_rate.max() / c.task_rate.min(),
-                      spread * instance.tasks.memory.max() / instance.tasks.memory.min())
+        rho = 1 + max(
+            spread * c.task_rate.max() / c.task_rate.min(),
+            spread * instance.tasks.memory.max() / instance.tasks.memory.min(),
+        )
     return Audit(
-        opt=opt.welfare, dual=dual, repaired=float(np.maximum(mech.mu, np.maximum(largest, 0.0)).sum()) + prices,
-        violated_opt=int(sum(x > TOL for x in shortfall)), worst_opt=max([0.0, *shortfall]),
-        violated_zeta=int((largest - mech.mu > TOL).sum()), almost=almost, welfare=out.metrics()["welfare"],
+        opt=opt.welfare,
+        dual=dual,
+        repaired=float(np.maximum(mech.mu, np.maximum(largest, 0.0)).sum()) + prices,
+        violated_opt=int(sum(x > TOL for x in shortfall)),
+        worst_opt=max([0.0, *shortfall]),
+        violated_zeta=int((largest - mech.mu > TOL).sum()),
+        almost=almost,
+        welfare=out.metrics()["welfare"],
         increments_ok=all(inc <= units * b + TOL * (1 + abs(b)) for _, b, _, inc in mech.updates),
-        factor_printed=1 + max(params.alpha, params.beta), factor_units=units, rho=rho,
-        capacity_rejected=len(mech.updates) - int(out.admitted.sum()))
+        factor_printed=1 + max(params.alpha, params.beta),
+        factor_units=units,
+        rho=rho,
+        capacity_rejected=len(mech.updates) - int(out.admitted.sum()),
+    )
 
 
 # The worlds of the tests: the six Fig. 12 cells, one seed each (seed 2: CP-SAT proves every
@@ -188,6 +208,7 @@ SEED = 2
 
 
 # --- Lemma 4 -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("calibration", sorted(CALIBRATIONS))
 @pytest.mark.parametrize("load,node_type", CELLS)
@@ -208,8 +229,9 @@ def test_lemma4_holds_over_all_of_zeta_for_kappa_lemma_in_ksamples():
         assert audit("project", LEMMA, load, node_type, SEED).violated_zeta == 0
 
 
-@pytest.mark.parametrize("calibration,name", [("paper_like", PDFTSP), ("paper_like", CALIBRATED),
-                                              ("project", PROJECT_CALIBRATED)])
+@pytest.mark.parametrize(
+    "calibration,name", [("paper_like", PDFTSP), ("paper_like", CALIBRATED), ("project", PROJECT_CALIBRATED)]
+)
 def test_lemma4_fails_for_the_figures_and_calibrated_variants(calibration, name):
     """The figures' pdFTSP (kappa 0.1, samples) and the calibrated variants: with the algorithm's
     own duals (6a) fails for some of OPT's schedules (Alg. 2's schedule can score an F below the
@@ -237,6 +259,7 @@ def test_weak_duality_with_the_repaired_dual(calibration):
 
 # --- Lemma 1 -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("calibration", sorted(CALIBRATIONS))
 def test_lemma1(calibration):
     """Every task's dual increment is at most (1 + kappa max(alpha / work_unit, beta)) b_il (the
@@ -257,6 +280,7 @@ def test_lemma1(calibration):
 
 # --- Lemma 3 -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("calibration", sorted(CALIBRATIONS))
 def test_lemma3(calibration):
     """P_1 >= P~_1 / rho on every world for every variant; with fitting schedules no task is
@@ -273,25 +297,30 @@ def test_lemma3(calibration):
 
 # --- the measurement behind docs/auction/model.md ---------------------------------------------
 
+
 def measure(seeds: int = 8) -> None:
     """Print, per calibration and variant, the Lemma 1, 3 and 4 figures over the six cells x
     `seeds` worlds (docs/auction/model.md, "Lemmas 1-4 on our worlds")."""
     for calibration in CALIBRATIONS:
         for name in VARIANTS[calibration]:
-            rows = [audit(calibration, name, load, node_type, seed)
-                    for load, node_type in CELLS for seed in range(seeds)]
-            print(f"{calibration} {name}: {len(rows)} worlds, {sum(r.capacity_rejected for r in rows)} capacity rejections\n"
-                  f"  Lemma 4: (6a) fails for {sum(r.violated_opt for r in rows)} of OPT's schedules in"
-                  f" {sum(r.violated_opt > 0 for r in rows)} worlds (largest shortfall {max(r.worst_opt for r in rows):.2f}"
-                  f" cents); over all of zeta_i for {sum(r.violated_zeta for r in rows)} tasks in"
-                  f" {sum(r.violated_zeta > 0 for r in rows)} worlds; D_1 / OPT min {min(r.dual / r.opt for r in rows):.3f}"
-                  f" (D_1 < OPT in {sum(r.dual < r.opt - TOL for r in rows)} worlds)\n"
-                  f"  Lemma 1: D_1 / P~_1 max {max(r.dual_over_almost for r in rows):.2f}, printed factor"
-                  f" {rows[0].factor_printed:.4g} (exceeded in {sum(r.dual_over_almost > r.factor_printed for r in rows)}"
-                  f" worlds), in its unit {rows[0].factor_units:.6g}\n"
-                  f"  Lemma 3: P~_1 / P_1 max {max(r.almost / r.welfare if r.welfare > 0 else math.inf for r in rows):.3f},"
-                  f" rho min {min(r.rho for r in rows):.1f} (P_1 < P~_1 / rho in"
-                  f" {sum(r.welfare < r.almost / r.rho - TOL for r in rows)} worlds)", flush=True)
+            rows = [
+                audit(calibration, name, load, node_type, seed) for load, node_type in CELLS for seed in range(seeds)
+            ]
+            print(
+                f"{calibration} {name}: {len(rows)} worlds, {sum(r.capacity_rejected for r in rows)} capacity rejections\n"
+                f"  Lemma 4: (6a) fails for {sum(r.violated_opt for r in rows)} of OPT's schedules in"
+                f" {sum(r.violated_opt > 0 for r in rows)} worlds (largest shortfall {max(r.worst_opt for r in rows):.2f}"
+                f" cents); over all of zeta_i for {sum(r.violated_zeta for r in rows)} tasks in"
+                f" {sum(r.violated_zeta > 0 for r in rows)} worlds; D_1 / OPT min {min(r.dual / r.opt for r in rows):.3f}"
+                f" (D_1 < OPT in {sum(r.dual < r.opt - TOL for r in rows)} worlds)\n"
+                f"  Lemma 1: D_1 / P~_1 max {max(r.dual_over_almost for r in rows):.2f}, printed factor"
+                f" {rows[0].factor_printed:.4g} (exceeded in {sum(r.dual_over_almost > r.factor_printed for r in rows)}"
+                f" worlds), in its unit {rows[0].factor_units:.6g}\n"
+                f"  Lemma 3: P~_1 / P_1 max {max(r.almost / r.welfare if r.welfare > 0 else math.inf for r in rows):.3f},"
+                f" rho min {min(r.rho for r in rows):.1f} (P_1 < P~_1 / rho in"
+                f" {sum(r.welfare < r.almost / r.rho - TOL for r in rows)} worlds)",
+                flush=True,
+            )
 
 
 def measure_lemma2_spaces(days: int = 3, factors: tuple[float, ...] = (1.0, 2.0, 4.0)) -> None:
@@ -314,7 +343,12 @@ def measure_lemma2_spaces(days: int = 3, factors: tuple[float, ...] = (1.0, 2.0,
     for day in range(days):
         instance = family.draw_world(prepared, replicate_rng(cell.world_hash, day))
         for factor in factors:
-            welfare = {space: lemma.build(kappa=lemma.kappa * factor, schedule_space=space).run(instance).metrics()["welfare"]
-                       for space in ("paper", "fitting")}
-            print(f"day {day}, kappa {factor:g} x lemma's ({lemma.kappa * factor:g}): paper {welfare['paper']:,.0f},"
-                  f" fitting {welfare['fitting']:,.0f}, difference {welfare['paper'] - welfare['fitting']:,.0f}", flush=True)
+            welfare = {
+                space: lemma.build(kappa=lemma.kappa * factor, schedule_space=space).run(instance).metrics()["welfare"]
+                for space in ("paper", "fitting")
+            }
+            print(
+                f"day {day}, kappa {factor:g} x lemma's ({lemma.kappa * factor:g}): paper {welfare['paper']:,.0f},"
+                f" fitting {welfare['fitting']:,.0f}, difference {welfare['paper'] - welfare['fitting']:,.0f}",
+                flush=True,
+            )

@@ -1,6 +1,7 @@
 """The offline optimum of problem (4) (paper 001, Sec. 2.2; OPT of Fig. 12): brute force
 on tiny worlds, the exactness of the pooled-node reduction, OPT above every online
 mechanism, feasibility of its schedules, determinism."""
+
 from __future__ import annotations
 
 import itertools
@@ -52,7 +53,7 @@ def brute_force(inst) -> float:
     options = []
     for i in range(len(job)):
         opts = []
-        for n in (range(inst.vendors) if job.preprocess[i] else [-1]):
+        for n in range(inst.vendors) if job.preprocess[i] else [-1]:
             start = int(job.arrival[i]) + (int(inst.vendor_delay[i, n]) if n >= 0 else 0)
             slots = list(range(start, min(int(job.deadline[i]), c.horizon - 1) + 1))
             for assign in itertools.product([-1, *range(c.nodes)], repeat=len(slots)):
@@ -76,8 +77,9 @@ def brute_force(inst) -> float:
         result = best(i + 1)
         for value, s in options[i]:
             k, t = s.nodes, s.slots
-            if (np.all(compute[k, t] + c.task_rate[k] <= c.compute[k] + EPS)
-                    and np.all(memory[k, t] + job.memory[i] + c.base_model_gb <= c.memory[k] + EPS)):
+            if np.all(compute[k, t] + c.task_rate[k] <= c.compute[k] + EPS) and np.all(
+                memory[k, t] + job.memory[i] + c.base_model_gb <= c.memory[k] + EPS
+            ):
                 compute[k, t] += c.task_rate[k]
                 memory[k, t] += job.memory[i]
                 result = max(result, value + best(i + 1))
@@ -100,8 +102,19 @@ def tiny_instances(draw, nodes=2, horizon=4, max_tasks=3, vendors=2):
     bid = [draw(st.floats(5.0, 150.0)) for _ in range(n)]
     q = [[draw(st.floats(0.0, 20.0)) for _ in range(vendors)] for _ in range(n)]
     h = [[draw(st.integers(1, 2)) for _ in range(vendors)] for _ in range(n)]
-    return make_instance(kinds, horizon, arrival, deadline, work, memory, preprocess, bid, q, h,
-                         start_hour=draw(st.sampled_from([0.0, 16.5])))
+    return make_instance(
+        kinds,
+        horizon,
+        arrival,
+        deadline,
+        work,
+        memory,
+        preprocess,
+        bid,
+        q,
+        h,
+        start_hour=draw(st.sampled_from([0.0, 16.5])),
+    )
 
 
 def online_mechanisms(inst):
@@ -130,8 +143,9 @@ def test_by_hand_offline_beats_myopic():
 
 def test_vendor_choice_couples_start_time():
     # (4c): the cheap vendor takes 2 slots, which leaves too little time; OPT pays the dear one.
-    inst = make_instance([A100], 4, [0], [2], [12.0], [10], [True], [100.0],
-                         vendor_price=[[1.0, 20.0]], vendor_delay=[[3, 1]])
+    inst = make_instance(
+        [A100], 4, [0], [2], [12.0], [10], [True], [100.0], vendor_price=[[1.0, 20.0]], vendor_delay=[[3, 1]]
+    )
     out = solve_offline(inst)
     assert out.vendor[0] == 1
     assert list(out.schedules[0].slots) == [1, 2]
@@ -142,10 +156,18 @@ def test_not_proven_optimal_raises():
     rng = np.random.default_rng(3)
     n = 30
     arrival = np.sort(rng.integers(0, 10, n))
-    inst = make_instance([A100, A40] * 3, 20, arrival, arrival + rng.integers(2, 8, n),
-                         rng.choice([6.0, 9.0, 12.0, 18.0], n), rng.integers(10, 40, n),
-                         rng.random(n) < 0.5, rng.uniform(10, 100, n),
-                         rng.uniform(0, 20, (n, 3)), rng.integers(1, 3, (n, 3)))
+    inst = make_instance(
+        [A100, A40] * 3,
+        20,
+        arrival,
+        arrival + rng.integers(2, 8, n),
+        rng.choice([6.0, 9.0, 12.0, 18.0], n),
+        rng.integers(10, 40, n),
+        rng.random(n) < 0.5,
+        rng.uniform(10, 100, n),
+        rng.uniform(0, 20, (n, 3)),
+        rng.integers(1, 3, (n, 3)),
+    )
     with pytest.raises(NotProvenOptimal):
         solve_offline(inst, time_limit=1e-4)
     relaxed = offline_optimum(inst, time_limit=1e-4)
@@ -203,10 +225,18 @@ def test_deterministic():
     rng = np.random.default_rng(11)
     n = 12
     arrival = np.sort(rng.integers(0, 6, n))
-    inst = make_instance([A100, A40, TINY, TINY], 12, arrival, arrival + rng.integers(1, 5, n),
-                         rng.choice([3.0, 6.0, 9.0, 12.0], n), rng.integers(5, 40, n),
-                         rng.random(n) < 0.5, rng.uniform(10, 100, n),
-                         rng.uniform(0, 20, (n, 2)), rng.integers(1, 3, (n, 2)))
+    inst = make_instance(
+        [A100, A40, TINY, TINY],
+        12,
+        arrival,
+        arrival + rng.integers(1, 5, n),
+        rng.choice([3.0, 6.0, 9.0, 12.0], n),
+        rng.integers(5, 40, n),
+        rng.random(n) < 0.5,
+        rng.uniform(10, 100, n),
+        rng.uniform(0, 20, (n, 2)),
+        rng.integers(1, 3, (n, 2)),
+    )
     first, second = offline_optimum(inst), offline_optimum(inst)
     assert first.optimal
     assert first.solution.objective == second.solution.objective

@@ -1,4 +1,5 @@
 """pdFTSP (Alg. 1-2, eq. 7-11, 14) by hand, and the properties of Sec. 4.3 on random worlds."""
+
 from __future__ import annotations
 
 import math
@@ -55,8 +56,9 @@ def test_second_task_pays_the_first_tasks_prices():
 
 def test_vendor_with_largest_f_wins():
     # Vendor 0 is cheap but slow: the task then misses its deadline; vendor 1 fits.
-    inst = make_instance([A100], 6, [0], [3], [12.0], [10], [True], [100.0],
-                         vendor_price=[[1.0, 20.0]], vendor_delay=[[3, 1]])
+    inst = make_instance(
+        [A100], 6, [0], [3], [12.0], [10], [True], [100.0], vendor_price=[[1.0, 20.0]], vendor_delay=[[3, 1]]
+    )
     out = PdFTSP(ALPHA, BETA).run(inst)
     assert out.vendor[0] == 1
     assert list(out.schedules[0].slots) == [1, 2]
@@ -82,8 +84,12 @@ def test_duals_are_updated_before_the_capacity_check():
 @settings(max_examples=40, deadline=None)
 @given(inst=small_instances())
 def test_feasible_and_individually_rational(inst, payment):
-    for mech in (PdFTSP(ALPHA, BETA, payment=payment), PdFTSP(0.05, 0.05, payment=payment,
-                                                               schedule_space="fitting"), EFT(), NTM()):
+    for mech in (
+        PdFTSP(ALPHA, BETA, payment=payment),
+        PdFTSP(0.05, 0.05, payment=payment, schedule_space="fitting"),
+        EFT(),
+        NTM(),
+    ):
         out = mech.run(inst, np.random.default_rng(0))
         c = inst.cluster
         for schedule in out.schedules.values():

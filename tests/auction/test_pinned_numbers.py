@@ -3,6 +3,7 @@ the Fig. 8 run, so that a change in any mechanism's numbers shows (the figures' 
 several days live in reports/auction/). They pin numbers, not an ordering: which mechanism leads
 depends on the unit of bbar (docs/auction/model.md, kappa), so an ordering here would lock one
 unit choice in."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,17 +18,26 @@ from reproduction.auction import CALIBRATED, LEMMA, PAPER_TUNED, PROJECT_CALIBRA
 # (welfare in cents, admitted tasks) per mechanism. NTM's vendor draws come from its own stream
 # (algorithms/common/streams.py, since 2026-11-23; before, the replicate's rng.spawn() in list order).
 PINNED = {
-    0: {"pdFTSP": (44003.17617476435, 327), PROJECT_CALIBRATED: (109852.66236605757, 1130),
-        "EFT": (102653.7087559503, 1652), "NTM": (30594.220690447677, 287)},
-    1: {"pdFTSP": (47234.800089636425, 344), PROJECT_CALIBRATED: (113176.531331392, 1183),
-        "EFT": (100216.95284038599, 1645), "NTM": (30487.251117942476, 285)},
+    0: {
+        "pdFTSP": (44003.17617476435, 327),
+        PROJECT_CALIBRATED: (109852.66236605757, 1130),
+        "EFT": (102653.7087559503, 1652),
+        "NTM": (30594.220690447677, 287),
+    },
+    1: {
+        "pdFTSP": (47234.800089636425, 344),
+        PROJECT_CALIBRATED: (113176.531331392, 1183),
+        "EFT": (100216.95284038599, 1645),
+        "NTM": (30487.251117942476, 285),
+    },
 }
 
 
 @pytest.mark.parametrize("replicate", sorted(PINNED))
 def test_pinned_welfare(replicate):
-    prepared = family.prepare({"cluster": {"nodes": 20}, "tasks": {"load": 12},
-                               "mechanisms": ["pdFTSP", PROJECT_CALIBRATED, "EFT", "NTM"]})
+    prepared = family.prepare(
+        {"cluster": {"nodes": 20}, "tasks": {"load": 12}, "mechanisms": ["pdFTSP", PROJECT_CALIBRATED, "EFT", "NTM"]}
+    )
     rows = family.simulate_replicate(prepared, replicate, np.random.default_rng([replicate, 2026]))
     got = {row["mechanism"]: (row["welfare"], row["admitted"]) for row in rows}
     for mechanism, (welfare, admitted) in PINNED[replicate].items():
@@ -40,10 +50,16 @@ def test_pinned_welfare(replicate):
 # reproduction's headline row averages first: (welfare in cents, admitted tasks) with the sweep's
 # own seeds (the mechanisms list is part of a world's seed: a change to Fig. 8's list moves these
 # numbers). Titan takes minutes and is not re-run here.
-PAPER_SIZE_DAY = {PAPER_TUNED: (256225.43761556753, 2194), "pdFTSP": (217543.43879071006, 2747),
-                  LEMMA: (189045.72294971277, 1573), CALIBRATED: (374824.9860142185, 3416),
-                  "ZeroPrice": (323931.6505231324, 3269), "EFT": (190609.85672901524, 3084),
-                  "EFT(admit=positive)": (317173.24664087564, 3290), "NTM": (96895.23448200608, 1431)}
+PAPER_SIZE_DAY = {
+    PAPER_TUNED: (256225.43761556753, 2194),
+    "pdFTSP": (217543.43879071006, 2747),
+    LEMMA: (189045.72294971277, 1573),
+    CALIBRATED: (374824.9860142185, 3416),
+    "ZeroPrice": (323931.6505231324, 3269),
+    "EFT": (190609.85672901524, 3084),
+    "EFT(admit=positive)": (317173.24664087564, 3290),
+    "NTM": (96895.23448200608, 1431),
+}
 
 
 @pytest.mark.slow

@@ -1,4 +1,5 @@
 """The auction reproduction reports on small hand-made sweep dirs (no Ray)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,16 +16,21 @@ def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
     rows, tasks = [], []
     for index, nodes in enumerate((3, 6)):
-        config = {"cluster": {"nodes": nodes}, "tasks": {"load": 2, "slots": 24},
-                  "mechanisms": [auction.PAPER_TUNED, auction.PDFTSP, auction.CALIBRATED, "EFT", "NTM"]}
+        config = {
+            "cluster": {"nodes": nodes},
+            "tasks": {"load": 2, "slots": 24},
+            "mechanisms": [auction.PAPER_TUNED, auction.PDFTSP, auction.CALIBRATED, "EFT", "NTM"],
+        }
         prepared = family.prepare(config)
         for replicate in range(2):
             for row in family.simulate_replicate(prepared, replicate, np.random.default_rng([index, replicate])):
                 table = pd.DataFrame(row.pop("tables")["tasks"])
-                tasks.append(table.assign(cell=f"n{nodes}", cell_index=index, replicate=replicate,
-                                          mechanism=row["mechanism"]))
-                rows.append({"cell": f"n{nodes}", "cell_index": index, "cluster.nodes": nodes,
-                             "replicate": replicate, **row})
+                tasks.append(
+                    table.assign(cell=f"n{nodes}", cell_index=index, replicate=replicate, mechanism=row["mechanism"])
+                )
+                rows.append(
+                    {"cell": f"n{nodes}", "cell_index": index, "cluster.nodes": nodes, "replicate": replicate, **row}
+                )
     pd.DataFrame(rows).to_parquet(out / "results.parquet")
     pd.concat(tasks).to_parquet(out / "tasks.parquet")
     return out
@@ -44,9 +50,21 @@ def test_summary_and_improvements(run_dir, tmp_path):
 
 
 def test_a_gain_over_a_baseline_below_zero_is_undefined(tmp_path):
-    rows = [{"cluster.nodes": 5, "replicate": r, "mechanism": m, "welfare": w, "admission_rate": 0.5, "utilisation": 0.5,
-             "provider_utility": 0.0, "users_utility": 0.0, "decision_ms_per_task": 0.1}
-            for r in range(2) for m, w in ((auction.PAPER_TUNED, 50.0), ("EFT", -10.0), ("NTM", 25.0))]
+    rows = [
+        {
+            "cluster.nodes": 5,
+            "replicate": r,
+            "mechanism": m,
+            "welfare": w,
+            "admission_rate": 0.5,
+            "utilisation": 0.5,
+            "provider_utility": 0.0,
+            "users_utility": 0.0,
+            "decision_ms_per_task": 0.1,
+        }
+        for r in range(2)
+        for m, w in ((auction.PAPER_TUNED, 50.0), ("EFT", -10.0), ("NTM", 25.0))
+    ]
     pd.DataFrame(rows).to_parquet(tmp_path / "results.parquet")
     table = auction.summary(tmp_path, "cluster.nodes").set_index("mechanism")
     assert np.isnan(table.loc[auction.PAPER_TUNED, "vs_EFT_pct"])
@@ -74,13 +92,24 @@ def test_kappa_is_chosen_on_tuning_days_and_judged_on_held_out_ones(tmp_path):
 
     runs = tmp_path / "runs"
     (runs / "kappa").mkdir(parents=True)
-    names = ["pdFTSP(kappa=1,schedule_space=fitting)", "pdFTSP(kappa=10,schedule_space=fitting)", "ZeroPrice",
-             "EFT(admit=positive)"]
+    names = [
+        "pdFTSP(kappa=1,schedule_space=fitting)",
+        "pdFTSP(kappa=10,schedule_space=fitting)",
+        "ZeroPrice",
+        "EFT(admit=positive)",
+    ]
     # kappa 1 wins light's tuning days only; kappa 10 wins high's by far, so across loads too
-    welfare = {("light", 1): [110.0, 105.0, 100.0, 80.0], ("light", 2): [99.0, 120.0, 100.0, 90.0],
-               ("high", 1): [101.0, 130.0, 100.0, 80.0], ("high", 2): [100.0, 110.0, 100.0, 100.0]}
-    rows = [{"seed": seed, "tasks.load": load, "replicate": 0, "mechanism": name, "welfare": w}
-            for (load, seed), values in welfare.items() for name, w in zip(names, values)]
+    welfare = {
+        ("light", 1): [110.0, 105.0, 100.0, 80.0],
+        ("light", 2): [99.0, 120.0, 100.0, 90.0],
+        ("high", 1): [101.0, 130.0, 100.0, 80.0],
+        ("high", 2): [100.0, 110.0, 100.0, 100.0],
+    }
+    rows = [
+        {"seed": seed, "tasks.load": load, "replicate": 0, "mechanism": name, "welfare": w}
+        for (load, seed), values in welfare.items()
+        for name, w in zip(names, values)
+    ]
     pd.DataFrame(rows).to_parquet(runs / "kappa" / "results.parquet")
     out = tmp_path / "out"
     out.mkdir()
@@ -105,10 +134,20 @@ def test_kappa_is_chosen_per_schedule_space(tmp_path):
     runs = tmp_path / "runs"
     (runs / "kappa").mkdir(parents=True)
     # the paper's space prefers kappa 30, fitting schedules kappa 10: each space gets its own choice
-    welfare = {"pdFTSP(kappa=10)": 70.0, "pdFTSP(kappa=30)": 80.0, "pdFTSP(kappa=10,schedule_space=fitting)": 120.0,
-               "pdFTSP(kappa=30,schedule_space=fitting)": 95.0, "ZeroPrice": 100.0, "EFT(admit=positive)": 90.0}
-    rows = [{"seed": seed, "tasks.load": load, "replicate": 0, "mechanism": name, "welfare": w}
-            for seed in (1, 2) for load in ("light", "high") for name, w in welfare.items()]
+    welfare = {
+        "pdFTSP(kappa=10)": 70.0,
+        "pdFTSP(kappa=30)": 80.0,
+        "pdFTSP(kappa=10,schedule_space=fitting)": 120.0,
+        "pdFTSP(kappa=30,schedule_space=fitting)": 95.0,
+        "ZeroPrice": 100.0,
+        "EFT(admit=positive)": 90.0,
+    }
+    rows = [
+        {"seed": seed, "tasks.load": load, "replicate": 0, "mechanism": name, "welfare": w}
+        for seed in (1, 2)
+        for load in ("light", "high")
+        for name, w in welfare.items()
+    ]
     pd.DataFrame(rows).to_parquet(runs / "kappa" / "results.parquet")
     out = tmp_path / "out"
     out.mkdir()
@@ -164,8 +203,11 @@ def _cell_runs(tmp_path, name, x, value, welfare, tasks=None):
 
     runs = tmp_path / "runs"
     (runs / name).mkdir(parents=True, exist_ok=True)
-    rows = [{"cell": "c", "cell_index": 0, x: value, "replicate": r, "mechanism": m, "welfare": w[r], "admission_rate": 0.5}
-            for m, w in welfare.items() for r in range(len(w))]
+    rows = [
+        {"cell": "c", "cell_index": 0, x: value, "replicate": r, "mechanism": m, "welfare": w[r], "admission_rate": 0.5}
+        for m, w in welfare.items()
+        for r in range(len(w))
+    ]
     pd.DataFrame(rows).to_parquet(runs / name / "results.parquet")
     if tasks is not None:
         pd.DataFrame(tasks).to_parquet(runs / name / "tasks.parquet")
@@ -175,8 +217,13 @@ def _cell_runs(tmp_path, name, x, value, welfare, tasks=None):
 
 
 def test_headline_ratios_are_ratios_of_means_and_the_fitting_share(tmp_path):
-    welfare = {auction.PAPER_TUNED: [80.0, 100.0, 90.0], auction.CALIBRATED: [130.0, 141.0, 130.0],
-               "Titan": [100.0, 120.0, 110.0], "EFT": [60.0, 70.0, 65.0], "NTM": [30.0, 40.0, 35.0]}
+    welfare = {
+        auction.PAPER_TUNED: [80.0, 100.0, 90.0],
+        auction.CALIBRATED: [130.0, 141.0, 130.0],
+        "Titan": [100.0, 120.0, 110.0],
+        "EFT": [60.0, 70.0, 65.0],
+        "NTM": [30.0, 40.0, 35.0],
+    }
     context = _cell_runs(tmp_path, "fig8", "tasks.load", "high", welfare)
     table = auction.headline_report(context).set_index(["numerator", "denominator"])
     assert table.loc[(auction.PAPER_TUNED, "Titan"), "ratio"] == pytest.approx(270 / 330)
@@ -194,8 +241,13 @@ def test_headline_ratios_are_ratios_of_means_and_the_fitting_share(tmp_path):
 
 
 def test_headline_share_is_undefined_when_the_lead_is_within_its_interval(tmp_path):
-    welfare = {auction.PAPER_TUNED: [80.0, 100.0, 90.0], auction.CALIBRATED: [130.0, 140.0, 120.0],
-               "Titan": [100.0, 120.0, 110.0], "EFT": [60.0, 70.0, 65.0], "NTM": [30.0, 40.0, 35.0]}
+    welfare = {
+        auction.PAPER_TUNED: [80.0, 100.0, 90.0],
+        auction.CALIBRATED: [130.0, 140.0, 120.0],
+        "Titan": [100.0, 120.0, 110.0],
+        "EFT": [60.0, 70.0, 65.0],
+        "NTM": [30.0, 40.0, 35.0],
+    }
     table = auction.headline_report(_cell_runs(tmp_path, "fig8", "tasks.load", "high", welfare))
     share = table[table["denominator"] == f"{auction.CALIBRATED} - Titan"].iloc[0]
     assert np.isnan(share["ratio"]) and "within its own 95% half-width" in share["note"]
@@ -204,8 +256,13 @@ def test_headline_share_is_undefined_when_the_lead_is_within_its_interval(tmp_pa
 def test_lemma2_equality_check_reads_every_day(tmp_path):
     welfare = {auction.LEMMA: [50.0, 60.0], auction.LEMMA_FITTING: [50.0, 61.0]}
     context = _cell_runs(tmp_path, "fig8", "tasks.load", "high", welfare)
-    report = pd.DataFrame({"tasks.load": ["high"] * 2, "mechanism": [auction.LEMMA, auction.LEMMA_FITTING],
-                           **{f"vs_{b}_pct": [np.nan] * 2 for b in auction.BASELINES}})
+    report = pd.DataFrame(
+        {
+            "tasks.load": ["high"] * 2,
+            "mechanism": [auction.LEMMA, auction.LEMMA_FITTING],
+            **{f"vs_{b}_pct": [np.nan] * 2 for b in auction.BASELINES},
+        }
+    )
     checks = auction.checks(type(context)(context.runs, context.out, reports={"fig8": report}))
     lemma = next(c for c in checks if "bbar >= 1" in c.check)
     assert lemma.ours == pytest.approx(1 / 60) and lemma.holds is False
@@ -213,16 +270,20 @@ def test_lemma2_equality_check_reads_every_day(tmp_path):
 
 def test_bid_law_report_counts_eft_admissions_below_cost(tmp_path):
     welfare = {m: [100.0, 110.0] for m in (auction.PAPER_TUNED, auction.CALIBRATED, "Titan", "EFT", "NTM")}
-    tasks = {"cell_index": [0] * 4, "mechanism": ["EFT"] * 3 + ["NTM"], "admitted": [True, True, False, True],
-             "bid": [5.0, 20.0, 1.0, 1.0], "operating_cost": [8.0, 5.0, 5.0, 5.0], "vendor_cost": [1.0, 1.0, 1.0, 1.0]}
+    tasks = {
+        "cell_index": [0] * 4,
+        "mechanism": ["EFT"] * 3 + ["NTM"],
+        "admitted": [True, True, False, True],
+        "bid": [5.0, 20.0, 1.0, 1.0],
+        "operating_cost": [8.0, 5.0, 5.0, 5.0],
+        "vendor_cost": [1.0, 1.0, 1.0, 1.0],
+    }
     context = _cell_runs(tmp_path, "bid_law", "tasks.value_per_ksample", [1.0, 6.0], welfare, tasks)
     table = auction.bid_law_report(context, "bid_law")
     assert table["tasks.value_per_ksample"].iloc[0] == "U[1, 6]"
     assert table["eft_admitted_below_cost"].iloc[0] == pytest.approx(0.5)  # 1 of EFT's 2 admitted
     assert table["Titan / EFT"].iloc[0] == pytest.approx(1.0)
     assert (context.out / "bid_law.png").exists()
-
-
 
 
 def test_doc_tables_print_from_the_committed_reports(capsys):
@@ -237,11 +298,17 @@ def test_committed_checks_lead_with_the_papers_algorithm_and_label_fitting():
     from pathlib import Path
 
     checks = pd.read_csv(Path(auction.__file__).resolve().parent.parent / "reports" / "auction" / "checks.csv")
-    for cell, paper in (("fig8 tasks.load=high", auction.PAPER_HIGH_LOAD), ("fig4 cluster.nodes=50", auction.PAPER_50_NODES)):
+    for cell, paper in (
+        ("fig8 tasks.load=high", auction.PAPER_HIGH_LOAD),
+        ("fig4 cluster.nodes=50", auction.PAPER_50_NODES),
+    ):
         for base, gain in paper.items():
             row = checks[checks["check"] == f"{cell}: pdFTSP (paper schedule space, tuned kappa) over {base} (%)"]
             assert len(row) == 1 and row["paper"].iloc[0] == pytest.approx(gain), (cell, base)
         for pair in ("Titan / EFT", "EFT / NTM"):
-            assert checks["check"].str.startswith(f"{cell.split()[0]} {cell.split()[1]}: {pair}").sum() == 1, (cell, pair)
+            assert checks["check"].str.startswith(f"{cell.split()[0]} {cell.split()[1]}: {pair}").sum() == 1, (
+                cell,
+                pair,
+            )
     fitting = checks[checks["check"].str.contains("fitting")]
     assert fitting["check"].str.contains(auction.FITTING, regex=False).all()

@@ -1,4 +1,5 @@
 """Alg. 2's DP (eq. 13) against brute-force enumeration of every schedule."""
+
 from __future__ import annotations
 
 import itertools
@@ -15,8 +16,7 @@ from tests.auction.worlds import A40, A100, make_instance
 def brute_force(instance, task, start, lam, phi, usable):
     c = instance.cluster
     tasks = instance.tasks
-    delta = (c.task_rate[:, None] * lam + tasks.memory[task] * phi
-             + c.node_cost * (c.task_rate / c.compute)[:, None])
+    delta = c.task_rate[:, None] * lam + tasks.memory[task] * phi + c.node_cost * (c.task_rate / c.compute)[:, None]
     slots = list(range(start, int(tasks.deadline[task]) + 1))
     best = math.inf
     for choice in itertools.product([-1, *range(c.nodes)], repeat=len(slots)):
@@ -38,13 +38,27 @@ def test_dp_equals_brute_force(data):
     arrival = data.draw(st.integers(0, deadline))
     work = data.draw(st.sampled_from([1.0, 3.0, 5.0, 6.0, 9.0, 13.0, 18.0]))
     preprocess = data.draw(st.booleans())
-    inst = make_instance(nodes, horizon, [arrival], [deadline], [work], [data.draw(st.integers(1, 20))],
-                         [preprocess], [100.0], [[5.0]], [[data.draw(st.integers(1, 2))]],
-                         start_hour=data.draw(st.sampled_from([0.0, 6.5, 17.0])))
+    inst = make_instance(
+        nodes,
+        horizon,
+        [arrival],
+        [deadline],
+        [work],
+        [data.draw(st.integers(1, 20))],
+        [preprocess],
+        [100.0],
+        [[5.0]],
+        [[data.draw(st.integers(1, 2))]],
+        start_hour=data.draw(st.sampled_from([0.0, 6.5, 17.0])),
+    )
     shape = (len(nodes), horizon)
     values = st.sampled_from([0.0, 0.0, 0.25, 0.5, 1.0, 2.0])
-    lam = np.array(data.draw(st.lists(values, min_size=shape[0] * shape[1], max_size=shape[0] * shape[1]))).reshape(shape)
-    phi = np.array(data.draw(st.lists(values, min_size=shape[0] * shape[1], max_size=shape[0] * shape[1]))).reshape(shape)
+    lam = np.array(data.draw(st.lists(values, min_size=shape[0] * shape[1], max_size=shape[0] * shape[1]))).reshape(
+        shape
+    )
+    phi = np.array(data.draw(st.lists(values, min_size=shape[0] * shape[1], max_size=shape[0] * shape[1]))).reshape(
+        shape
+    )
     usable = np.array(data.draw(st.lists(st.booleans(), min_size=lam.size, max_size=lam.size))).reshape(shape)
     vendor = 0 if preprocess else -1
     start = arrival + (int(inst.vendor_delay[0, 0]) if preprocess else 0)
@@ -58,8 +72,11 @@ def test_dp_equals_brute_force(data):
     c = inst.cluster
     k, t = schedule.nodes, schedule.slots
     assert usable[k, t].all()
-    recomputed = (c.task_rate[k] * lam[k, t] + inst.tasks.memory[0] * phi[k, t]
-                  + c.node_cost[k, t] * c.task_rate[k] / c.compute[k]).sum()
+    recomputed = (
+        c.task_rate[k] * lam[k, t]
+        + inst.tasks.memory[0] * phi[k, t]
+        + c.node_cost[k, t] * c.task_rate[k] / c.compute[k]
+    ).sum()
     assert math.isclose(recomputed, cost, rel_tol=1e-12, abs_tol=1e-12)
 
 

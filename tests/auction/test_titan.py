@@ -1,6 +1,7 @@
 """Titan, the per-slot MILP baseline (paper 001, Sec. 5.1): by hand, equal to OPT when
 every task arrives in one slot, feasible schedules on random worlds, vendor draws,
 decision times, determinism."""
+
 from __future__ import annotations
 
 import math
@@ -40,15 +41,25 @@ def test_by_hand_one_slot_picks_best_pair():
     # Two A40s (47.5 GB each for tasks, 4 tasks of compute), one slot, three tasks of one
     # slot's work (3 ksamples): 30 + 20 GB cannot share a node, 30 + 15 can. Welfare per
     # task = bid - 5 (e = 20 * 1.0 / 4 at 08:00). All three fit: {30}, {20, 15}.
-    inst = make_instance([A40, A40], 1, [0, 0, 0], [0, 0, 0], [3.0] * 3, [30, 20, 15], [False] * 3,
-                         [10.0, 10.0, 10.0], start_hour=8.0)
+    inst = make_instance(
+        [A40, A40], 1, [0, 0, 0], [0, 0, 0], [3.0] * 3, [30, 20, 15], [False] * 3, [10.0, 10.0, 10.0], start_hour=8.0
+    )
     out = Titan().run(inst, np.random.default_rng(0))
     assert out.admitted.all()
     assert math.isclose(out.metrics()["welfare"], 3 * (10.0 - 5.0))
     assert_feasible(out)
     # A third task of 40 GB cannot join: one of the four is left out.
-    inst = make_instance([A40, A40], 1, [0] * 4, [0] * 4, [3.0] * 4, [30, 20, 15, 40], [False] * 4,
-                         [10.0, 10.0, 10.0, 12.0], start_hour=8.0)
+    inst = make_instance(
+        [A40, A40],
+        1,
+        [0] * 4,
+        [0] * 4,
+        [3.0] * 4,
+        [30, 20, 15, 40],
+        [False] * 4,
+        [10.0, 10.0, 10.0, 12.0],
+        start_hour=8.0,
+    )
     out = Titan().run(inst, np.random.default_rng(0))
     assert out.admitted.sum() == 3 and out.admitted[3]
     assert math.isclose(out.metrics()["welfare"], 7.0 + 5.0 + 5.0)
@@ -67,8 +78,19 @@ def one_slot_instances(draw):
     bid = [draw(st.floats(1.0, 150.0)) for _ in range(n)]
     q = [[draw(st.floats(0.0, 20.0))] for _ in range(n)]
     h = [[draw(st.integers(1, 2))] for _ in range(n)]
-    return make_instance(kinds, horizon, [0] * n, deadline, work, memory, preprocess, bid, q, h,
-                         start_hour=draw(st.sampled_from([0.0, 16.5])))
+    return make_instance(
+        kinds,
+        horizon,
+        [0] * n,
+        deadline,
+        work,
+        memory,
+        preprocess,
+        bid,
+        q,
+        h,
+        start_hour=draw(st.sampled_from([0.0, 16.5])),
+    )
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -199,8 +221,13 @@ def test_cheapest_start_follows_the_tariff_and_solve_off_keeps_the_greedy():
 def test_titan_variants_share_titans_vendor_draws():
     from algorithms.auction import family
 
-    prepared = family.prepare({"cluster": {"nodes": 2}, "tasks": {"load": 2, "slots": 12},
-                               "mechanisms": ["Titan", "Titan(solve=off)", "Titan(start=cheapest)"]})
+    prepared = family.prepare(
+        {
+            "cluster": {"nodes": 2},
+            "tasks": {"load": 2, "slots": 12},
+            "mechanisms": ["Titan", "Titan(solve=off)", "Titan(start=cheapest)"],
+        }
+    )
     rows = {r["mechanism"]: r for r in family.simulate_replicate(prepared, 0, np.random.default_rng(3))}
     tables = {name: r["tables"]["tasks"] for name, r in rows.items()}
     both = np.asarray(tables["Titan"]["admitted"]) & np.asarray(tables["Titan(solve=off)"]["admitted"])

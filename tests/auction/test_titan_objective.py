@@ -2,6 +2,7 @@
 bid-blind `throughput` (the most admitted tasks, then the least cost): by hand and by brute
 force on a small world where they choose differently, name parsing, and `Titan(objective=
 welfare)` bit-identical to `Titan`."""
+
 from __future__ import annotations
 
 import itertools
@@ -22,8 +23,9 @@ def _two_small_or_one_big():
     # night), two slots, three tasks arriving in slot 0 with deadline 1, 45 GB each (no two
     # share the node): task 0 needs both slots (12 ksamples, bid 200), tasks 1 and 2 one slot
     # each (6 ksamples, bid 30). Plans: {0} (welfare 200 - 12 = 188) or {1, 2} (60 - 12 = 48).
-    return make_instance([A100], 2, [0, 0, 0], [1, 1, 1], [12.0, 6.0, 6.0], [45, 45, 45], [False] * 3,
-                         [200.0, 30.0, 30.0])
+    return make_instance(
+        [A100], 2, [0, 0, 0], [1, 1, 1], [12.0, 6.0, 6.0], [45, 45, 45], [False] * 3, [200.0, 30.0, 30.0]
+    )
 
 
 def _every_plan(inst):
@@ -77,8 +79,11 @@ def test_the_objectives_choose_differently_by_hand_and_by_brute_force():
     assert_feasible(welfare)
     assert_feasible(throughput)
     # The greedy start alone (no CP-SAT) makes the same choices here.
-    assert list(Titan(objective="throughput", solve=False).run(inst, np.random.default_rng(0)).admitted) == \
-        [False, True, True]
+    assert list(Titan(objective="throughput", solve=False).run(inst, np.random.default_rng(0)).admitted) == [
+        False,
+        True,
+        True,
+    ]
 
 
 def test_throughput_is_bid_blind_and_breaks_ties_by_cost():
@@ -90,8 +95,16 @@ def test_throughput_is_bid_blind_and_breaks_ties_by_cost():
     # Every bid scaled by 100 or by 0.01 changes nothing the bid-blind objective does.
     base = _two_small_or_one_big()
     for scale in (0.01, 100.0):
-        other = make_instance([A100], 2, [0, 0, 0], [1, 1, 1], [12.0, 6.0, 6.0], [45, 45, 45], [False] * 3,
-                              list(np.array([200.0, 30.0, 30.0]) * scale))
+        other = make_instance(
+            [A100],
+            2,
+            [0, 0, 0],
+            [1, 1, 1],
+            [12.0, 6.0, 6.0],
+            [45, 45, 45],
+            [False] * 3,
+            list(np.array([200.0, 30.0, 30.0]) * scale),
+        )
         a = Titan(objective="throughput").run(base, np.random.default_rng(0))
         b = Titan(objective="throughput").run(other, np.random.default_rng(0))
         assert np.array_equal(a.admitted, b.admitted)
@@ -100,16 +113,27 @@ def test_throughput_is_bid_blind_and_breaks_ties_by_cost():
     # 20 cents, any two of slots 6-11 12 cents. The greedy start takes slots 0-1; the MILP moves
     # the task to the cheap slots.
     inst = make_instance([A100], 12, [0], [11], [12.0], [10], [False], [100.0], start_hour=22.0)
-    assert Titan(objective="throughput", solve=False).run(inst, np.random.default_rng(0)).metrics()["welfare"] == \
-        pytest.approx(80.0)
+    assert Titan(objective="throughput", solve=False).run(inst, np.random.default_rng(0)).metrics()[
+        "welfare"
+    ] == pytest.approx(80.0)
     out = Titan(objective="throughput", time_limit=1.0).run(inst, np.random.default_rng(0))
     assert set(out.schedules[0].slots) <= set(range(6, 12))
     assert out.schedules[0].operating_cost(inst) == pytest.approx(12.0)
 
 
 def test_throughput_instance_and_greedy_order():
-    inst = make_instance([A100], 3, [0, 0, 1], [2, 2, 2], [12.0, 6.0, 6.0], [10, 10, 10], [True, False, False],
-                         [5.0, 7.0, 9.0], vendor_price=[[3.0], [0.0], [0.0]], vendor_delay=[[1], [1], [1]])
+    inst = make_instance(
+        [A100],
+        3,
+        [0, 0, 1],
+        [2, 2, 2],
+        [12.0, 6.0, 6.0],
+        [10, 10, 10],
+        [True, False, False],
+        [5.0, 7.0, 9.0],
+        vendor_price=[[3.0], [0.0], [0.0]],
+        vendor_delay=[[1], [1], [1]],
+    )
     batch = np.array([0, 1])
     vendors = {0: [0], 1: [0]}
     model = throughput_instance(inst, batch, vendors)
@@ -127,8 +151,11 @@ def test_names():
     assert family.titan_variant("Titan") == {"start": "earliest", "solve": True, "objective": "welfare"}
     assert family.titan_variant("Titan(objective=welfare)") == family.titan_variant("Titan")
     assert family.titan_variant("Titan(objective=throughput)")["objective"] == "throughput"
-    assert family.titan_variant("Titan(start=cheapest,objective=throughput,solve=off)") == \
-        {"start": "cheapest", "solve": False, "objective": "throughput"}
+    assert family.titan_variant("Titan(start=cheapest,objective=throughput,solve=off)") == {
+        "start": "cheapest",
+        "solve": False,
+        "objective": "throughput",
+    }
     assert family.titan_variant("EFT") is None
     with pytest.raises(ValueError, match="objective"):
         family.titan_variant("Titan(objective=jct)")
@@ -136,17 +163,25 @@ def test_names():
         family.prepare({"mechanisms": ["Titan(objective=count)"]})
     with pytest.raises(ValueError, match="objective"):
         Titan(objective="count")
-    prepared = family.prepare({"cluster": {"nodes": 2}, "tasks": {"load": 2, "slots": 4},
-                               "titan": {"time_limit": 0.25},
-                               "mechanisms": ["Titan", "Titan(objective=throughput)"]})
+    prepared = family.prepare(
+        {
+            "cluster": {"nodes": 2},
+            "tasks": {"load": 2, "slots": 4},
+            "titan": {"time_limit": 0.25},
+            "mechanisms": ["Titan", "Titan(objective=throughput)"],
+        }
+    )
     made = family.make_mechanism("Titan(objective=throughput)", prepared)
     assert isinstance(made, Titan) and made.objective == "throughput" and made.time_limit == 0.25
     assert family.make_mechanism("Titan", prepared).objective == "welfare"
 
 
 def test_welfare_variant_is_bit_identical_to_titan():
-    config = {"cluster": {"nodes": 3}, "tasks": {"load": 3, "slots": 12},
-              "mechanisms": ["Titan", "Titan(objective=welfare)", "Titan(objective=throughput)"]}
+    config = {
+        "cluster": {"nodes": 3},
+        "tasks": {"load": 3, "slots": 12},
+        "mechanisms": ["Titan", "Titan(objective=welfare)", "Titan(objective=throughput)"],
+    }
     prepared = family.prepare(config)
     rows = {r["mechanism"]: r for r in family.simulate_replicate(prepared, 0, np.random.default_rng(11))}
     plain, named = rows["Titan"], rows["Titan(objective=welfare)"]

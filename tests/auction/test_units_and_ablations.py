@@ -1,6 +1,7 @@
 """pdFTSP's unit of bbar (kappa, work_unit), the zero-price ablation and the welfare-aware EFT
 (issue: auction fidelity), by hand on one-node worlds, and the EFT vendor rule and NTM's
 exclusive nodes by hand."""
+
 from __future__ import annotations
 
 import math
@@ -69,24 +70,25 @@ def test_lemma_kappa_makes_every_gross_bbar_at_least_one(seed, work_unit):
 
 def test_zero_price_keeps_duals_at_zero_and_admits_on_positive_margin():
     # Two tasks on one A100 slot pair; each costs e = 6 a slot x 2 slots = 12. Task 1 bids 10 < 12.
-    inst = make_instance([A100], 2, [0, 0, 0], [1, 1, 1], [12.0, 12.0, 12.0], [10, 10, 10],
-                         [False] * 3, [100.0, 10.0, 100.0])
+    inst = make_instance(
+        [A100], 2, [0, 0, 0], [1, 1, 1], [12.0, 12.0, 12.0], [10, 10, 10], [False] * 3, [100.0, 10.0, 100.0]
+    )
     mech = PdFTSP(ALPHA, BETA, prices=False, schedule_space="fitting")
     out = mech.run(inst)
     lam, phi = mech.final_duals
     assert not lam.any() and not phi.any()
     assert out.admitted.tolist() == [True, False, True]
     assert out.payment[0] == pytest.approx(12.0)  # b - F = the schedule's cost
-    prepared = family.prepare({"cluster": {"nodes": 2}, "tasks": {"load": 3, "slots": 12},
-                               "mechanisms": ["ZeroPrice"]})
+    prepared = family.prepare({"cluster": {"nodes": 2}, "tasks": {"load": 3, "slots": 12}, "mechanisms": ["ZeroPrice"]})
     p = prepared.pdftsp["ZeroPrice"]
     assert (p.prices, p.schedule_space) == (False, "fitting")
 
 
 def test_eft_takes_the_fastest_vendor_then_the_cheaper_by_hand():
     # Vendor delays 2, 1, 1 and prices 1, 9, 5: vendors 1 and 2 tie on delay, 2 is cheaper.
-    inst = make_instance([A100], 8, [0], [7], [12.0], [10], [True], [100.0],
-                         vendor_price=[[1.0, 9.0, 5.0]], vendor_delay=[[2, 1, 1]])
+    inst = make_instance(
+        [A100], 8, [0], [7], [12.0], [10], [True], [100.0], vendor_price=[[1.0, 9.0, 5.0]], vendor_delay=[[2, 1, 1]]
+    )
     out = EFT().run(inst)
     assert out.vendor[0] == 2 and list(out.schedules[0].slots) == [1, 2]
     assert out.payment[0] == 100.0  # pay as bid
@@ -121,17 +123,24 @@ def test_ntm_runs_one_task_per_node_and_slot_by_hand():
     assert EFT().run(inst).admitted.all()  # EFT shares the node
 
 
-@pytest.mark.parametrize("change, key", [
-    ({"kappa": 0}, "pdftsp.kappa"), ({"kappa": "paper"}, "pdftsp.kappa"), ({"work_unit": "GB"}, "pdftsp.work_unit"),
-    ({"prices": "maybe"}, "pdftsp.prices")])
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        ({"kappa": 0}, "pdftsp.kappa"),
+        ({"kappa": "paper"}, "pdftsp.kappa"),
+        ({"work_unit": "GB"}, "pdftsp.work_unit"),
+        ({"prices": "maybe"}, "pdftsp.prices"),
+    ],
+)
 def test_unit_settings_are_checked(change, key):
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):
         family.prepare({"pdftsp": change, "mechanisms": ["pdFTSP"]})
 
 
 def test_a_variants_kappa_replaces_the_sections_price_scale():
-    prepared = family.prepare({"pdftsp": {"price_scale": 0.5},
-                               "mechanisms": ["pdFTSP", "pdFTSP(kappa=2)", "pdFTSP(price_scale=0.1)"]})
+    prepared = family.prepare(
+        {"pdftsp": {"price_scale": 0.5}, "mechanisms": ["pdFTSP", "pdFTSP(kappa=2)", "pdFTSP(price_scale=0.1)"]}
+    )
     assert prepared.pdftsp["pdFTSP"].alpha == pytest.approx(0.5 * 6.0)
     assert prepared.pdftsp["pdFTSP(kappa=2)"].alpha == pytest.approx(6.0)
     assert prepared.pdftsp["pdFTSP(kappa=2)"].kappa == 2.0
@@ -165,6 +174,5 @@ def test_the_paper_like_calibration_composes():
     from omegaconf import OmegaConf
 
     sections = OmegaConf.to_container(paper, resolve=True)
-    prepared = family.prepare({**{k: v for k, v in sections.items() if k in family.SECTIONS},
-                               "mechanisms": ["pdFTSP"]})
+    prepared = family.prepare({**{k: v for k, v in sections.items() if k in family.SECTIONS}, "mechanisms": ["pdFTSP"]})
     assert prepared.pdftsp["pdFTSP"].kappa == 0.1 and prepared.pdftsp["pdFTSP"].work_unit == 1000.0

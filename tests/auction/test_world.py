@@ -1,4 +1,5 @@
 """The auction world (market/): cluster, tasks, vendors, arrival traces, validation."""
+
 from __future__ import annotations
 
 import math
@@ -46,8 +47,9 @@ def test_task_generator_follows_its_documented_distributions():
 
 
 def test_instance_horizon_covers_every_deadline_and_vendor_offers():
-    inst = draw_instance(ClusterParams(nodes=4), TaskParams.from_dict({"load": 5}), VendorParams(count=3),
-                         np.random.default_rng(1))
+    inst = draw_instance(
+        ClusterParams(nodes=4), TaskParams.from_dict({"load": 5}), VendorParams(count=3), np.random.default_rng(1)
+    )
     assert inst.horizon == max(144, int(inst.tasks.deadline.max()) + 1)
     assert inst.vendor_price.shape == (len(inst.tasks), 3) and inst.vendor_delay.min() >= 1
     per_ksample = inst.vendor_price / inst.tasks.dataset[:, None]
@@ -71,12 +73,15 @@ def test_arrival_trace_loads_and_scales():
     assert np.all(np.abs(scaled - window * 50 * 144 / window.sum()) < 1)
 
 
-@pytest.mark.parametrize("body, line, message", [
-    ("slot,arrivals\n0,3\n2,4\n", 3, "expected 1"),
-    ("slot,arrivals\n0,3\n1,-4\n", 3, "must be an integer >= 0"),
-    ("slot,arrivals\n0,3\n1,x\n", 3, "must be an integer >= 0"),
-    ("slot,count\n0,3\n", 1, "missing column"),
-])
+@pytest.mark.parametrize(
+    "body, line, message",
+    [
+        ("slot,arrivals\n0,3\n2,4\n", 3, "expected 1"),
+        ("slot,arrivals\n0,3\n1,-4\n", 3, "must be an integer >= 0"),
+        ("slot,arrivals\n0,3\n1,x\n", 3, "must be an integer >= 0"),
+        ("slot,count\n0,3\n", 1, "missing column"),
+    ],
+)
 def test_arrival_trace_errors_name_file_and_line(tmp_path, body, line, message):
     path = tmp_path / "arrivals.csv"
     path.write_text(body)
@@ -85,19 +90,22 @@ def test_arrival_trace_errors_name_file_and_line(tmp_path, body, line, message):
     assert err.value.line == line and f"arrivals.csv:{line}" in str(err.value)
 
 
-@pytest.mark.parametrize("section, cls, value, key", [
-    ("cluster", ClusterParams, {"nodes": 0}, "cluster.nodes"),
-    ("cluster", ClusterParams, {"node_type": "H100"}, "cluster.node_type"),
-    ("cluster", ClusterParams, {"gpus": 3}, "cluster: unknown key"),
-    ("tasks", TaskParams, {"load": "extreme"}, "tasks.load"),
-    ("tasks", TaskParams, {"samples": [20, 5]}, "tasks.samples"),
-    ("tasks", TaskParams, {"epochs": [1.5, 3]}, "tasks.epochs"),
-    ("tasks", TaskParams, {"deadline_slack": [0.5, 1]}, "tasks.deadline_slack"),
-    ("tasks", TaskParams, {"arrivals": "trace"}, "tasks.trace_path"),
-    ("tasks", TaskParams, {"preprocess_share": 2}, "tasks.preprocess_share"),
-    ("vendors", VendorParams, {"count": 0}, "vendors.count"),
-    ("vendors", VendorParams, {"jitter": 1.0}, "vendors.jitter"),
-])
+@pytest.mark.parametrize(
+    "section, cls, value, key",
+    [
+        ("cluster", ClusterParams, {"nodes": 0}, "cluster.nodes"),
+        ("cluster", ClusterParams, {"node_type": "H100"}, "cluster.node_type"),
+        ("cluster", ClusterParams, {"gpus": 3}, "cluster: unknown key"),
+        ("tasks", TaskParams, {"load": "extreme"}, "tasks.load"),
+        ("tasks", TaskParams, {"samples": [20, 5]}, "tasks.samples"),
+        ("tasks", TaskParams, {"epochs": [1.5, 3]}, "tasks.epochs"),
+        ("tasks", TaskParams, {"deadline_slack": [0.5, 1]}, "tasks.deadline_slack"),
+        ("tasks", TaskParams, {"arrivals": "trace"}, "tasks.trace_path"),
+        ("tasks", TaskParams, {"preprocess_share": 2}, "tasks.preprocess_share"),
+        ("vendors", VendorParams, {"count": 0}, "vendors.count"),
+        ("vendors", VendorParams, {"jitter": 1.0}, "vendors.jitter"),
+    ],
+)
 def test_config_errors_name_the_key(section, cls, value, key):
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):
         cls.from_dict(value)

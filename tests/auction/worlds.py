@@ -1,4 +1,5 @@
 """Small hand-made auction worlds for the tests."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,13 +12,30 @@ from market.auction.lora_tasks import LoraTasks
 A100, A40 = NODE_TYPES["A100-80GB"], NODE_TYPES["A40-48GB"]
 
 
-def make_instance(nodes, horizon, arrival, deadline, work, memory, preprocess, bid,
-                  vendor_price=None, vendor_delay=None, base_model_gb=0.5, start_hour=0.0) -> LoraInstance:
+def make_instance(
+    nodes,
+    horizon,
+    arrival,
+    deadline,
+    work,
+    memory,
+    preprocess,
+    bid,
+    vendor_price=None,
+    vendor_delay=None,
+    base_model_gb=0.5,
+    start_hour=0.0,
+) -> LoraInstance:
     n = len(arrival)
-    tasks = LoraTasks(np.asarray(arrival, dtype=np.int64), np.asarray(deadline, dtype=np.int64),
-                      np.asarray(work, dtype=float), np.asarray(work, dtype=float),
-                      np.asarray(memory, dtype=float), np.asarray(preprocess, dtype=bool),
-                      np.asarray(bid, dtype=float))
+    tasks = LoraTasks(
+        np.asarray(arrival, dtype=np.int64),
+        np.asarray(deadline, dtype=np.int64),
+        np.asarray(work, dtype=float),
+        np.asarray(work, dtype=float),
+        np.asarray(memory, dtype=float),
+        np.asarray(preprocess, dtype=bool),
+        np.asarray(bid, dtype=float),
+    )
     q = np.zeros((n, 1)) if vendor_price is None else np.asarray(vendor_price, dtype=float)
     h = np.ones((n, 1), dtype=np.int64) if vendor_delay is None else np.asarray(vendor_delay, dtype=np.int64)
     return LoraInstance(Cluster.of(list(nodes), base_model_gb, horizon, start_hour), tasks, q, h)
@@ -37,5 +55,16 @@ def small_instances(draw, max_tasks=6, max_nodes=3, max_horizon=8, vendors=2):
     bid = [draw(st.floats(1.0, 200.0)) for _ in range(n)]
     q = [[draw(st.floats(0.0, 30.0)) for _ in range(vendors)] for _ in range(n)]
     h = [[draw(st.integers(1, 2)) for _ in range(vendors)] for _ in range(n)]
-    return make_instance(nodes, horizon, arrival, deadline, work, memory, preprocess, bid, q, h,
-                         start_hour=draw(st.sampled_from([0.0, 16.0])))
+    return make_instance(
+        nodes,
+        horizon,
+        arrival,
+        deadline,
+        work,
+        memory,
+        preprocess,
+        bid,
+        q,
+        h,
+        start_hour=draw(st.sampled_from([0.0, 16.0])),
+    )

@@ -1,5 +1,6 @@
 """bench/auction_selector.py on a tiny world: the report's structure and what must hold whatever
 the numbers (the DP's F never above the exact maximum). No timing assertion."""
+
 from bench.auction_selector import VARIANTS, measure
 
 

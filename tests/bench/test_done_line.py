@@ -1,4 +1,5 @@
 """The benchmarks read the engine's "Done:" line: they must parse what sweep/engine.py prints."""
+
 import pytest
 
 from bench import auction_scale, fig9, grid_scale
@@ -7,8 +8,10 @@ from sweep.cli import counted
 
 @pytest.mark.parametrize("cells,sims", [(1, 403_200), (4, 460_000), (1_200, 1)])
 def test_done_line_of_the_engine_parses(cells, sims):
-    line = (f"Done: {counted(cells, 'cell')}, {counted(sims, 'simulation')} in 27.9 s; simulating 21.5 s "
-            f"(21,419 simulations/s on {counted(2, 'worker')}); before the first simulation 4.9 s")
+    line = (
+        f"Done: {counted(cells, 'cell')}, {counted(sims, 'simulation')} in 27.9 s; simulating 21.5 s "
+        f"(21,419 simulations/s on {counted(2, 'worker')}); before the first simulation 4.9 s"
+    )
     for module in (auction_scale, fig9, grid_scale):
         match = module.DONE.search(line)
         assert match and int(match[1].replace(",", "")) == cells and float(match[3]) == 27.9

@@ -1,15 +1,42 @@
 """bench/sow_speed.py on a tiny workload: the report's structure and that its numbers are
 positive and consistent. No timing assertion (speed is measured by the benchmark, never here)."""
+
 import json
 import math
 
 from bench.sow_speed import benchmark, main
 
-ROW_KEYS = {"label", "jobs", "pipelines", "nodes", "samples", "arrival_jitter", "duration_jitter", "nominal_support",
-            "mean_support", "birth_rounds", "rounds", "active_at_birth", "offered_load_per_node", "busy_window",
-            "mean_busy_nodes", "utilisation", "peak_busy_nodes", "completions", "evictions", "cancellations",
-            "welfare", "seconds", "median_seconds", "ms_per_job", "draw_seconds", "median_draw_seconds",
-            "same_outcome_across_repeats", "load_average_first_repeat_before", "load_average_last_repeat_after"}
+ROW_KEYS = {
+    "label",
+    "jobs",
+    "pipelines",
+    "nodes",
+    "samples",
+    "arrival_jitter",
+    "duration_jitter",
+    "nominal_support",
+    "mean_support",
+    "birth_rounds",
+    "rounds",
+    "active_at_birth",
+    "offered_load_per_node",
+    "busy_window",
+    "mean_busy_nodes",
+    "utilisation",
+    "peak_busy_nodes",
+    "completions",
+    "evictions",
+    "cancellations",
+    "welfare",
+    "seconds",
+    "median_seconds",
+    "ms_per_job",
+    "draw_seconds",
+    "median_draw_seconds",
+    "same_outcome_across_repeats",
+    "load_average_first_repeat_before",
+    "load_average_last_repeat_after",
+}
 
 
 def check_row(row, jobs, repeats):
@@ -26,8 +53,16 @@ def check_row(row, jobs, repeats):
 
 
 def test_benchmark_report_on_a_tiny_workload():
-    report = benchmark(jobs=40, nodes=12, repeats=2, sweep_repeats=2, samples=20, samples_sweep="10,20",
-                       nodes_sweep="8,12", support_sweep="0x0,1x0,2x1")
+    report = benchmark(
+        jobs=40,
+        nodes=12,
+        repeats=2,
+        sweep_repeats=2,
+        samples=20,
+        samples_sweep="10,20",
+        nodes_sweep="8,12",
+        support_sweep="0x0,1x0,2x1",
+    )
     json.dumps(report)  # serialisable as written
     assert report["settings"]["hoeffding_samples"] == 324  # Lemma F.1 at eps0 = delta0 = 0.1, D_max 4, S_max 16
     head = report["headline"]
@@ -35,8 +70,11 @@ def test_benchmark_report_on_a_tiny_workload():
     assert head["samples"] == 20 and head["nodes"] == 12 and head["pipelines"] == 24
     assert report["goal_met"] == (head["median_seconds"] <= 60)
     assert set(report["sweeps"]) == {"samples", "nodes", "support"}
-    expected = {"samples": ["R=10", "R=20"], "nodes": ["N=8", "N=12"],
-                "support": ["jitter=0x0", "jitter=1x0", "jitter=2x1"]}
+    expected = {
+        "samples": ["R=10", "R=20"],
+        "nodes": ["N=8", "N=12"],
+        "support": ["jitter=0x0", "jitter=1x0", "jitter=2x1"],
+    }
     for name, sweep in report["sweeps"].items():
         assert [row["label"] for row in sweep["points"]] == expected[name]
         for row in sweep["points"]:
@@ -52,8 +90,26 @@ def test_benchmark_report_on_a_tiny_workload():
 
 def test_main_writes_the_json(tmp_path):
     out = tmp_path / "sow_speed.json"
-    assert main(["--quick", "--jobs", "30", "--nodes", "10", "--samples-sweep", "5,10", "--nodes-sweep", "6,10",
-                 "--support-sweep", "0x0,2x1", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "--quick",
+                "--jobs",
+                "30",
+                "--nodes",
+                "10",
+                "--samples-sweep",
+                "5,10",
+                "--nodes-sweep",
+                "6,10",
+                "--support-sweep",
+                "0x0,2x1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     report = json.loads(out.read_text())
     assert report["quick"] and report["command"].startswith("python -m bench.sow_speed --quick")
     assert report["settings"]["repeats"] == report["settings"]["sweep_repeats"] == 1

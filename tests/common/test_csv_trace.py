@@ -1,5 +1,6 @@
 """The CSV reader every trace loader uses (market/common/csv_trace.py): UTF-8 with or without a
 byte-order mark, LF or CRLF, and errors that name the file and line."""
+
 from __future__ import annotations
 
 import codecs
@@ -12,12 +13,15 @@ TEXT = "slot,timestamp,arrivals\n0,a,3\n1,b,4\n"
 EXPECTED = [(2, {"slot": "0", "arrivals": "3"}), (3, {"slot": "1", "arrivals": "4"})]
 
 
-@pytest.mark.parametrize("encode", [
-    lambda t: t.encode(),                                   # LF
-    lambda t: t.replace("\n", "\r\n").encode(),             # CRLF (the shipped files)
-    lambda t: codecs.BOM_UTF8 + t.encode(),                 # what spreadsheets write
-    lambda t: codecs.BOM_UTF8 + t.replace("\n", "\r\n").encode(),
-])
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda t: t.encode(),  # LF
+        lambda t: t.replace("\n", "\r\n").encode(),  # CRLF (the shipped files)
+        lambda t: codecs.BOM_UTF8 + t.encode(),  # what spreadsheets write
+        lambda t: codecs.BOM_UTF8 + t.replace("\n", "\r\n").encode(),
+    ],
+)
 def test_line_endings_and_a_bom_read_the_same(tmp_path, encode):
     path = tmp_path / "t.csv"
     path.write_bytes(encode(TEXT))

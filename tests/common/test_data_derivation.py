@@ -30,8 +30,7 @@ def test_market_slots_by_hand():
     frame = derive.market_slots(PROBES, PRICES)
     assert frame["availability"].tolist() == [0, 16, 5]
     assert frame["spot_price"].tolist() == [1.0, 0.5, 0.6667]
-    assert frame["timestamp"].tolist() == [
-        "2023-08-27T00:00:00", "2023-08-27T00:30:00", "2023-08-27T01:00:00"]
+    assert frame["timestamp"].tolist() == ["2023-08-27T00:00:00", "2023-08-27T00:30:00", "2023-08-27T01:00:00"]
     assert derive.csv_bytes(frame) == MARKET_BYTES
 
 
@@ -43,8 +42,7 @@ def test_market_slots_stop_at_the_shorter_series():
 
 
 def test_arrival_counts_by_hand():
-    times = ["2024-11-15 16:57:50", "2024-11-15 17:21:00", "2024-11-15 17:29:59",
-             "2024-11-15 17:30:00"]
+    times = ["2024-11-15 16:57:50", "2024-11-15 17:21:00", "2024-11-15 17:29:59", "2024-11-15 17:30:00"]
     assert derive.csv_bytes(derive.arrival_counts(times)) == (
         b"slot,timestamp,arrivals\r\n"
         b"0,2024-11-15T16:50:00,1\r\n"
@@ -59,27 +57,24 @@ def test_command_line_on_raw_files(tmp_path, capsys):
     avail = tmp_path / "us-west-2a_v100_1.json"
     avail.write_text(json.dumps({"metadata": {"gap_seconds": 300}, "data": PROBES}))
     prices = tmp_path / "v100_spot_prices.json"
-    prices.write_text(json.dumps({"us-east-1a_v100_1": [1.0] * 27,
-                                  "us-east-1f_v100_1": PRICES}))
+    prices.write_text(json.dumps({"us-east-1a_v100_1": [1.0] * 27, "us-east-1f_v100_1": PRICES}))
     requests = tmp_path / "lora_request_trace.csv"
     requests.write_text(
         "gmt_create,predict_type,predict_status\n"
         "2024-11-15 16:57:50,TXT_2_IMG,SUCCEED\n"
         "2024-11-15 17:01:00,TXT_2_IMG,FAILED\n"  # every status counts
-        ",TXT_2_IMG,SUCCEED\n")  # no time: skipped, and said so
+        ",TXT_2_IMG,SUCCEED\n"
+    )  # no time: skipped, and said so
     out = tmp_path / "market.csv"
-    assert derive.main(["market", "--availability", str(avail), "--prices", str(prices),
-                        "-o", str(out)]) == 0
+    assert derive.main(["market", "--availability", str(avail), "--prices", str(prices), "-o", str(out)]) == 0
     assert out.read_bytes() == MARKET_BYTES
     out = tmp_path / "arrivals.csv"
     assert derive.main(["arrivals", "--requests", str(requests), "-o", str(out)]) == 0
-    assert out.read_bytes() == (b"slot,timestamp,arrivals\r\n"
-                                b"0,2024-11-15T16:50:00,1\r\n1,2024-11-15T17:00:00,1\r\n")
+    assert out.read_bytes() == (b"slot,timestamp,arrivals\r\n0,2024-11-15T16:50:00,1\r\n1,2024-11-15T17:00:00,1\r\n")
     assert "1 rows without a readable gmt_create" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", ["market_aws_us-west-2a_v100.csv",
-                                  "arrivals_alibaba_lora_10min.csv"])
+@pytest.mark.parametrize("name", ["market_aws_us-west-2a_v100.csv", "arrivals_alibaba_lora_10min.csv"])
 def test_writer_gives_the_shipped_bytes(name):
     """The shipped files' own values, written by csv_bytes, are the shipped bytes."""
     shipped = (DATA / name).read_bytes()

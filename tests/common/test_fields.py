@@ -1,4 +1,5 @@
 """market/common/fields.py: the config checks every family shares."""
+
 import math
 import re
 import subprocess
@@ -25,9 +26,13 @@ from market.common.fields import (
 KEY = "sec.field"
 # Anything a config (or a careless caller) can hand over.
 anything = st.one_of(
-    st.integers(-10**12, 10**12), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.none(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
     st.text(max_size=3),
-    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
 )
 bounds = st.one_of(st.none(), st.integers(-50, 50))
 
@@ -86,17 +91,20 @@ def test_integer_rejects_bools_fractions_and_non_numbers(value):
         integer(value, KEY)
 
 
-@pytest.mark.parametrize("minimum, maximum, value, message", [
-    (1, None, 0, "job.deadline must be a positive integer, got 0"),
-    (1, None, -1, "job.deadline must be a positive integer, got -1"),
-    (1, None, 2.5, "job.deadline must be a positive integer, got 2.5"),
-    (1, None, True, "job.deadline must be a positive integer, got True"),
-    (0, None, -1, "job.deadline must be an integer >= 0, got -1"),
-    (2, None, 1, "job.deadline must be an integer >= 2, got 1"),
-    (None, 5, 6, "job.deadline must be an integer <= 5, got 6"),
-    (1, 5, 6, "job.deadline must be an integer in [1, 5], got 6"),
-    (None, None, "x", "job.deadline must be an integer, got 'x'"),
-])
+@pytest.mark.parametrize(
+    "minimum, maximum, value, message",
+    [
+        (1, None, 0, "job.deadline must be a positive integer, got 0"),
+        (1, None, -1, "job.deadline must be a positive integer, got -1"),
+        (1, None, 2.5, "job.deadline must be a positive integer, got 2.5"),
+        (1, None, True, "job.deadline must be a positive integer, got True"),
+        (0, None, -1, "job.deadline must be an integer >= 0, got -1"),
+        (2, None, 1, "job.deadline must be an integer >= 2, got 1"),
+        (None, 5, 6, "job.deadline must be an integer <= 5, got 6"),
+        (1, 5, 6, "job.deadline must be an integer in [1, 5], got 6"),
+        (None, None, "x", "job.deadline must be an integer, got 'x'"),
+    ],
+)
 def test_integer_messages_name_the_key_the_rule_and_the_value(minimum, maximum, value, message):
     with raises(message):
         integer(value, "job.deadline", minimum, maximum)
@@ -167,18 +175,24 @@ def test_real_accepts_ints_and_numpy_scalars():
     assert real(3, KEY) == 3.0 and type(real(np.float32(0.5), KEY)) is float
 
 
-@pytest.mark.parametrize("kwargs, value, message", [
-    (dict(minimum=0, strict_min=True), 0.0, "market.mean_price must be a finite number > 0, got 0.0"),
-    (dict(minimum=0), -0.5, "market.mean_price must be a finite number >= 0, got -0.5"),
-    (dict(minimum=0, finite=False), -1, "market.mean_price must be a number >= 0, got -1"),
-    (dict(maximum=1, strict_max=True), 1, "market.mean_price must be a finite number < 1, got 1"),
-    (dict(minimum=0, maximum=1, strict_max=True), 1.0, "market.mean_price must be in [0, 1), got 1.0"),
-    (dict(minimum=0, maximum=1, strict_min=True), 0, "market.mean_price must be in (0, 1], got 0"),
-    (dict(minimum=-1, maximum=1, strict_min=True, strict_max=True), -1.0,
-     "market.mean_price must be in (-1, 1), got -1.0"),
-    (dict(minimum=0, maximum=48.0, strict_max=True), 48, "market.mean_price must be in [0, 48), got 48"),
-    (dict(minimum=0.5, maximum=2.5), "x", "market.mean_price must be in [0.5, 2.5], got 'x'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, value, message",
+    [
+        (dict(minimum=0, strict_min=True), 0.0, "market.mean_price must be a finite number > 0, got 0.0"),
+        (dict(minimum=0), -0.5, "market.mean_price must be a finite number >= 0, got -0.5"),
+        (dict(minimum=0, finite=False), -1, "market.mean_price must be a number >= 0, got -1"),
+        (dict(maximum=1, strict_max=True), 1, "market.mean_price must be a finite number < 1, got 1"),
+        (dict(minimum=0, maximum=1, strict_max=True), 1.0, "market.mean_price must be in [0, 1), got 1.0"),
+        (dict(minimum=0, maximum=1, strict_min=True), 0, "market.mean_price must be in (0, 1], got 0"),
+        (
+            dict(minimum=-1, maximum=1, strict_min=True, strict_max=True),
+            -1.0,
+            "market.mean_price must be in (-1, 1), got -1.0",
+        ),
+        (dict(minimum=0, maximum=48.0, strict_max=True), 48, "market.mean_price must be in [0, 48), got 48"),
+        (dict(minimum=0.5, maximum=2.5), "x", "market.mean_price must be in [0.5, 2.5], got 'x'"),
+    ],
+)
 def test_real_messages(kwargs, value, message):
     with raises(message):
         real(value, "market.mean_price", **kwargs)
@@ -212,13 +226,16 @@ def test_in_range_matches_the_comparisons(value, minimum, maximum, strict_min, s
         assert message.startswith(f"{KEY} must be ") and message.endswith(f", got {value!r}")
 
 
-@pytest.mark.parametrize("kwargs, value, message", [
-    (dict(minimum=0, strict_min=True), -0.5, "market.mean_price must be > 0, got -0.5"),
-    (dict(minimum=1, strict_min=True), 1.0, "market.mean_price must be > 1, got 1.0"),
-    (dict(minimum=0), -1, "market.mean_price must be >= 0, got -1"),
-    (dict(maximum=2), 3, "market.mean_price must be <= 2, got 3"),
-    (dict(minimum=0, maximum=1, strict_min=True), 1.1, "market.mean_price must be in (0, 1], got 1.1"),
-])
+@pytest.mark.parametrize(
+    "kwargs, value, message",
+    [
+        (dict(minimum=0, strict_min=True), -0.5, "market.mean_price must be > 0, got -0.5"),
+        (dict(minimum=1, strict_min=True), 1.0, "market.mean_price must be > 1, got 1.0"),
+        (dict(minimum=0), -1, "market.mean_price must be >= 0, got -1"),
+        (dict(maximum=2), 3, "market.mean_price must be <= 2, got 3"),
+        (dict(minimum=0, maximum=1, strict_min=True), 1.1, "market.mean_price must be in (0, 1], got 1.1"),
+    ],
+)
 def test_in_range_messages(kwargs, value, message):
     with raises(message):
         in_range(value, "market.mean_price", **kwargs)
@@ -263,9 +280,23 @@ def test_interval_integers():
         interval([1, float("inf")], KEY, kind=int)
 
 
-@pytest.mark.parametrize("value", [
-    [1], [1, 2, 3], [], "ab", b"ab", 3, None, {"low": 1, "high": 2}, [True, 2], [1, False], ["1", "2"], [1, None],
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        [1],
+        [1, 2, 3],
+        [],
+        "ab",
+        b"ab",
+        3,
+        None,
+        {"low": 1, "high": 2},
+        [True, 2],
+        [1, False],
+        ["1", "2"],
+        [1, None],
+    ],
+)
 def test_interval_needs_a_pair_of_numbers(value):
     with raises(f"tasks.samples must be a pair [low, high] of numbers, got {value!r}"):
         interval(value, "tasks.samples", minimum=0.0)
@@ -315,8 +346,9 @@ def test_reject_unknown_keys_with_names_context_and_also_known():
     with raises("titan: unknown key(s) 'limit' (known: time_limit)"):
         reject_unknown_keys(("time_limit",), {"limit": 2}, "titan")
     with raises("market: unknown key(s) 'seed' for kind 'synthetic' (known: kind, nodes, node_type, start_hour)"):
-        reject_unknown_keys(Section, {"kind": "synthetic", "seed": 1}, "market", context=" for kind 'synthetic'",
-                            also_known=("kind",))
+        reject_unknown_keys(
+            Section, {"kind": "synthetic", "seed": 1}, "market", context=" for kind 'synthetic'", also_known=("kind",)
+        )
     with raises("market: unknown key(s) '3'"):
         reject_unknown_keys(Section, {3: 1}, "market")
 
@@ -350,9 +382,11 @@ def test_predicates():
 
 
 def test_fields_needs_no_framework():
-    code = ("import sys, market.common.fields; "
-            "bad = {'ray', 'mlflow', 'hydra', 'omegaconf'} & {m.split('.')[0] for m in sys.modules}; "
-            "sys.exit(sorted(bad) or 0)")
+    code = (
+        "import sys, market.common.fields; "
+        "bad = {'ray', 'mlflow', 'hydra', 'omegaconf'} & {m.split('.')[0] for m in sys.modules}; "
+        "sys.exit(sorted(bad) or 0)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
 

@@ -4,6 +4,7 @@ Hydra or OmegaConf; `sweep/` and `hydra_plugins/` name no family. `arena/` (docs
 composes families: it may import any family's `market/` and `algorithms/`, but not the engine
 (`sweep/`, `hydra_plugins/`), `reproduction/` or the frameworks, and nothing imports it but its
 reproduction, its tests and the engine's `family.module`."""
+
 from __future__ import annotations
 
 import ast
@@ -52,15 +53,17 @@ def test_a_family_imports_no_other_family(room):
             if top[0] in ("market", "algorithms") and len(top) > 1 and top[1] in FAMILIES:
                 assert top[1] == own, f"{path.relative_to(ROOT)} ({own or 'common'}) imports {name}"
             if own == "common":
-                assert not (top[0] in ("market", "algorithms") and len(top) > 1 and top[1] in FAMILIES), \
+                assert not (top[0] in ("market", "algorithms") and len(top) > 1 and top[1] in FAMILIES), (
                     f"{path.relative_to(ROOT)}: common code imports the family module {name}"
+                )
 
 
 def test_the_arena_imports_families_but_not_the_engine():
     for path in files("arena"):
         for name in imports(path):
-            assert name.split(".")[0] not in ("sweep", "hydra_plugins", "reproduction"), \
+            assert name.split(".")[0] not in ("sweep", "hydra_plugins", "reproduction"), (
                 f"{path.relative_to(ROOT)} imports {name}"
+            )
     for room in ("market", "algorithms", "sweep", "hydra_plugins"):
         for path in files(room):
             assert not [n for n in imports(path) if n.split(".")[0] == "arena"], path
@@ -77,11 +80,15 @@ def test_the_engine_names_no_family(room):
     for path in files(room):
         for name in imports(path):
             top = name.split(".")  # a family's package, not a namesake such as hydra.core
-            assert not (top[0] in ("market", "algorithms", "reproduction") and len(top) > 1
-                        and top[1] in FAMILIES), f"{path.relative_to(ROOT)} imports {name}"
+            assert not (top[0] in ("market", "algorithms", "reproduction") and len(top) > 1 and top[1] in FAMILIES), (
+                f"{path.relative_to(ROOT)} imports {name}"
+            )
         code = "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("#"))
-        strings = [node.value for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Constant)
-                   and isinstance(node.value, str) and not _is_docstring(node, code)]
+        strings = [
+            node.value
+            for node in ast.walk(ast.parse(code))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and not _is_docstring(node, code)
+        ]
         named = [s for s in strings if pattern.search(s)]
         assert not named, f"{path.relative_to(ROOT)} names a family in code: {named[:3]}"
 

@@ -26,9 +26,7 @@ E1 = 0.7310585786300049  # e / (1 + e)
 
 def unit_matrices(max_jobs=40, max_policies=6):
     shape = st.tuples(st.integers(1, max_jobs), st.integers(1, max_policies))
-    return shape.flatmap(
-        lambda s: arrays(np.float64, s, elements=st.floats(0.0, 1.0, allow_nan=False))
-    )
+    return shape.flatmap(lambda s: arrays(np.float64, s, elements=st.floats(0.0, 1.0, allow_nan=False)))
 
 
 def naive_eg(z, eta):
@@ -59,13 +57,16 @@ def test_normalise_rejects_out_of_bound_utilities_naming_the_bound(value, bound)
     assert "(1, 0)" in str(info.value) and repr(value) in str(info.value)
 
 
-@pytest.mark.parametrize("lower, upper, message", [
-    (1.0, 1.0, "must be < upper"),
-    (2.0, 1.0, "must be < upper"),
-    (float("-inf"), 1.0, "lower must be a finite"),
-    (0.0, float("nan"), "upper must be a finite"),
-    (True, 2.0, "lower must be a finite"),
-])
+@pytest.mark.parametrize(
+    "lower, upper, message",
+    [
+        (1.0, 1.0, "must be < upper"),
+        (2.0, 1.0, "must be < upper"),
+        (float("-inf"), 1.0, "lower must be a finite"),
+        (0.0, float("nan"), "upper must be a finite"),
+        (True, 2.0, "lower must be a finite"),
+    ],
+)
 def test_normalise_rejects_bad_bounds(lower, upper, message):
     with pytest.raises(ValueError, match=message):
         normalise(np.zeros(3), lower, upper)
@@ -114,10 +115,12 @@ def test_two_policies_two_jobs_by_hand():
     run = exponentiated_gradient(
         np.array([[10.0, 0.0], [5.0, 10.0]]), 0.0, 10.0, eta=1.0, optimum=np.array([12.0, 11.0])
     )
-    np.testing.assert_allclose(run.weights, [[0.5, 0.5],
-                                             [0.7310585786300049, 0.2689414213699951],
-                                             [0.6224593312018546, 0.3775406687981454]],
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        run.weights,
+        [[0.5, 0.5], [0.7310585786300049, 0.2689414213699951], [0.6224593312018546, 0.3775406687981454]],
+        rtol=0,
+        atol=1e-12,
+    )
     np.testing.assert_allclose(run.expected_utility, [5.0, 6.344707106849976], rtol=0, atol=1e-12)
     assert run.best_fixed == 0
     np.testing.assert_allclose(run.regret, [5.0, 3.655292893150024], rtol=0, atol=1e-12)
@@ -206,8 +209,7 @@ def test_inputs_are_validated():
 
 def test_run_arrays_are_read_only():
     run = exponentiated_gradient(np.array([[0.1, 0.9]]), 0.0, 1.0, optimum=[1.0])
-    for a in (run.weights, run.expected_utility, run.leader, run.regret,
-              run.regret_vs_optimum, run.release):
+    for a in (run.weights, run.expected_utility, run.leader, run.regret, run.regret_vs_optimum, run.release):
         with pytest.raises(ValueError):
             a[0] = 0
 
@@ -260,14 +262,17 @@ def _alternating(k):
     return u
 
 
-@pytest.mark.parametrize("name, make", [
-    ("uniform K=5000 M=112", lambda: np.random.default_rng(1).random((5000, 112))),
-    ("bernoulli K=5000 M=112", lambda: (np.random.default_rng(3).random((5000, 112)) < 0.5) * 1.0),
-    ("best policy switches, Fig. 10 phases, K=4000 M=112", lambda: _phases(np.random.default_rng(2))),
-    ("alternating K=5000 M=2", lambda: _alternating(5000)),
-    ("gain to the current laggard K=3000 M=16", lambda: _adaptive_argmin(3000, 16)),
-    ("one job M=112", lambda: np.random.default_rng(4).random((1, 112))),
-])
+@pytest.mark.parametrize(
+    "name, make",
+    [
+        ("uniform K=5000 M=112", lambda: np.random.default_rng(1).random((5000, 112))),
+        ("bernoulli K=5000 M=112", lambda: (np.random.default_rng(3).random((5000, 112)) < 0.5) * 1.0),
+        ("best policy switches, Fig. 10 phases, K=4000 M=112", lambda: _phases(np.random.default_rng(2))),
+        ("alternating K=5000 M=2", lambda: _alternating(5000)),
+        ("gain to the current laggard K=3000 M=16", lambda: _adaptive_argmin(3000, 16)),
+        ("one job M=112", lambda: np.random.default_rng(4).random((1, 112))),
+    ],
+)
 def test_theorem2_bound_fixed_seeds(name, make):
     u = make()
     k, m = u.shape
@@ -285,8 +290,9 @@ def _stationary(seed, k):
     12-16% gap (88, 86, 84), six at 60..80 and 100 drawn in [0, 50]. Per job a common
     shock U[-30, 30] and per-policy noise U[-15, 15]; all within [LO, HI]."""
     rng = np.random.default_rng(seed)
-    means = np.concatenate([[100.0, 99.7, 99.4], [88.0, 86.0, 84.0],
-                            np.linspace(60.0, 80.0, 6), rng.uniform(0.0, 50.0, 100)])
+    means = np.concatenate(
+        [[100.0, 99.7, 99.4], [88.0, 86.0, 84.0], np.linspace(60.0, 80.0, 6), rng.uniform(0.0, 50.0, 100)]
+    )
     return means + rng.uniform(-30, 30, (k, 1)) + rng.uniform(-15, 15, (k, means.size))
 
 
@@ -345,8 +351,7 @@ def test_delay_by_hand():
     # E = (0.5, 0.5, e/(1+e)); prefix leaders' sums (1, 1, 2) -> regret (0.5, 0, 2 - 1 - e/(1+e))
     u = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
     run = exponentiated_gradient(u, 0.0, 1.0, eta=1.0, delay=1)
-    np.testing.assert_allclose(run.weights, [[0.5, 0.5], [0.5, 0.5], [E1, 1 - E1], [0.5, 0.5]],
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(run.weights, [[0.5, 0.5], [0.5, 0.5], [E1, 1 - E1], [0.5, 0.5]], rtol=0, atol=1e-12)
     np.testing.assert_allclose(run.expected_utility, [0.5, 0.5, E1], rtol=0, atol=1e-12)
     np.testing.assert_allclose(run.regret, [0.5, 0.0, 1.0 - E1], rtol=0, atol=1e-12)
     assert run.release.tolist() == [2, 3, 4]
@@ -362,8 +367,7 @@ def test_constant_delay_shifts_the_undelayed_weights(u, delay, eta):
     uniform_rows = min(delay, k) + 1
     np.testing.assert_allclose(late.weights[:uniform_rows], 1.0 / u.shape[1], rtol=0, atol=1e-15)
     if delay <= k:
-        np.testing.assert_allclose(late.weights[delay:], plain.weights[: k + 1 - delay],
-                                   rtol=0, atol=1e-12)
+        np.testing.assert_allclose(late.weights[delay:], plain.weights[: k + 1 - delay], rtol=0, atol=1e-12)
 
 
 def test_per_job_delays_out_of_order():
@@ -373,8 +377,7 @@ def test_per_job_delays_out_of_order():
     run = exponentiated_gradient(u, 0.0, 1.0, eta=1.0, delay=np.array([2, 0, 1]))
     assert run.release.tolist() == [3, 2, 4]
     assert run.seen(2).tolist() == [1] and run.seen(3).tolist() == [0, 1]
-    np.testing.assert_allclose(run.weights, [[0.5, 0.5], [0.5, 0.5], [1 - E1, E1], [0.5, 0.5]],
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(run.weights, [[0.5, 0.5], [0.5, 0.5], [1 - E1, E1], [0.5, 0.5]], rtol=0, atol=1e-12)
 
 
 def test_delays_from_arrivals_follow_optilearning_order():
@@ -399,22 +402,31 @@ def test_phase_schedule_fig10():
     schedule = phase_schedule([0, 800, 1600, 2400], settings_, 3600)
     assert len(schedule) == 3600
     assert [schedule[i] for i in (0, 799, 800, 1599, 1600, 2399, 2400, 3599)] == [
-        settings_[0], settings_[0], settings_[1], settings_[1],
-        settings_[2], settings_[2], settings_[3], settings_[3],
+        settings_[0],
+        settings_[0],
+        settings_[1],
+        settings_[1],
+        settings_[2],
+        settings_[2],
+        settings_[3],
+        settings_[3],
     ]
     assert [schedule.count(s) for s in settings_] == [800, 800, 800, 1200]
 
 
-@pytest.mark.parametrize("boundaries, settings_, n_jobs, message", [
-    ([100, 800], ["a", "b"], 1000, "start at 0"),
-    ([0, 800, 600], ["a", "b", "c"], 1000, r"boundaries\[2\] = 600 <= boundaries\[1\] = 800"),
-    ([0, 800, 800], ["a", "b", "c"], 1000, "increase strictly"),
-    ([0, 800], ["a", "b"], 800, "must be < n_jobs = 800"),
-    ([0, 800], ["a"], 1000, "2 boundaries but 1 settings"),
-    ([], [], 10, "must not be empty"),
-    ([0, 2.5], ["a", "b"], 10, r"boundaries\[1\] must be an integer"),
-    ([0], ["a"], 0, "n_jobs must be an integer >= 1"),
-])
+@pytest.mark.parametrize(
+    "boundaries, settings_, n_jobs, message",
+    [
+        ([100, 800], ["a", "b"], 1000, "start at 0"),
+        ([0, 800, 600], ["a", "b", "c"], 1000, r"boundaries\[2\] = 600 <= boundaries\[1\] = 800"),
+        ([0, 800, 800], ["a", "b", "c"], 1000, "increase strictly"),
+        ([0, 800], ["a", "b"], 800, "must be < n_jobs = 800"),
+        ([0, 800], ["a"], 1000, "2 boundaries but 1 settings"),
+        ([], [], 10, "must not be empty"),
+        ([0, 2.5], ["a", "b"], 10, r"boundaries\[1\] must be an integer"),
+        ([0], ["a"], 0, "n_jobs must be an integer >= 1"),
+    ],
+)
 def test_phase_schedule_errors(boundaries, settings_, n_jobs, message):
     with pytest.raises(ValueError, match=message):
         phase_schedule(boundaries, settings_, n_jobs)
@@ -433,8 +445,12 @@ def test_weights_frame_and_parquet_round_trip(tmp_path):
     import pandas as pd
 
     pd.testing.assert_frame_equal(pd.read_parquet(path), frame)
-    for bad, message in ((names[:1], "1 policy names"), (["a", "a"], "unique"),
-                         (["job", "b"], "reserved"), (["a", 2], "strings")):
+    for bad, message in (
+        (names[:1], "1 policy names"),
+        (["a", "a"], "unique"),
+        (["job", "b"], "reserved"),
+        (["a", 2], "strings"),
+    ):
         with pytest.raises(ValueError, match=message):
             weights_frame(run, bad)
 

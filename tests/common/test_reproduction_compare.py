@@ -1,4 +1,5 @@
 """reproduction/compare.py: means matched on their key columns, judged within the combined interval."""
+
 import math
 
 import pandas as pd
@@ -9,14 +10,17 @@ from reproduction.compare import compare_dirs, main
 def write(folder, rows):
     folder.mkdir()
     pd.DataFrame(rows, columns=["tasks.load", "mechanism", "n", "welfare_mean", "welfare_ci95"]).to_csv(
-        folder / "fig8_load.csv", index=False)
+        folder / "fig8_load.csv", index=False
+    )
 
 
 def test_agreement_is_judged_within_the_combined_interval(tmp_path, capsys):
-    write(tmp_path / "old", [["high", "EFT", 3, 100.0, 3.0], ["high", "NTM", 3, 50.0, 3.0],
-                             ["low", "EFT", 1, 10.0, None]])
-    write(tmp_path / "new", [["high", "NTM", 3, 60.0, 4.0], ["high", "EFT", 3, 104.0, 4.0],
-                             ["low", "EFT", 1, 11.0, None]])
+    write(
+        tmp_path / "old", [["high", "EFT", 3, 100.0, 3.0], ["high", "NTM", 3, 50.0, 3.0], ["low", "EFT", 1, 10.0, None]]
+    )
+    write(
+        tmp_path / "new", [["high", "NTM", 3, 60.0, 4.0], ["high", "EFT", 3, 104.0, 4.0], ["low", "EFT", 1, 11.0, None]]
+    )
     table = compare_dirs(tmp_path / "old", tmp_path / "new").set_index("row")
     eft = table.loc["tasks.load=high, mechanism=EFT"]
     assert eft["difference"] == 4.0 and eft["combined_ci95"] == 5.0 and eft["agree"]

@@ -1,5 +1,6 @@
 """The generic reproduction driver (reproduction/driver.py) and the checks it writes
 (reproduction/experiment.py): no family named here but through the modules it finds."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -31,8 +32,9 @@ def check(experiment: str, ours: float, holds=True) -> Check:
 
 def test_checks_of_a_subset_keep_the_other_experiments_checks(tmp_path):
     known = ["fig4", "fig8", "fig12", "fig10"]
-    write_checks(tmp_path, [check("fig8", 1.0), check("fig12", 2.0), check("fig10", 3.0)], ["fig8", "fig12", "fig10"],
-                 known)
+    write_checks(
+        tmp_path, [check("fig8", 1.0), check("fig12", 2.0), check("fig10", 3.0)], ["fig8", "fig12", "fig10"], known
+    )
     # a rerun of fig12 and of fig4 (new): fig12's row is replaced, fig8's and fig10's are kept
     table = write_checks(tmp_path, [check("fig12", 5.0), check("fig4", 4.0)], ["fig12", "fig4"], known)
     assert list(table["experiment"]) == ["fig4", "fig8", "fig12", "fig10"]

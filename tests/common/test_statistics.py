@@ -1,4 +1,5 @@
 """sweep/statistics.py: the paired ratio of means and its interval."""
+
 import numpy as np
 import pytest
 from scipy import stats

@@ -1,6 +1,7 @@
 """The family contract (sweep/family.py), checked for every family in conf/family/: a new family
 gets these tests for free. Each runs on the family's default config and on its experiment with
 the most mechanisms, both at `debug=tiny` size."""
+
 from __future__ import annotations
 
 import copy

@@ -1,6 +1,7 @@
 """The allocation loop (algorithms/core/simulation.py) and the allocators of paper 002: UA, STF
 (Sec. 4.1), LRF, ETF (Sec. 4.1, with the prediction of Sec. 3.1), LARA (Alg. 2), on bundles
 small enough to follow by hand."""
+
 from __future__ import annotations
 
 import math
@@ -63,17 +64,22 @@ def test_a_thread_succeeds_when_its_reported_loss_reaches_eps_and_then_leaves_th
 def test_threads_are_active_only_in_units_after_their_begin_and_up_to_their_deadline():
     bundle = power_bundle([(2, 4, 1, 0.5, 100.0), (0, 5, 1, 0.5, 100.0)])
     actives = []
-    simulate(bundle, Fixed(lambda view: actives.append((view.t, view.active.tolist())) or view.active / view.active.sum()))
+    simulate(
+        bundle, Fixed(lambda view: actives.append((view.t, view.active.tolist())) or view.active / view.active.sum())
+    )
     assert actives == [(1, [False, True]), (2, [False, True]), (3, [True, True]), (4, [True, True]), (5, [False, True])]
 
 
-@pytest.mark.parametrize("shares, message", [
-    (lambda v: np.array([0.7, 0.4]), "sum to"),
-    (lambda v: np.array([-0.1, 0.5]), ">= 0"),
-    (lambda v: np.array([np.nan, 0.5]), "finite"),
-    (lambda v: np.array([0.5]), "expected 2 shares"),
-    (lambda v: np.array([0.5, 0.5]) if v.t == 3 else np.array([0.0, 1.0]), "not active"),
-])
+@pytest.mark.parametrize(
+    "shares, message",
+    [
+        (lambda v: np.array([0.7, 0.4]), "sum to"),
+        (lambda v: np.array([-0.1, 0.5]), ">= 0"),
+        (lambda v: np.array([np.nan, 0.5]), "finite"),
+        (lambda v: np.array([0.5]), "expected 2 shares"),
+        (lambda v: np.array([0.5, 0.5]) if v.t == 3 else np.array([0.0, 1.0]), "not active"),
+    ],
+)
 def test_a_bad_allocation_is_rejected_naming_the_allocator_and_the_unit(shares, message):
     bundle = power_bundle([(0, 2, 1, 0.5, 100.0), (0, 5, 1, 0.5, 100.0)])
     with pytest.raises(AllocationError, match=f"Fixed at unit \\d+: .*{message}"):
@@ -96,7 +102,9 @@ def test_stf_gives_the_whole_unit_to_the_nearest_deadline_and_never_gives_up():
 
 
 def test_the_priority_cascade_gives_each_thread_its_need_in_order_and_the_rest_to_the_next():
-    view = UnitView(1, np.array([True, True, True, False]), np.zeros(4), np.empty(0, int), np.empty(0), np.zeros(4, bool))
+    view = UnitView(
+        1, np.array([True, True, True, False]), np.zeros(4), np.empty(0, int), np.empty(0), np.zeros(4, bool)
+    )
     need = np.array([30.0, 5.0, math.inf, 1.0])
     budget = np.array([100.0, 10.0, 10.0, 10.0])
     shares = priority_cascade(view, need, budget, key=need)
@@ -121,8 +129,7 @@ def test_lara_exploration_on_table1_ends_after_unit_336():
     """Appendix B.2: with H_k = 8000, exploring all threads "takes a total of about 335 seconds"
     (shares 1 / |E_t|, recomputed as threads pass 8000 data units: after units 107, 167, 206,
     273, 336). Thresholds out of reach here, so that no thread leaves by succeeding."""
-    params = BundleParams.from_config({"kind": "table1", "noise": 0.0, "jitter": 0.0,
-                                       "threshold": [1e-6] * 5})
+    params = BundleParams.from_config({"kind": "table1", "noise": 0.0, "jitter": 0.0, "threshold": [1e-6] * 5})
     bundle = draw_bundle(params, np.random.default_rng(0))
     lara = LARA(exploration=8000.0)
     outcome = simulate(bundle, lara, record_eta=True)
@@ -163,6 +170,11 @@ def test_no_online_allocator_beats_the_offline_optimum(seed):
     needs = np.array([c.data_to_reach(t.threshold, t.data_limit) for t, c in zip(bundle.threads, bundle.curves)])
     best = solve_offline_optimum(arrays.begin, arrays.deadline, needs / arrays.budget)
     assert best.optimal
-    for allocator in (LARA(exploration=500.0), UniformAllocation(), ShortestThreadFirst(),
-                      LeastResourcesFirst(exploration=500.0), EasiestThreadFirst(exploration=500.0)):
+    for allocator in (
+        LARA(exploration=500.0),
+        UniformAllocation(),
+        ShortestThreadFirst(),
+        LeastResourcesFirst(exploration=500.0),
+        EasiestThreadFirst(exploration=500.0),
+    ):
         assert simulate(bundle, allocator).successes <= best.count

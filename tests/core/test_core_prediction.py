@@ -2,6 +2,7 @@
 M4 and the power law with a floor (ours), exact on noise-free curves of their own form; threads
 left out; Engression's seeds and pools; the report's files, columns and determinism (whatever
 the number of worker processes); the checks; the WLS window table; the experiment entry."""
+
 from __future__ import annotations
 
 import math
@@ -17,7 +18,7 @@ from market.core.threads import Bundle, Thread
 from reproduction import core_prediction as cp
 from reproduction.experiment import Check, Experiment
 
-FAST = ("WLS", "LS", "M4", cp.FLOOR)     # every method but Engression (0.2-0.5 s a fit)
+FAST = ("WLS", "LS", "M4", cp.FLOOR)  # every method but Engression (0.2-0.5 s a fit)
 
 
 def bundle_of(laws, budget=50.0, deadline=400, thresholds=(0.05,), noise=0.0):
@@ -29,8 +30,8 @@ def bundle_of(laws, budget=50.0, deadline=400, thresholds=(0.05,), noise=0.0):
 def test_observation_design():
     curve = ParametricCurve(PowerLaw(4.0, 0.5))
     s, loss = cp.observations(curve, 60.0, 3, 4)
-    np.testing.assert_allclose(s, [20.0, 40.0, 60.0, 80.0])      # s_i = i N_k / K
-    np.testing.assert_allclose(loss, 4.0 * s ** -0.5)
+    np.testing.assert_allclose(s, [20.0, 40.0, 60.0, 80.0])  # s_i = i N_k / K
+    np.testing.assert_allclose(loss, 4.0 * s**-0.5)
 
 
 def test_methods_are_labelled():
@@ -49,13 +50,13 @@ def test_fits_exact_on_a_noise_free_power_law():
         assert row["truth"] == pytest.approx(truth, rel=1e-12)
         assert truth > 0
         assert "Engression" not in row
-        for method in ("WLS", "LS"):     # exact fit; eq. 3.6 rounds up: within one data unit
+        for method in ("WLS", "LS"):  # exact fit; eq. 3.6 rounds up: within one data unit
             assert abs(row[method] - truth) <= 1.0 + 1e-9 * truth, (method, row)
-        if row["points"] >= 3:           # a power law is a floor law with c = 0
+        if row["points"] >= 3:  # a power law is a floor law with c = 0
             assert abs(row[cp.FLOOR] - truth) <= 1.0 + 1e-6 * truth, row
         else:
             assert math.isnan(row[cp.FLOOR])
-        if row["points"] >= 5:           # and an M4 curve with L_inf = 0, alpha = 0
+        if row["points"] >= 5:  # and an M4 curve with L_inf = 0, alpha = 0
             assert abs(row["M4"] - truth) <= 1.0 + 1e-6 * truth, row
         else:
             assert math.isnan(row["M4"])
@@ -63,7 +64,7 @@ def test_fits_exact_on_a_noise_free_power_law():
 
 def test_fitted_need_dispatch_and_unknown_methods():
     s = np.arange(1, 41) * 10.0
-    loss = 3.0 * s ** -0.4
+    loss = 3.0 * s**-0.4
     assert math.isnan(cp.fitted_need("M4", s[:4], loss[:4], 0.1))
     assert math.isnan(cp.fitted_need("Engression", s[:2], loss[:2], 0.1))
     with pytest.raises(ValueError, match="no fitted method"):
@@ -115,36 +116,54 @@ def test_floor_fit_recovers_a_floor_curve():
 def test_floor_need_cases():
     # a = 4, b = 0.5, c = 0.1, eps = 0.3: s* = (4 / 0.2)^2 = 400; s_n = 150.5 -> ceil(249.5) = 250
     assert cp.floor_need((4.0, 0.5, 0.1), 0.3, 150.5) == 250.0
-    assert cp.floor_need((4.0, 0.5, 0.1), 0.1, 150.5) == math.inf      # eps <= c: never
-    assert cp.floor_need((4.0, 0.5, 0.1), 0.3, 500.0) == 0.0           # the fit is past eps already
-    assert cp.floor_need((4.0, 1e-3, 0.0), 1e-3, 1.0) == math.inf      # beyond floating point
+    assert cp.floor_need((4.0, 0.5, 0.1), 0.1, 150.5) == math.inf  # eps <= c: never
+    assert cp.floor_need((4.0, 0.5, 0.1), 0.3, 500.0) == 0.0  # the fit is past eps already
+    assert cp.floor_need((4.0, 1e-3, 0.0), 1e-3, 1.0) == math.inf  # beyond floating point
     with pytest.raises(ValueError, match="three distinct"):
         cp.floor_fit([1.0, 2.0], [1.0, 0.5])
 
 
 def test_unreachable_threads_are_left_out_and_counted():
     laws = [PowerLaw(5.0, 0.5), PowerLaw(5.0, 0.5, floor=0.1)]
-    bundle = bundle_of(laws, thresholds=(0.05, 0.05))     # the second never goes below 0.1
+    bundle = bundle_of(laws, thresholds=(0.05, 0.05))  # the second never goes below 0.1
     rows = cp.bundle_predictions(bundle, points=(60, 80), methods=FAST)
     left = [row for row in rows if row["thread"] == 1]
     assert all(math.isinf(row["truth"]) and all(math.isnan(row[m]) for m in FAST) for row in left)
-    errors = pd.DataFrame([{"bundle": "b", "replicate": 0, "thread": row["thread"], "points": row["points"],
-                            "method": m, "error": (abs(row[m] - row["truth"]) / row["truth"]
-                                                   if not math.isnan(row[m]) else math.nan)}
-                           for row in rows for m in FAST])
+    errors = pd.DataFrame(
+        [
+            {
+                "bundle": "b",
+                "replicate": 0,
+                "thread": row["thread"],
+                "points": row["points"],
+                "method": m,
+                "error": (abs(row[m] - row["truth"]) / row["truth"] if not math.isnan(row[m]) else math.nan),
+            }
+            for row in rows
+            for m in FAST
+        ]
+    )
     table = cp.summarise(errors)
     assert list(table.columns) == cp.COLUMNS
     assert (table["threads_used"] == 1).all() and (table["threads_left_out"] == 1).all()
     assert (table["replicates"] == 1).all()
-    assert (table["mean_error"] <= 1.0 / 8000).all()    # exact up to eq. 3.6's rounding up
+    assert (table["mean_error"] <= 1.0 / 8000).all()  # exact up to eq. 3.6's rounding up
 
 
 def test_summarise_keeps_infinite_predictions_out_of_the_mean():
-    errors = pd.DataFrame({"bundle": "b", "replicate": [0, 0, 1, 1], "thread": [0, 1, 0, 1], "points": 60,
-                           "method": "WLS", "error": [0.1, 0.3, math.inf, math.nan]})
+    errors = pd.DataFrame(
+        {
+            "bundle": "b",
+            "replicate": [0, 0, 1, 1],
+            "thread": [0, 1, 0, 1],
+            "points": 60,
+            "method": "WLS",
+            "error": [0.1, 0.3, math.inf, math.nan],
+        }
+    )
     row = cp.summarise(errors).iloc[0]
     assert row["mean_error"] == pytest.approx(0.2)
-    assert row["median_error"] == pytest.approx(0.3)              # over 0.1, 0.3, inf
+    assert row["median_error"] == pytest.approx(0.3)  # over 0.1, 0.3, inf
     assert (row["threads_used"], row["threads_left_out"], row["infinite_predictions"]) == (3, 1, 1)
     assert row["replicates"] == 2
 
@@ -153,12 +172,20 @@ def test_prediction_table_pools_engression_replicates():
     rows = []
     for replicate in range(3):
         for method in ("WLS", "Engression") if replicate == 0 else ("WLS",):
-            rows.append({"bundle": "table1", "replicate": replicate, "thread": 0, "points": 60, "method": method,
-                         "error": 0.1 * (replicate + 1) if method == "WLS" else 5.0})
+            rows.append(
+                {
+                    "bundle": "table1",
+                    "replicate": replicate,
+                    "thread": 0,
+                    "points": 60,
+                    "method": method,
+                    "error": 0.1 * (replicate + 1) if method == "WLS" else 5.0,
+                }
+            )
     table = cp.prediction_table(pd.DataFrame(rows))
     pools = {(m, r): e for m, r, e in table[["method", "replicates", "mean_error"]].itertuples(index=False)}
     assert pools == {("WLS", 3): pytest.approx(0.2), ("WLS", 1): pytest.approx(0.1), ("Engression", 1): 5.0}
-    assert list(table["replicates"]) == [3, 1, 1]      # the widest pool first
+    assert list(table["replicates"]) == [3, 1, 1]  # the widest pool first
 
 
 def _paper_table(values: dict) -> pd.DataFrame:
@@ -170,9 +197,20 @@ def _paper_table(values: dict) -> pd.DataFrame:
             for method, error in errors.items():
                 if method == "Engression" and pool == 10:
                     continue
-                rows += [{"bundle": bundle, "method": method, "points": n, "replicates": pool, "mean_error": error,
-                          "median_error": error, "threads_used": 5, "threads_left_out": 0,
-                          "infinite_predictions": 0} for n in cp.POINTS]
+                rows += [
+                    {
+                        "bundle": bundle,
+                        "method": method,
+                        "points": n,
+                        "replicates": pool,
+                        "mean_error": error,
+                        "median_error": error,
+                        "threads_used": 5,
+                        "threads_left_out": 0,
+                        "infinite_predictions": 0,
+                    }
+                    for n in cp.POINTS
+                ]
     return pd.DataFrame(rows, columns=cp.COLUMNS)
 
 
@@ -180,19 +218,22 @@ def test_checks_hold_on_the_papers_ordering_and_fail_otherwise():
     pure = {"WLS": 0.05, "LS": 0.2, "M4": 0.08, "Engression": 0.07, cp.FLOOR: 0.06}
     mixed = {"WLS": 0.08, "LS": 0.3, "M4": 0.07, "Engression": 0.05, cp.FLOOR: 0.06}
     table = _paper_table({"table1": pure, "table2 eps1": mixed, "table2 eps2": mixed})
-    table.attrs["timing"] = pd.DataFrame({"method": list(cp.METHODS), "points": 200,
-                                          "median_us": [10.0, 10.0, 5000.0, 2e5, 800.0]})
+    table.attrs["timing"] = pd.DataFrame(
+        {"method": list(cp.METHODS), "points": 200, "median_us": [10.0, 10.0, 5000.0, 2e5, 800.0]}
+    )
     checks = cp.prediction_checks(table)
     ruled = [c for c in checks if c.holds is not None]
-    assert len(ruled) == 4 + 2 * 4 + 2       # table1: M4, Engression, LS worst, Fig. 8(b); 4 per mixed; 2 times
+    assert len(ruled) == 4 + 2 * 4 + 2  # table1: M4, Engression, LS worst, Fig. 8(b); 4 per mixed; 2 times
     assert all(c.holds for c in ruled if "Fig. 8(b)" not in c.check)
-    assert all(c.experiment == "fig5" and c.paper is None and "paper:" in c.check for c in ruled
-               if "Fig. 8(b)" not in c.check)
+    assert all(
+        c.experiment == "fig5" and c.paper is None and "paper:" in c.check for c in ruled if "Fig. 8(b)" not in c.check
+    )
     floor_rows = [c for c in checks if cp.FLOOR in c.check]
     assert floor_rows and all(c.holds is None for c in floor_rows)
     # the other way round: every ordering check fails
-    flipped = _paper_table({"table1": mixed | {"LS": 0.01}, "table2 eps1": pure | {"LS": 0.01},
-                            "table2 eps2": pure | {"LS": 0.01}})
+    flipped = _paper_table(
+        {"table1": mixed | {"LS": 0.01}, "table2 eps1": pure | {"LS": 0.01}, "table2 eps2": pure | {"LS": 0.01}}
+    )
     flipped.attrs["timing"] = table.attrs["timing"].assign(median_us=[1e6, 1e6, 10.0, 10.0, 10.0])
     assert not any(c.holds for c in cp.prediction_checks(flipped) if c.holds is not None and "Fig. 8(b)" not in c.check)
     # without Engression the Engression checks are left out, the others stay
@@ -207,8 +248,8 @@ def test_wls_window_table():
     assert list(window["gamma"].unique()) == list(cp.WINDOW_GAMMAS)
     assert list(window["points"].unique()) == list(cp.WINDOW_POINTS)
     wls = window[window["gamma"] == 0.9].set_index("points")
-    assert wls["effective_points"].to_numpy() == pytest.approx(10.0, rel=0.01)     # sum 0.9^i
-    assert (wls["window_points_90"] == 22).all()                                    # 0.9^22 < 0.1
+    assert wls["effective_points"].to_numpy() == pytest.approx(10.0, rel=0.01)  # sum 0.9^i
+    assert (wls["window_points_90"] == 22).all()  # 0.9^22 < 0.1
     assert wls.loc[60, "window_span_ln_s"] == pytest.approx(math.log(60 / 39))
     assert wls["window_span_ln_s"].is_monotonic_decreasing
     assert wls["slope_sd_per_noise"].is_monotonic_increasing
@@ -221,8 +262,13 @@ def test_wls_window_table():
 @pytest.mark.slow
 def test_report_files_columns_and_determinism(tmp_path):
     quick = {"WLS": 3, "LS": 3, "M4": 1, "Engression": 1, cp.FLOOR: 1}
-    small = {"replicates": 1, "timing_repeats": quick, "engression_bundles": ("table1",), "points": (60, 200),
-             "timing_points": (60,)}
+    small = {
+        "replicates": 1,
+        "timing_repeats": quick,
+        "engression_bundles": ("table1",),
+        "points": (60, 200),
+        "timing_points": (60,),
+    }
     first = cp.prediction_report(tmp_path / "a", workers=1, **small)
     second = cp.prediction_report(tmp_path / "b", workers=2, **small)
     for name in ("fig5_prediction.csv", "fig5_prediction.png", "fig5_timing.csv", "fig5_wls_window.csv"):
@@ -236,7 +282,7 @@ def test_report_files_columns_and_determinism(tmp_path):
     assert set(table["method"]) == set(cp.METHODS)
     assert set(table.loc[table["method"] == "Engression", "bundle"]) == {"table1"}
     assert sorted(set(table["points"])) == [60, 200]
-    assert len(table) == len(cp.BUNDLES) * (len(cp.METHODS) - 1) * 2 + 2   # Engression: table1 only
+    assert len(table) == len(cp.BUNDLES) * (len(cp.METHODS) - 1) * 2 + 2  # Engression: table1 only
     assert (table["threads_used"] + table["threads_left_out"]).groupby(table["bundle"]).nunique().eq(1).all()
     pd.testing.assert_frame_equal(first, second)
     timing = pd.read_csv(tmp_path / "a" / "fig5_timing.csv")

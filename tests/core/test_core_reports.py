@@ -1,6 +1,7 @@
 """The core reproduction's new reports and checks (reproduction/core.py), on made-up runs: the
 tuning worlds' choice of H_k, the real-curve facts (exploration over the horizon, bundles unlike
 UA's), Remark 2's UCB check and the starvation checks."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -21,14 +22,29 @@ def write_run(run_dir, rows, threads=None, lara=None):
 
 
 def row(mechanism, utility, replicate=0, end=float("nan"), **extra):
-    return {"cell_index": 0, "replicate": replicate, "mechanism": mechanism, "utility": float(utility),
-            "success_rate": utility / 10, "decision_ms": 0.01, "exploration_end": end, **extra}
+    return {
+        "cell_index": 0,
+        "replicate": replicate,
+        "mechanism": mechanism,
+        "utility": float(utility),
+        "success_rate": utility / 10,
+        "decision_ms": 0.01,
+        "exploration_end": end,
+        **extra,
+    }
 
 
 def test_tuning_picks_the_best_mean_and_the_smallest_h_on_a_tie(tmp_path):
-    rows = [row("LARA(exploration=0)", 3), row("LARA(exploration=0)", 4, 1), row("LARA(exploration=800)", 4),
-            row("LARA(exploration=800)", 3, 1), row("LARA(exploration=100)", 2), row("LARA(exploration=100)", 2, 1),
-            row("UA", 5), row("UA", 5, 1)]
+    rows = [
+        row("LARA(exploration=0)", 3),
+        row("LARA(exploration=0)", 4, 1),
+        row("LARA(exploration=800)", 4),
+        row("LARA(exploration=800)", 3, 1),
+        row("LARA(exploration=100)", 2),
+        row("LARA(exploration=100)", 2, 1),
+        row("UA", 5),
+        row("UA", 5, 1),
+    ]
     write_run(tmp_path / "real_tuning", rows)
     table = core.tuning("real_tuning")(Context(tmp_path, tmp_path))
     assert table.loc[table["chosen"], "mechanism"].tolist() == ["LARA(exploration=0)"]  # UA is not a candidate
@@ -36,11 +52,17 @@ def test_tuning_picks_the_best_mean_and_the_smallest_h_on_a_tie(tmp_path):
 
 def test_real_facts_and_the_h_k_check(tmp_path):
     rows = [row("LARA", 4, 0, end=20), row("LARA", 3, 1, end=30), row("UA", 4, 0), row("UA", 4, 1)]
-    threads = [{"cell_index": 0, "replicate": r, "mechanism": m, "deadline": d}
-               for r in (0, 1) for m in ("LARA", "UA") for d in (100, 200)]
+    threads = [
+        {"cell_index": 0, "replicate": r, "mechanism": m, "deadline": d}
+        for r in (0, 1)
+        for m in ("LARA", "UA")
+        for d in (100, 200)
+    ]
     write_run(tmp_path / "real", rows, threads, lara={"exploration": 800.0})
     facts = core.bundle_facts(tmp_path / "real").set_index("mechanism")
-    assert facts.loc["LARA", "median_horizon"] == 200 and facts.loc["LARA", "exploration_share"] == pytest.approx(25 / 200)
+    assert facts.loc["LARA", "median_horizon"] == 200 and facts.loc["LARA", "exploration_share"] == pytest.approx(
+        25 / 200
+    )
     assert facts.loc["LARA", "bundles_differing_from_ua"] == 1
     tuned = pd.DataFrame({"mechanism": ["LARA(exploration=800)", "LARA(exploration=0)"], "chosen": [True, False]})
     context = Context(tmp_path, tmp_path, {"real_tuning": tuned, "real": facts.reset_index()})
@@ -49,9 +71,13 @@ def test_real_facts_and_the_h_k_check(tmp_path):
 
 
 def test_ucb_check_fails_where_a_bonus_beats_the_threshold():
-    table = pd.DataFrame({"bundle": ["table1"] * 3, "mechanism": ["LARA", "LARA(exploration=0)",
-                                                                  "LARA(exploration=0,ucb_beta=100)"],
-                          "completed_mean": [3.85, 4.0, 4.0]})
+    table = pd.DataFrame(
+        {
+            "bundle": ["table1"] * 3,
+            "mechanism": ["LARA", "LARA(exploration=0)", "LARA(exploration=0,ucb_beta=100)"],
+            "completed_mean": [3.85, 4.0, 4.0],
+        }
+    )
     ete, bonus = core.ucb_checks(table)
     assert ete.ours == pytest.approx(0.15) and ete.holds is False
     assert bonus.ours == 0 and bonus.holds is None

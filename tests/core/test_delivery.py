@@ -3,6 +3,7 @@ cascade of eq. 3.8 (Alg. 2 line 11, the default) or in deadline order, each sele
 served in full (a reading of Theorem 1; algorithms/core/lara.py). Alg. 1's selected set does
 not depend on the delivery: checked on recorded decisions of random bundles, where the compiled
 allocator's shares are also the reference's, bit for bit."""
+
 from __future__ import annotations
 
 import math
@@ -101,13 +102,16 @@ def served_prefix(order, chosen, amount, full):
 
 
 @pytest.mark.parametrize("running", DELIVERIES)
-@pytest.mark.parametrize("seed, config, options", [
-    (0, {"kind": "random", "threads": 20}, {}),
-    (1, {"kind": "random", "threads": 20}, {"explore": False}),
-    (2, {"kind": "random", "threads": 20}, {"explore": False, "when_none_selected": "idle"}),
-    (3, {"kind": "random", "threads": 30, "shape": "floor"}, {"exploration": 500.0, "min_need": 1.0}),
-    (6, {"kind": "random", "threads": 20, "shape": "floor"}, {"exploration": 500.0}),
-])
+@pytest.mark.parametrize(
+    "seed, config, options",
+    [
+        (0, {"kind": "random", "threads": 20}, {}),
+        (1, {"kind": "random", "threads": 20}, {"explore": False}),
+        (2, {"kind": "random", "threads": 20}, {"explore": False, "when_none_selected": "idle"}),
+        (3, {"kind": "random", "threads": 30, "shape": "floor"}, {"exploration": 500.0, "min_need": 1.0}),
+        (6, {"kind": "random", "threads": 20, "shape": "floor"}, {"exploration": 500.0}),
+    ],
+)
 def test_both_deliveries_select_the_same_set_on_the_same_state(seed, config, options, running):
     """One allocator runs (delivery `running`, compiled); at every exploit unit Alg. 2's lines
     10-12 are recomputed on its state for both deliveries (lara.lara_unit_shares, the reference):
@@ -126,10 +130,11 @@ def test_both_deliveries_select_the_same_set_on_the_same_state(seed, config, opt
     for view, need, compiled_shares in seen:
         if m > 0.0:
             need = np.where(view.active & (need == 0.0), m, need)
-        got = {d: lara_unit_shares(need, arrays.budget, arrays.deadline, view.active, view.t, d, when)
-               for d in DELIVERIES}
+        got = {
+            d: lara_unit_shares(need, arrays.budget, arrays.deadline, view.active, view.t, d, when) for d in DELIVERIES
+        }
         np.testing.assert_array_equal(got["cascade"][1], got["deadline"][1])  # the same C
-        np.testing.assert_array_equal(got[running][0], compiled_shares)        # reference = compiled
+        np.testing.assert_array_equal(got[running][0], compiled_shares)  # reference = compiled
         active = np.flatnonzero(view.active)
         units = need / arrays.budget
         units = np.where(np.isnan(units), np.inf, units)
@@ -139,8 +144,10 @@ def test_both_deliveries_select_the_same_set_on_the_same_state(seed, config, opt
         eta[active], keep = adaptive_tree_search(units[active], arrays.deadline[active], view.t - 1)
         np.testing.assert_array_equal(keep, selected[active])
         order = active[deadline_order(arrays.deadline[active])].tolist()
-        expected = {"cascade": served_prefix(order, chosen, eta, lambda e: e[-1] >= 1.0),
-                    "deadline": served_prefix(order, chosen, units, lambda p: math.fsum(p) >= 1.0)}
+        expected = {
+            "cascade": served_prefix(order, chosen, eta, lambda e: e[-1] >= 1.0),
+            "deadline": served_prefix(order, chosen, units, lambda p: math.fsum(p) >= 1.0),
+        }
         for delivery, (shares, _) in got.items():
             if chosen.any():
                 assert np.flatnonzero(shares > 0.0).tolist() == expected[delivery], (view.t, delivery)
@@ -185,8 +192,7 @@ def test_the_section_and_the_variants_take_delivery():
         allocator_specs({"mechanisms": ["LARA(delivery=edf)"]})
     with pytest.raises(ValueError, match=r"LRF\(delivery=deadline\).*LARA only"):
         allocator_specs({"mechanisms": ["LRF(delivery=deadline)"]})
-    specs = allocator_specs({"mechanisms": ["LARA", "LARA(delivery=deadline)", "LRF"],
-                             "lara": {"delivery": "cascade"}})
+    specs = allocator_specs({"mechanisms": ["LARA", "LARA(delivery=deadline)", "LRF"], "lara": {"delivery": "cascade"}})
     assert [s.settings.delivery for s in specs] == ["cascade", "deadline", "cascade"]
     allocator = make_allocator(specs[1])
     assert isinstance(allocator, CompiledLARA) and allocator.delivery == "deadline"
@@ -196,8 +202,11 @@ def test_the_section_and_the_variants_take_delivery():
 
 
 def test_a_cell_runs_both_deliveries_side_by_side():
-    config = {"bundle": {"kind": "table1"}, "lara": {"delivery": None, "min_need": None},
-              "mechanisms": ["LARA", "LARA(delivery=deadline)", "OPT"]}
+    config = {
+        "bundle": {"kind": "table1"},
+        "lara": {"delivery": None, "min_need": None},
+        "mechanisms": ["LARA", "LARA(delivery=deadline)", "OPT"],
+    }
     rows = family.simulate_replicate(family.prepare(config), 0, np.random.default_rng(0))
     assert [r["mechanism"] for r in rows] == ["LARA", "LARA(delivery=deadline)", "OPT"]
     assert all(r["utility"] <= rows[-1]["utility"] for r in rows)

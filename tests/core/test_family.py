@@ -1,6 +1,7 @@
 """The `core` family through its contract (algorithms/core/family.py): bad input rejected
 before any work naming the key or the file and line, rows and side tables, OPT beside every
 mechanism."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,8 +10,14 @@ import pytest
 from algorithms.core import family
 from market.common.csv_trace import TraceError
 
-BASE = {"family": {"name": "core", "module": "algorithms.core.family"}, "bundle": {"kind": "table1"},
-        "lara": {}, "baselines": {}, "outputs": {}, "mechanisms": ["LARA", "UA", "STF", "LRF", "ETF", "OPT"]}
+BASE = {
+    "family": {"name": "core", "module": "algorithms.core.family"},
+    "bundle": {"kind": "table1"},
+    "lara": {},
+    "baselines": {},
+    "outputs": {},
+    "mechanisms": ["LARA", "UA", "STF", "LRF", "ETF", "OPT"],
+}
 
 
 def config(**sections):
@@ -20,38 +27,59 @@ def config(**sections):
     return out
 
 
-@pytest.mark.parametrize("sections, key", [
-    ({"bundle": {"kind": "custom", "budget": [1.0], "deadline": [5], "threshold": [0.0], "difficulty": [0.5]}},
-     "bundle.threshold"),
-    ({"bundle": {"kind": "custom", "budget": [-1.0], "deadline": [5], "threshold": [0.1], "difficulty": [0.5]}},
-     "bundle.budget"),
-    ({"bundle": {"kind": "custom", "budget": [1.0], "begin": [5], "deadline": [5], "threshold": [0.1],
-                 "difficulty": [0.5]}}, "bundle"),
-    ({"lara": {"gamma": 0.0}}, "lara.gamma"),
-    ({"lara": {"gamma": 1.5}}, "lara.gamma"),
-    ({"lara": {"exploration": -1}}, "lara.exploration"),
-    ({"lara": {"speed": 1}}, "lara"),
-    ({"lara": {"delivery": "edf"}}, "lara.delivery must be one of cascade, deadline, got 'edf'"),
-    ({"lara": {"min_need": -1}}, "lara.min_need"),
-    ({"mechanisms": ["LARA(delivery=x)"]}, "LARA\\(delivery=x\\).delivery"),
-    ({"baselines": {"explore": "maybe"}}, "baselines.explore"),
-    ({"outputs": {"trajectories": -1}}, "outputs.trajectories"),
-    ({"mechanisms": ["LARA", "FIFO"]}, "mechanisms"),
-    ({"mechanisms": ["LARA", "LARA"]}, "mechanisms"),
-    ({"mechanisms": ["LARA(gamma=2)"]}, "LARA\\(gamma=2\\)"),
-    ({"mechanisms": ["UA(x=1)"]}, "UA takes no parameters"),
-    ({"bundle": {"kind": "tables"}}, "bundle.kind"),
-])
+@pytest.mark.parametrize(
+    "sections, key",
+    [
+        (
+            {"bundle": {"kind": "custom", "budget": [1.0], "deadline": [5], "threshold": [0.0], "difficulty": [0.5]}},
+            "bundle.threshold",
+        ),
+        (
+            {"bundle": {"kind": "custom", "budget": [-1.0], "deadline": [5], "threshold": [0.1], "difficulty": [0.5]}},
+            "bundle.budget",
+        ),
+        (
+            {
+                "bundle": {
+                    "kind": "custom",
+                    "budget": [1.0],
+                    "begin": [5],
+                    "deadline": [5],
+                    "threshold": [0.1],
+                    "difficulty": [0.5],
+                }
+            },
+            "bundle",
+        ),
+        ({"lara": {"gamma": 0.0}}, "lara.gamma"),
+        ({"lara": {"gamma": 1.5}}, "lara.gamma"),
+        ({"lara": {"exploration": -1}}, "lara.exploration"),
+        ({"lara": {"speed": 1}}, "lara"),
+        ({"lara": {"delivery": "edf"}}, "lara.delivery must be one of cascade, deadline, got 'edf'"),
+        ({"lara": {"min_need": -1}}, "lara.min_need"),
+        ({"mechanisms": ["LARA(delivery=x)"]}, "LARA\\(delivery=x\\).delivery"),
+        ({"baselines": {"explore": "maybe"}}, "baselines.explore"),
+        ({"outputs": {"trajectories": -1}}, "outputs.trajectories"),
+        ({"mechanisms": ["LARA", "FIFO"]}, "mechanisms"),
+        ({"mechanisms": ["LARA", "LARA"]}, "mechanisms"),
+        ({"mechanisms": ["LARA(gamma=2)"]}, "LARA\\(gamma=2\\)"),
+        ({"mechanisms": ["UA(x=1)"]}, "UA takes no parameters"),
+        ({"bundle": {"kind": "tables"}}, "bundle.kind"),
+    ],
+)
 def test_bad_values_are_rejected_naming_the_key(sections, key):
     with pytest.raises(ValueError, match=key):
         family.prepare(config(**sections))
 
 
-@pytest.mark.parametrize("text, line", [
-    ("curve,anchor,seed\nx,16,0\n", 1),                       # no loss column
-    ("curve,anchor,seed,loss\nx,16,0,0.5\nx,32,0,nan\n", 3),  # a non-finite loss
-    ("curve,anchor,seed,loss\nx,16,0,0.5\nx,32,0,-1\n", 3),   # a negative loss
-])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("curve,anchor,seed\nx,16,0\n", 1),  # no loss column
+        ("curve,anchor,seed,loss\nx,16,0,0.5\nx,32,0,nan\n", 3),  # a non-finite loss
+        ("curve,anchor,seed,loss\nx,16,0,0.5\nx,32,0,-1\n", 3),  # a negative loss
+    ],
+)
 def test_a_bad_curve_file_is_rejected_naming_file_and_line(tmp_path, text, line):
     path = tmp_path / "curves.csv"
     path.write_text(text)
@@ -77,10 +105,18 @@ def test_rows_threads_table_and_opt_columns():
 
 
 def test_a_variant_takes_the_lara_section_and_overrides_one_key():
-    specs = family.prepare(config(mechanisms=["LARA", "LARA(exploration=4000,gamma=0.85)", "LRF"],
-                                  lara={"gamma": 0.8}, baselines={"explore": False})).specs
+    specs = family.prepare(
+        config(
+            mechanisms=["LARA", "LARA(exploration=4000,gamma=0.85)", "LRF"],
+            lara={"gamma": 0.8},
+            baselines={"explore": False},
+        )
+    ).specs
     assert [(s.settings.exploration, s.settings.gamma, s.settings.explore) for s in specs] == [
-        (8000.0, 0.8, True), (4000.0, 0.85, True), (8000.0, 0.8, False)]
+        (8000.0, 0.8, True),
+        (4000.0, 0.85, True),
+        (8000.0, 0.8, False),
+    ]
 
 
 def test_the_issue_33_keys_listed_at_null_are_the_defaults():
@@ -90,7 +126,11 @@ def test_the_issue_33_keys_listed_at_null_are_the_defaults():
     specs = family.prepare(config(lara={"delivery": None, "min_need": None})).specs
     assert {(s.settings.delivery, s.settings.min_need) for s in specs if s.settings} == {("cascade", 0.0)}
     assert family.mechanism_names(config(lara={"delivery": None})) == BASE["mechanisms"]
-    specs = family.prepare(config(lara={"delivery": "deadline", "min_need": 1},
-                                  mechanisms=["LARA", "LRF", "LARA(delivery=cascade)"])).specs
+    specs = family.prepare(
+        config(lara={"delivery": "deadline", "min_need": 1}, mechanisms=["LARA", "LRF", "LARA(delivery=cascade)"])
+    ).specs
     assert [(s.settings.delivery, s.settings.min_need) for s in specs] == [
-        ("deadline", 1.0), ("deadline", 1.0), ("cascade", 1.0)]
+        ("deadline", 1.0),
+        ("deadline", 1.0),
+        ("cascade", 1.0),
+    ]

@@ -10,6 +10,7 @@ fits (weighted_rls.RLSBank) and eq. 3.6 (remaining_data.remaining_data).
 
 The first run compiles the kernel (about 9 s on the 2-core machine); later runs load it from
 Numba's cache."""
+
 from __future__ import annotations
 
 import math
@@ -63,27 +64,33 @@ def test_table1(explore, when, gamma):
     assert_same_outcome(bundle({"kind": "table1"}, 0), explore=explore, when_none_selected=when, gamma=gamma)
 
 
-@pytest.mark.parametrize("seed, options", [
-    (0, {}),
-    (1, {"explore": False, "gamma": 1.0}),
-    (2, {"when_none_selected": "idle"}),
-    (3, {"explore": False, "when_none_selected": "idle", "gamma": 1.0}),
-])
+@pytest.mark.parametrize(
+    "seed, options",
+    [
+        (0, {}),
+        (1, {"explore": False, "gamma": 1.0}),
+        (2, {"when_none_selected": "idle"}),
+        (3, {"explore": False, "when_none_selected": "idle", "gamma": 1.0}),
+    ],
+)
 def test_table2(seed, options):
     assert_same_outcome(bundle({"kind": "table2", "epsilon_set": 2}, seed), **options)
 
 
-@pytest.mark.parametrize("threads, seed, options", [
-    (10, 0, {}),
-    (10, 1, {"explore": False, "when_none_selected": "idle"}),
-    (10, 2, {"gamma": 1.0, "exploration": 0.0}),
-    (25, 3, {"when_none_selected": "idle", "gamma": 1.0}),
-    (100, 6, {"exploration": 4000.0}),
-    (10, 0, {"delivery": "deadline"}),
-    (10, 1, {"delivery": "deadline", "explore": False, "when_none_selected": "idle"}),
-    (25, 3, {"delivery": "deadline", "gamma": 1.0, "min_need": 1.0}),
-    (100, 6, {"delivery": "deadline", "exploration": 4000.0}),
-])
+@pytest.mark.parametrize(
+    "threads, seed, options",
+    [
+        (10, 0, {}),
+        (10, 1, {"explore": False, "when_none_selected": "idle"}),
+        (10, 2, {"gamma": 1.0, "exploration": 0.0}),
+        (25, 3, {"when_none_selected": "idle", "gamma": 1.0}),
+        (100, 6, {"exploration": 4000.0}),
+        (10, 0, {"delivery": "deadline"}),
+        (10, 1, {"delivery": "deadline", "explore": False, "when_none_selected": "idle"}),
+        (25, 3, {"delivery": "deadline", "gamma": 1.0, "min_need": 1.0}),
+        (100, 6, {"delivery": "deadline", "exploration": 4000.0}),
+    ],
+)
 def test_scalability(threads, seed, options):
     """Sec. 4.3's bundles; K = 100 is the size of the issue's speed goal."""
     _, _, outcome = assert_same_outcome(bundle({"kind": "scalability", "threads": threads}, seed), **options)
@@ -91,13 +98,16 @@ def test_scalability(threads, seed, options):
 
 
 @pytest.mark.parametrize("delivery", DELIVERIES)
-@pytest.mark.parametrize("seed, options", [
-    (0, {}),
-    (1, {"explore": False}),
-    (2, {"when_none_selected": "idle", "gamma": 1.0}),
-    (3, {"min_need": 1.0}),
-    (4, {"explore": False, "min_need": 2.5, "when_none_selected": "idle"}),
-])
+@pytest.mark.parametrize(
+    "seed, options",
+    [
+        (0, {}),
+        (1, {"explore": False}),
+        (2, {"when_none_selected": "idle", "gamma": 1.0}),
+        (3, {"min_need": 1.0}),
+        (4, {"explore": False, "min_need": 2.5, "when_none_selected": "idle"}),
+    ],
+)
 def test_random_staggered(seed, options, delivery):
     """Beyond the paper: threads begin at different times (the active set grows and shrinks)."""
     b = bundle({"kind": "random", "threads": 20}, seed)
@@ -107,22 +117,25 @@ def test_random_staggered(seed, options, delivery):
 
 @pytest.mark.parametrize("delivery", DELIVERIES)
 @pytest.mark.parametrize("min_need", [0.0, 1.0, 3.0])
-@pytest.mark.parametrize("seed, config", [
-    (0, {"kind": "random", "threads": 20, "shape": "floor"}),
-    (6, {"kind": "random", "threads": 20, "shape": "floor"}),
-    (7, {"kind": "scalability", "threads": 25, "shape": "floor"}),
-])
+@pytest.mark.parametrize(
+    "seed, config",
+    [
+        (0, {"kind": "random", "threads": 20, "shape": "floor"}),
+        (6, {"kind": "random", "threads": 20, "shape": "floor"}),
+        (7, {"kind": "scalability", "threads": 25, "shape": "floor"}),
+    ],
+)
 def test_threads_done_by_the_fit(seed, config, min_need, delivery):
     """Curves with a floor and a short exploration (H_k = 500): the fit of some thread says it is
     done (S_hat = 0) before its loss reaches eps; `done_by_fit` and the shares with `min_need`
     agree too."""
-    reference, _, _ = assert_same_outcome(bundle(config, seed), exploration=500.0, min_need=min_need,
-                                          delivery=delivery)
+    reference, _, _ = assert_same_outcome(bundle(config, seed), exploration=500.0, min_need=min_need, delivery=delivery)
     assert reference.done_by_fit.any()
 
 
-@pytest.mark.parametrize("options", [{"ucb_beta": 50.0, "log_predictions": True},
-                                     {"ucb_beta": 500.0, "explore": False}])
+@pytest.mark.parametrize(
+    "options", [{"ucb_beta": 50.0, "log_predictions": True}, {"ucb_beta": 500.0, "explore": False}]
+)
 def test_ucb_and_trace(options):
     """Remark 2's UCB need and the prediction trace (Fig. 5) agree as well."""
     reference, _, _ = assert_same_outcome(bundle({"kind": "table2", "epsilon_set": 2}, 1), **options)
@@ -211,8 +224,7 @@ def test_rls_and_need_are_the_banks():
             need = np.empty(k)
             remaining_need(state, fitted, np.log(eps), s, need)
             np.testing.assert_array_equal(need, remaining_data(bank.theta, eps, s, bank.fitted))
-        np.testing.assert_array_equal(np.stack([state[2], state[3], state[3], state[4]], 1).reshape(k, 2, 2),
-                                      bank.P)
+        np.testing.assert_array_equal(np.stack([state[2], state[3], state[3], state[4]], 1).reshape(k, 2, 2), bank.P)
     before = state.copy()
     one = np.array([1], dtype=np.int64)
     assert rls_update(state, n, fitted, one, np.array([-1.0]), np.array([1.0]), 0.9) == BAD_POINT
@@ -230,7 +242,13 @@ def test_arguments_and_errors():
     lara.reset(threads)
     assert lara.name == "LARA" and lara.exploration_end is None and lara.trace == []
     k = len(threads)
-    view = UnitView(2, np.ones(k, dtype=bool), np.full(k, 10.0), np.array([0], dtype=np.int64),
-                    np.array([-0.5]), np.zeros(k, dtype=bool))
+    view = UnitView(
+        2,
+        np.ones(k, dtype=bool),
+        np.full(k, 10.0),
+        np.array([0], dtype=np.int64),
+        np.array([-0.5]),
+        np.zeros(k, dtype=bool),
+    )
     with pytest.raises(ValueError, match="finite and > 0"):
         lara.allocate(view)

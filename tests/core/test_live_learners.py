@@ -2,6 +2,7 @@
 docs/core/live_learners.md): determinism, call order, floor semantics, data_to_reach against
 brute force, the recorded loss against predict_proba, decreasing losses, the bundle recipe and
 its config errors."""
+
 from __future__ import annotations
 
 import math
@@ -91,8 +92,7 @@ def test_a_pickled_curve_goes_on_as_the_original():
     trained.loss(40)
     blob = pickle.dumps(trained)
     assert len(blob) < 200_000  # the data set is reloaded by name, not pickled
-    assert np.array_equal(pickle.loads(blob).reported_losses(120),
-                          curve("mlp_adam", "digits").reported_losses(120))
+    assert np.array_equal(pickle.loads(blob).reported_losses(120), curve("mlp_adam", "digits").reported_losses(120))
 
 
 @pytest.mark.parametrize("learner", sorted(LEARNERS))
@@ -123,7 +123,7 @@ def test_batches_follow_reshuffled_epochs():
     idx = c.batch_indices(1, 15)  # 480 samples: 3 full epochs and 30 more
     assert idx.size == 480
     for e in range(3):
-        assert sorted(idx[150 * e:150 * (e + 1)]) == list(range(150))
+        assert sorted(idx[150 * e : 150 * (e + 1)]) == list(range(150))
     assert not np.array_equal(idx[:150], idx[150:300])
     assert np.array_equal(c.batch_indices(5, 6), idx[128:192])
 
@@ -133,7 +133,7 @@ def test_floor_semantics_and_the_window_mean():
     reported = c.reported_losses(60)
     raw = c.batch_losses(60)
     for b in (1, 2, 4, 5, 6, 33, 59):
-        assert reported[b] == pytest.approx(raw[max(0, b - 5):b].mean(), rel=1e-12)
+        assert reported[b] == pytest.approx(raw[max(0, b - 5) : b].mean(), rel=1e-12)
         assert c.loss(b) == c.loss(b + 0.5) == c.loss(b + 0.999999) == reported[b]
         assert c.loss(b - FLOOR_TOL / 10) == reported[b]  # shares summed in floating point
         assert c.loss(b - 0.01) == reported[b - 1]
@@ -144,14 +144,20 @@ def brute_force(reported: np.ndarray, threshold: float, limit: float) -> float:
     if limit <= 0:
         return math.inf
     top = min(int(math.floor(limit + FLOOR_TOL)), reported.size - 1)
-    hits = np.flatnonzero(reported[:top + 1] <= threshold)
+    hits = np.flatnonzero(reported[: top + 1] <= threshold)
     return float(hits[0]) if hits.size else math.inf
 
 
 def test_data_to_reach_matches_brute_force():
     reported = curve(seed=21).reported_losses(300)
-    thresholds = [*np.quantile(reported, [0.02, 0.1, 0.3, 0.6, 0.9]), reported.min(),
-                  reported.min() * 0.999, reported[0], reported[0] + 1, reported[150]]
+    thresholds = [
+        *np.quantile(reported, [0.02, 0.1, 0.3, 0.6, 0.9]),
+        reported.min(),
+        reported.min() * 0.999,
+        reported[0],
+        reported[0] + 1,
+        reported[150],
+    ]
     for limit in (300, 123.7, 40.0, 0.5, 0, -3):
         fresh = curve(seed=21)  # searching trains it
         for threshold in thresholds:
@@ -206,31 +212,40 @@ def test_bad_arguments_are_named():
 
 def test_params_defaults_and_from_config():
     assert LiveBundleParams.from_config(None) == LiveBundleParams()
-    p = LiveBundleParams.from_config({"threads": 4.0, "learners": "logistic", "budget": [2, 3],
-                                      "slack": [1, 2], "datasets": ["wine", "iris"]})
-    assert (p.threads, p.learners, p.budget, p.slack, p.datasets) == \
-        (4, ("logistic",), (2, 3), (1.0, 2.0), ("wine", "iris"))
+    p = LiveBundleParams.from_config(
+        {"threads": 4.0, "learners": "logistic", "budget": [2, 3], "slack": [1, 2], "datasets": ["wine", "iris"]}
+    )
+    assert (p.threads, p.learners, p.budget, p.slack, p.datasets) == (
+        4,
+        ("logistic",),
+        (2, 3),
+        (1.0, 2.0),
+        ("wine", "iris"),
+    )
     assert LiveBundleParams.from_config({"kind": "live"}, also_known=("kind",)) == LiveBundleParams()
 
 
-@pytest.mark.parametrize("section, key", [
-    ({"threads": 0}, "bundle.threads"),
-    ({"threads": True}, "bundle.threads"),
-    ({"batch_size": 2.5}, "bundle.batch_size"),
-    ({"learners": ["logistic", "svm"]}, "bundle.learners"),
-    ({"learners": []}, "bundle.learners"),
-    ({"datasets": "mnist"}, "bundle.datasets"),
-    ({"budget": [0, 3]}, "bundle.budget"),
-    ({"budget": [4, 2]}, "bundle.budget"),
-    ({"target_batches": [10.5, 20]}, "bundle.target_batches"),
-    ({"slack": [0.5, 2]}, "bundle.slack"),
-    ({"slack": 1.5}, "bundle.slack"),
-    ({"slack": [1, math.inf]}, "bundle.slack"),
-    ({"hard_fraction": 1.5}, "bundle.hard_fraction"),
-    ({"hard_scale": 0}, "bundle.hard_scale"),
-    ({"window": 0}, "bundle.window"),
-    ({"chunk": -1}, "bundle.chunk"),
-])
+@pytest.mark.parametrize(
+    "section, key",
+    [
+        ({"threads": 0}, "bundle.threads"),
+        ({"threads": True}, "bundle.threads"),
+        ({"batch_size": 2.5}, "bundle.batch_size"),
+        ({"learners": ["logistic", "svm"]}, "bundle.learners"),
+        ({"learners": []}, "bundle.learners"),
+        ({"datasets": "mnist"}, "bundle.datasets"),
+        ({"budget": [0, 3]}, "bundle.budget"),
+        ({"budget": [4, 2]}, "bundle.budget"),
+        ({"target_batches": [10.5, 20]}, "bundle.target_batches"),
+        ({"slack": [0.5, 2]}, "bundle.slack"),
+        ({"slack": 1.5}, "bundle.slack"),
+        ({"slack": [1, math.inf]}, "bundle.slack"),
+        ({"hard_fraction": 1.5}, "bundle.hard_fraction"),
+        ({"hard_scale": 0}, "bundle.hard_scale"),
+        ({"window": 0}, "bundle.window"),
+        ({"chunk": -1}, "bundle.chunk"),
+    ],
+)
 def test_bad_config_values_name_their_key(section, key):
     with pytest.raises(ValueError, match=f"^{key} must"):
         LiveBundleParams.from_config(section)
@@ -272,8 +287,9 @@ def test_live_bundle_recipe():
     # the same seed, the same world
     again = live_bundle(np.random.default_rng(2), LiveBundleParams.from_config(SMALL))
     assert again.threads == bundle.threads
-    assert all(np.array_equal(a.reported_losses(50), b.reported_losses(50))
-               for a, b in zip(again.curves, bundle.curves))
+    assert all(
+        np.array_equal(a.reported_losses(50), b.reported_losses(50)) for a, b in zip(again.curves, bundle.curves)
+    )
 
 
 def test_shortest_thread_first_meets_every_base_threshold():

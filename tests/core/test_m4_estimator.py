@@ -1,6 +1,7 @@
 """The M4 scaling-law estimator (algorithms/core/m4_estimator.py): exact recovery of a noise-free
 curve of the M4 form and of its crossing, the implicit loss, the crossing's edge cases and the
 input checks."""
+
 from __future__ import annotations
 
 import math
@@ -17,7 +18,7 @@ def test_loss_solves_the_implicit_equation():
     x = np.geomspace(1.0, 1e6, 40)
     loss = TRUE.loss(x)
     assert np.all(np.diff(loss) < 0) and np.all((loss > TRUE.err_inf) & (loss < TRUE.err_0))
-    np.testing.assert_allclose(TRUE.g(loss), TRUE.beta * x ** TRUE.c, rtol=1e-12)
+    np.testing.assert_allclose(TRUE.g(loss), TRUE.beta * x**TRUE.c, rtol=1e-12)
 
 
 @pytest.mark.parametrize("n", [60, 200])
@@ -40,7 +41,7 @@ def test_recovers_a_noise_free_m4_curve_exactly(n):
 def test_recovers_a_pure_power_law():
     """A power law a x^-b is M4 with L_inf = 0 and alpha = 0 (their M2 with no floor)."""
     x = np.arange(1, 101) * 7.0
-    fit = m4_fit(x, 5.0 * x ** -0.45)
+    fit = m4_fit(x, 5.0 * x**-0.45)
     assert fit.c == pytest.approx(-0.45, rel=1e-6)
     assert fit.alpha == pytest.approx(0.0, abs=1e-8)
     assert fit.err_inf == pytest.approx(0.0, abs=1e-8)
@@ -60,18 +61,18 @@ def test_fit_respects_the_reference_constraints():
 
 
 def test_crossing_edge_cases():
-    assert TRUE.data_to_reach(0.2) == math.inf                   # eps <= L_inf: never
+    assert TRUE.data_to_reach(0.2) == math.inf  # eps <= L_inf: never
     assert TRUE.data_to_reach(0.1) == math.inf
     assert m4_need(TRUE, 0.15, 100.0) == math.inf
-    assert TRUE.data_to_reach(12.0) == 0.0                       # eps >= L_0: from the start
+    assert TRUE.data_to_reach(12.0) == 0.0  # eps >= L_0: from the start
     assert m4_need(TRUE, 13.0, 100.0) == 0.0
     s_star = TRUE.data_to_reach(0.3)
-    assert m4_need(TRUE, 0.3, s_star + 10.0) == 0.0              # already past the crossing: clipped
-    flat = M4Fit(ln_beta=0.0, c=0.0, alpha=0.0, err_inf=0.1, err_0=2.0)   # L = 0.1 + 1 = 1.1 everywhere
+    assert m4_need(TRUE, 0.3, s_star + 10.0) == 0.0  # already past the crossing: clipped
+    flat = M4Fit(ln_beta=0.0, c=0.0, alpha=0.0, err_inf=0.1, err_0=2.0)  # L = 0.1 + 1 = 1.1 everywhere
     assert flat.data_to_reach(1.0) == math.inf
     assert flat.data_to_reach(1.2) == 0.0
     slow = M4Fit(ln_beta=0.0, c=-1e-4, alpha=0.0, err_inf=0.0, err_0=2.0)
-    assert slow.data_to_reach(0.5) == math.inf                   # beyond floating point
+    assert slow.data_to_reach(0.5) == math.inf  # beyond floating point
 
 
 def test_input_checks():

@@ -2,6 +2,7 @@
 (eq. 3.6 gives S_hat = 0) while its observed loss is still above eps_k gets no data under the
 paper's allocation (need 0), reports no new loss, and its fit never changes; with min_need = m
 > 0 its need is m data units instead, so it keeps receiving data (explore_then_exploit.py)."""
+
 from __future__ import annotations
 
 import math
@@ -31,7 +32,7 @@ class FloorCurve:
         self.floor, self.a, self.b = floor, a, b
 
     def loss(self, data: float) -> float:
-        return self.floor + self.a * data ** -self.b
+        return self.floor + self.a * data**-self.b
 
     true_loss = loss
 
@@ -72,7 +73,7 @@ def test_as_printed_the_thread_done_by_the_fit_starves(make):
     assert outcome.data[0] < 5.3  # the loss it reported is above eps ...
     assert outcome.last_loss[0] > EPS
     # ... and from then on it gets nothing, up to its deadline, and its prediction stays 0
-    assert outcome.eta[t0 - 1:DEADLINE, 0].max() == 0.0
+    assert outcome.eta[t0 - 1 : DEADLINE, 0].max() == 0.0
     assert {need for t, k, _, need in allocator.trace if k == 0 and t >= t0} == {0.0}
     assert not outcome.completed[0] and outcome.completed[1]
     assert allocator.done_by_fit.tolist() == [True, False]
@@ -82,10 +83,10 @@ def test_as_printed_the_thread_done_by_the_fit_starves(make):
 @pytest.mark.parametrize("make", [LARA, CompiledLARA], ids=["reference", "compiled"])
 def test_with_min_need_one_it_keeps_getting_data_and_succeeds(make):
     allocator, outcome = run(make, min_need=1.0)
-    t0 = first_unit_done_by_the_fit(allocator.trace)   # the fit says done as before (the trace logs S_hat)
+    t0 = first_unit_done_by_the_fit(allocator.trace)  # the fit says done as before (the trace logs S_hat)
     end = int(outcome.completion_time[0])
     assert t0 < end <= DEADLINE and outcome.completed.tolist() == [True, True]
-    assert outcome.eta[t0 - 1:end, 0].min() > 0.0      # a share every unit until it succeeds
+    assert outcome.eta[t0 - 1 : end, 0].min() > 0.0  # a share every unit until it succeeds
     assert allocator.done_by_fit[0] and family.starved_by_fit(allocator, outcome) == 0
     assert family.done_by_fit_failed(allocator, outcome) == 0  # it succeeded
 
@@ -109,13 +110,13 @@ def test_lrf_and_etf_starve_it_too_unless_min_need(make):
     world = starving_bundle(a=0.5, b=1.0, budget=2.0)
     allocator, outcome = run(make, world)
     t0 = first_unit_done_by_the_fit(allocator.trace)
-    assert outcome.eta[t0 - 1:DEADLINE, 0].max() == 0.0 and not outcome.completed[0]
+    assert outcome.eta[t0 - 1 : DEADLINE, 0].max() == 0.0 and not outcome.completed[0]
     assert family.starved_by_fit(allocator, outcome) == 1
     allocator, outcome = run(make, world, min_need=1.0)
     assert outcome.completed[0] and family.starved_by_fit(allocator, outcome) == 0
     t0 = first_unit_done_by_the_fit(allocator.trace)
     end = int(outcome.completion_time[0])
-    assert t0 < end and outcome.eta[t0 - 1:end, 0].tolist() == [0.5] * (end - t0 + 1)
+    assert t0 < end and outcome.eta[t0 - 1 : end, 0].tolist() == [0.5] * (end - t0 + 1)
 
 
 @pytest.mark.parametrize("make", [LARA, CompiledLARA, LeastResourcesFirst, EasiestThreadFirst])
@@ -130,8 +131,9 @@ def test_the_section_and_the_variants_take_min_need():
         allocator_specs({"mechanisms": ["LARA"], "lara": {"min_need": -1}})
     with pytest.raises(ValueError, match=r"LRF\(min_need=-2\).min_need"):
         allocator_specs({"mechanisms": ["LRF(min_need=-2)"]})
-    specs = allocator_specs({"mechanisms": ["LARA", "LRF", "ETF(min_need=2)", "LARA(min_need=0)"],
-                             "lara": {"min_need": 1}})
+    specs = allocator_specs(
+        {"mechanisms": ["LARA", "LRF", "ETF(min_need=2)", "LARA(min_need=0)"], "lara": {"min_need": 1}}
+    )
     assert [s.settings.min_need for s in specs] == [1.0, 1.0, 2.0, 0.0]
     assert [make_allocator(s).min_need for s in specs] == [1.0, 1.0, 2.0, 0.0]
 

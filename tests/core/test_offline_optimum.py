@@ -2,6 +2,7 @@
 against brute force over all subsets, Horn's condition against a time-indexed LP, the EDF
 schedule, the reduction to Moore-Hodgson (Alg. 1) when all threads begin together, the
 conservative scaling, determinism, and the bundle front end."""
+
 from __future__ import annotations
 
 import itertools
@@ -23,7 +24,7 @@ from algorithms.core.offline_optimum import (
 from algorithms.core.tree_search import adaptive_tree_search
 from market.core.threads import Bundle, Thread
 
-GRID = [i / 4 for i in range(0, 21)] + [math.inf]   # quarters: exact sums, exact scaling
+GRID = [i / 4 for i in range(0, 21)] + [math.inf]  # quarters: exact sums, exact scaling
 
 
 @st.composite
@@ -47,14 +48,15 @@ def lp_feasible(begin, deadline, need, subset) -> bool:
     cells = [(t, k) for k in subset for t in range(begin[k] + 1, deadline[k] + 1)]
     units = sorted({t for t, _ in cells})
     a_ub, b_ub = [], []
-    for t in units:                     # capacity
+    for t in units:  # capacity
         a_ub.append([1.0 if c[0] == t else 0.0 for c in cells])
         b_ub.append(1.0)
-    for k in subset:                    # need (as -sum <= -p)
+    for k in subset:  # need (as -sum <= -p)
         a_ub.append([-1.0 if c[1] == k else 0.0 for c in cells])
         b_ub.append(-need[k])
-    res = linprog(np.zeros(len(cells)), A_ub=np.array(a_ub), b_ub=np.array(b_ub),
-                  bounds=[(0.0, 1.0)] * len(cells), method="highs")
+    res = linprog(
+        np.zeros(len(cells)), A_ub=np.array(a_ub), b_ub=np.array(b_ub), bounds=[(0.0, 1.0)] * len(cells), method="highs"
+    )
     assert res.status in (0, 2), res.message
     return res.status == 0
 
@@ -171,7 +173,7 @@ def test_scaling_is_conservative():
 def test_impossible_threads_are_never_served():
     begin = np.array([0, 0, 0])
     deadline = np.array([2, 5, 5])
-    need = np.array([2.5, math.inf, 1.0])   # 2.5 > its window of 2 units
+    need = np.array([2.5, math.inf, 1.0])  # 2.5 > its window of 2 units
     result = solve_offline_optimum(begin, deadline, need)
     assert result.selected.tolist() == [False, False, True]
 
@@ -192,13 +194,16 @@ def test_edf_schedule_of_a_tight_set():
     assert eta.tolist() == [[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]]
 
 
-@pytest.mark.parametrize("begin, deadline, need, match", [
-    ([0, 2], [1, 2], [1.0, 1.0], "b_k < d_k"),
-    ([0], [1], [math.nan], "need_units"),
-    ([0], [1], [-1.0], "need_units"),
-    ([0, 0], [1], [1.0, 1.0], "one value per thread"),
-    ([0.5], [2], [1.0], "whole"),
-])
+@pytest.mark.parametrize(
+    "begin, deadline, need, match",
+    [
+        ([0, 2], [1, 2], [1.0, 1.0], "b_k < d_k"),
+        ([0], [1], [math.nan], "need_units"),
+        ([0], [1], [-1.0], "need_units"),
+        ([0, 0], [1], [1.0, 1.0], "one value per thread"),
+        ([0.5], [2], [1.0], "whole"),
+    ],
+)
 def test_rejects_bad_inputs(begin, deadline, need, match):
     with pytest.raises(ValueError, match=match):
         solve_offline_optimum(begin, deadline, need)
@@ -212,7 +217,7 @@ class PowerLaw:
     b: float
 
     def loss(self, data: float) -> float:
-        return self.a * data ** -self.b
+        return self.a * data**-self.b
 
     true_loss = loss
 
@@ -237,8 +242,210 @@ def test_offline_optimum_of_a_bundle():
 
 # A Sec. 4.3 bundle of 100 threads (equal begins) on which CP-SAT 9.15 reported OPTIMAL 53 with
 # needs scaled by 10^6 (coefficients up to 7.4e9) while the model accepts STF's 62 (SCALE note).
-REGRESSION_DEADLINE = [129, 185, 241, 301, 399, 504, 621, 672, 792, 858, 892, 929, 1001, 1104, 1213, 1407, 1517, 1569, 1607, 1679, 1757, 1816, 1874, 1963, 2070, 2146, 2183, 2402, 2517, 2587, 2609, 2767, 2795, 2851, 2916, 2974, 3027, 3106, 3162, 3241, 3442, 3564, 3678, 3829, 4104, 4155, 4285, 4363, 4417, 4448, 4503, 4557, 4596, 4684, 4798, 4837, 4919, 5021, 5099, 5209, 5267, 5415, 5454, 5491, 5787, 5834, 5877, 5934, 6124, 6194, 6302, 6465, 6541, 6586, 6625, 6698, 6791, 6873, 6940, 6976, 7047, 7090, 7120, 7152, 7191, 7249, 7417, 7473, 7560, 7639, 7702, 7730, 7825, 7854, 7978, 8015, 8070, 8153, 8244, 8354]
-REGRESSION_NEED = [119.60736196319019, math.inf, 53.836363636363636, 55.584, math.inf, 97.688, 110.21333333333334, 49.32727272727273, 114.31958762886597, 60.77272727272727, math.inf, 35.22933333333334, math.inf, math.inf, math.inf, 179.16564417177915, math.inf, 50.29090909090909, 36.07272727272727, 68.65454545454546, math.inf, 55.654545454545456, 55.527272727272724, 83.30927835051547, 100.62886597938144, 71.58181818181818, 34.856, math.inf, 108.34933333333333, 66.832, 20.595454545454544, math.inf, math.inf, math.inf, 62.54545454545455, 54.54933333333334, 50.74226804123711, 74.6, 52.80533333333333, math.inf, 183.77300613496934, 115.04123711340206, math.inf, 142.98181818181817, 254.2883435582822, 48.30909090909091, 120.1717791411043, 72.26363636363637, 50.134020618556704, 28.795454545454547, 52.1958762886598, 51.6, 37.30909090909091, 84.14545454545454, 107.184, math.inf, math.inf, 93.66871165644172, 73.584, math.inf, math.inf, 140.1090909090909, math.inf, 35.236363636363635, 270.66257668711654, 44.608, 40.58133333333333, math.inf, 174.41717791411043, math.inf, 100.86503067484662, 151.71779141104295, math.inf, 41.85454545454545, 5982.2, 68.87628865979381, 88.19587628865979, 77.16363636363636, math.inf, 33.554545454545455, math.inf, 3926.08, 27.563636363636363, 30.106666666666666, 36.855670103092784, math.inf, math.inf, 52.733333333333334, 80.65030674846626, 7364.765333333334, 58.992, 26.20909090909091, 88.856, 26.654545454545456, 114.88957055214723, 35.63917525773196, 5066.509333333333, math.inf, math.inf, math.inf]
+REGRESSION_DEADLINE = [
+    129,
+    185,
+    241,
+    301,
+    399,
+    504,
+    621,
+    672,
+    792,
+    858,
+    892,
+    929,
+    1001,
+    1104,
+    1213,
+    1407,
+    1517,
+    1569,
+    1607,
+    1679,
+    1757,
+    1816,
+    1874,
+    1963,
+    2070,
+    2146,
+    2183,
+    2402,
+    2517,
+    2587,
+    2609,
+    2767,
+    2795,
+    2851,
+    2916,
+    2974,
+    3027,
+    3106,
+    3162,
+    3241,
+    3442,
+    3564,
+    3678,
+    3829,
+    4104,
+    4155,
+    4285,
+    4363,
+    4417,
+    4448,
+    4503,
+    4557,
+    4596,
+    4684,
+    4798,
+    4837,
+    4919,
+    5021,
+    5099,
+    5209,
+    5267,
+    5415,
+    5454,
+    5491,
+    5787,
+    5834,
+    5877,
+    5934,
+    6124,
+    6194,
+    6302,
+    6465,
+    6541,
+    6586,
+    6625,
+    6698,
+    6791,
+    6873,
+    6940,
+    6976,
+    7047,
+    7090,
+    7120,
+    7152,
+    7191,
+    7249,
+    7417,
+    7473,
+    7560,
+    7639,
+    7702,
+    7730,
+    7825,
+    7854,
+    7978,
+    8015,
+    8070,
+    8153,
+    8244,
+    8354,
+]
+REGRESSION_NEED = [
+    119.60736196319019,
+    math.inf,
+    53.836363636363636,
+    55.584,
+    math.inf,
+    97.688,
+    110.21333333333334,
+    49.32727272727273,
+    114.31958762886597,
+    60.77272727272727,
+    math.inf,
+    35.22933333333334,
+    math.inf,
+    math.inf,
+    math.inf,
+    179.16564417177915,
+    math.inf,
+    50.29090909090909,
+    36.07272727272727,
+    68.65454545454546,
+    math.inf,
+    55.654545454545456,
+    55.527272727272724,
+    83.30927835051547,
+    100.62886597938144,
+    71.58181818181818,
+    34.856,
+    math.inf,
+    108.34933333333333,
+    66.832,
+    20.595454545454544,
+    math.inf,
+    math.inf,
+    math.inf,
+    62.54545454545455,
+    54.54933333333334,
+    50.74226804123711,
+    74.6,
+    52.80533333333333,
+    math.inf,
+    183.77300613496934,
+    115.04123711340206,
+    math.inf,
+    142.98181818181817,
+    254.2883435582822,
+    48.30909090909091,
+    120.1717791411043,
+    72.26363636363637,
+    50.134020618556704,
+    28.795454545454547,
+    52.1958762886598,
+    51.6,
+    37.30909090909091,
+    84.14545454545454,
+    107.184,
+    math.inf,
+    math.inf,
+    93.66871165644172,
+    73.584,
+    math.inf,
+    math.inf,
+    140.1090909090909,
+    math.inf,
+    35.236363636363635,
+    270.66257668711654,
+    44.608,
+    40.58133333333333,
+    math.inf,
+    174.41717791411043,
+    math.inf,
+    100.86503067484662,
+    151.71779141104295,
+    math.inf,
+    41.85454545454545,
+    5982.2,
+    68.87628865979381,
+    88.19587628865979,
+    77.16363636363636,
+    math.inf,
+    33.554545454545455,
+    math.inf,
+    3926.08,
+    27.563636363636363,
+    30.106666666666666,
+    36.855670103092784,
+    math.inf,
+    math.inf,
+    52.733333333333334,
+    80.65030674846626,
+    7364.765333333334,
+    58.992,
+    26.20909090909091,
+    88.856,
+    26.654545454545456,
+    114.88957055214723,
+    35.63917525773196,
+    5066.509333333333,
+    math.inf,
+    math.inf,
+    math.inf,
+]
 
 
 def test_a_large_bundle_gets_the_moore_hodgson_count():
@@ -255,5 +462,6 @@ def test_a_large_bundle_gets_the_moore_hodgson_count():
 def test_a_solver_answer_below_moore_hodgson_is_an_error_not_a_number():
     """The safety net: with the old scale the solver's wrong OPTIMAL 53 is refused."""
     with pytest.raises(RuntimeError, match="below the Moore-Hodgson count 67"):
-        solve_offline_optimum(np.zeros(100, dtype=np.int64), np.array(REGRESSION_DEADLINE),
-                              np.array(REGRESSION_NEED), scale=10**6)
+        solve_offline_optimum(
+            np.zeros(100, dtype=np.int64), np.array(REGRESSION_DEADLINE), np.array(REGRESSION_NEED), scale=10**6
+        )

@@ -1,6 +1,7 @@
 """Real learning curves (market/core/real_curves.py, data/core_lcdb_curves.csv): the loader on the
 shipped file and on bad files, the piecewise power law at and between anchors, data_to_reach
 against brute force, the bundle rule and its config keys, determinism."""
+
 from __future__ import annotations
 
 import codecs
@@ -50,15 +51,18 @@ def test_shipped_file_counts(shipped):
     assert list(shipped) == sorted(shipped)
     assert len({t.dataset for t in shipped.values()}) == 10
     assert {t.learner for t in shipped.values()} == {
-        "LogisticRegression", "LinearDiscriminantAnalysis", "GradientBoostingClassifier",
-        "RandomForestClassifier", "MLPClassifier"}
+        "LogisticRegression",
+        "LinearDiscriminantAnalysis",
+        "GradientBoostingClassifier",
+        "RandomForestClassifier",
+        "MLPClassifier",
+    }
     assert all(t.seed_ids == (0, 1, 2, 3, 4) for t in shipped.values())
     assert sum(len(s.anchors) for t in shipped.values() for s in t.seeds) == 5180
     lengths = {k: len(t.mean_anchors) for k, t in shipped.items()}
     assert min(lengths.values()) == 18 and max(lengths.values()) == 24
     assert lengths["openml_40996/GradientBoostingClassifier"] == 20  # LCDB stops at 11,585
-    assert all(s.fit_seconds is not None and (s.fit_seconds >= 0).all()
-               for t in shipped.values() for s in t.seeds)
+    assert all(s.fit_seconds is not None and (s.fit_seconds >= 0).all() for t in shipped.values() for s in t.seeds)
     letter = shipped["openml_6/LogisticRegression"]
     assert letter.dataset == "letter" and letter.first_anchor == 16 and letter.last_anchor == 16200
 
@@ -82,21 +86,24 @@ def test_longest_decreasing_run():
 # --- bad files ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("line, fragment", [
-    ("c,1,d,l,32,0,nan,0.1", "loss must be a finite number > 0, got 'nan'"),
-    ("c,1,d,l,32,0,-0.5,0.1", "loss must be a finite number > 0, got '-0.5'"),
-    ("c,1,d,l,32,0,0,0.1", "loss must be a finite number > 0, got '0'"),
-    ("c,1,d,l,32,0,inf,0.1", "loss must be a finite number > 0, got 'inf'"),
-    ("c,1,d,l,32,0,abc,0.1", "loss must be a finite number > 0, got 'abc'"),
-    ("c,1,d,l,3.5,0,0.5,0.1", "anchor must be an integer >= 1, got '3.5'"),
-    ("c,1,d,l,0,0,0.5,0.1", "anchor must be an integer >= 1, got '0'"),
-    ("c,1,d,l,32,x,0.5,0.1", "seed must be an integer, got 'x'"),
-    ("c,1,d,l,32,0,0.5,-1", "fit_seconds must be a finite number >= 0, got '-1'"),
-    ("c,1,d,l,32,0,,0.1", "missing value for column 'loss'"),
-    ("c,1,d,l,16,0,0.5,0.1", "duplicate row: curve 'c' seed 0 anchor 16 is already on line 2"),
-    ("c,1,d,l,8,0,0.5,0.1", "anchors must increase within curve 'c' seed 0: 8 after 16 (line 2)"),
-    ("c,1,other,l,32,0,0.5,0.1", "curve 'c': dataset 'other' differs from 'd' on line 2"),
-])
+@pytest.mark.parametrize(
+    "line, fragment",
+    [
+        ("c,1,d,l,32,0,nan,0.1", "loss must be a finite number > 0, got 'nan'"),
+        ("c,1,d,l,32,0,-0.5,0.1", "loss must be a finite number > 0, got '-0.5'"),
+        ("c,1,d,l,32,0,0,0.1", "loss must be a finite number > 0, got '0'"),
+        ("c,1,d,l,32,0,inf,0.1", "loss must be a finite number > 0, got 'inf'"),
+        ("c,1,d,l,32,0,abc,0.1", "loss must be a finite number > 0, got 'abc'"),
+        ("c,1,d,l,3.5,0,0.5,0.1", "anchor must be an integer >= 1, got '3.5'"),
+        ("c,1,d,l,0,0,0.5,0.1", "anchor must be an integer >= 1, got '0'"),
+        ("c,1,d,l,32,x,0.5,0.1", "seed must be an integer, got 'x'"),
+        ("c,1,d,l,32,0,0.5,-1", "fit_seconds must be a finite number >= 0, got '-1'"),
+        ("c,1,d,l,32,0,,0.1", "missing value for column 'loss'"),
+        ("c,1,d,l,16,0,0.5,0.1", "duplicate row: curve 'c' seed 0 anchor 16 is already on line 2"),
+        ("c,1,d,l,8,0,0.5,0.1", "anchors must increase within curve 'c' seed 0: 8 after 16 (line 2)"),
+        ("c,1,other,l,32,0,0.5,0.1", "curve 'c': dataset 'other' differs from 'd' on line 2"),
+    ],
+)
 def test_a_bad_row_names_file_and_line(tmp_path, line, fragment):
     path = write(tmp_path, rows("c,1,d,l,16,0,1.0,0.1", line, "c,1,d,l,64,0,0.2,0.1"))
     with pytest.raises(TraceError) as info:
@@ -134,8 +141,7 @@ def test_missing_file_is_a_trace_error(tmp_path):
 def test_bom_crlf_and_minimal_columns_load(tmp_path):
     text = rows("c,1,d,l,16,0,1.0,0.1", "c,1,d,l,32,0,0.5,0.2")
     plain = load_curves(write(tmp_path, text, "plain.csv"))
-    crlf = load_curves(write(tmp_path, "", "bom.csv",
-                             raw=codecs.BOM_UTF8 + text.replace("\n", "\r\n").encode()))
+    crlf = load_curves(write(tmp_path, "", "bom.csv", raw=codecs.BOM_UTF8 + text.replace("\n", "\r\n").encode()))
     for tables in (plain, crlf):
         (table,) = tables.values()
         assert table.curve == "c" and table.dataset == "d" and table.learner == "l"
@@ -158,14 +164,14 @@ def test_exact_at_anchors_and_log_log_between(tmp_path):
     table = table_of(tmp_path, "c,1,d,l,10,0,1.0,0", "c,1,d,l,100,0,0.1,0", "c,1,d,l,1000,0,0.05,0")
     curve = RealCurve(table, 1.0, seed=0)
     assert isinstance(curve, LossCurve)
-    assert [curve.loss(a) for a in (10, 100, 1000)] == [1.0, 0.1, 0.05]   # exactly
+    assert [curve.loss(a) for a in (10, 100, 1000)] == [1.0, 0.1, 0.05]  # exactly
     assert curve.loss(math.sqrt(10 * 100)) == pytest.approx(math.sqrt(1.0 * 0.1), rel=1e-12)
-    assert curve.loss(20) == pytest.approx(1.0 * 2 ** -1, rel=1e-12)       # slope -1 on [10, 100]
+    assert curve.loss(20) == pytest.approx(1.0 * 2**-1, rel=1e-12)  # slope -1 on [10, 100]
     # slope log(0.5)/log(10) on [100, 1000]
     assert curve.loss(300) == pytest.approx(0.1 * 3 ** (math.log(0.5) / math.log(10)), rel=1e-12)
-    assert curve.loss(1) == curve.loss(1e-9) == 1.0        # held below the first anchor
-    assert curve.loss(5000) == curve.loss(1e12) == 0.05    # held beyond the last
-    scaled = RealCurve(table, 0.5, seed=0)                 # half a data unit per sample
+    assert curve.loss(1) == curve.loss(1e-9) == 1.0  # held below the first anchor
+    assert curve.loss(5000) == curve.loss(1e12) == 0.05  # held beyond the last
+    scaled = RealCurve(table, 0.5, seed=0)  # half a data unit per sample
     assert scaled.loss(50) == 0.1 and scaled.loss(10) == pytest.approx(curve.loss(20), rel=1e-12)
     assert scaled.span == (5.0, 500.0)
     grid = np.geomspace(0.5, 5000, 301)
@@ -176,20 +182,21 @@ def test_exact_at_anchors_and_log_log_between(tmp_path):
 
 def test_the_head_is_held_at_the_peak(tmp_path):
     table = table_of(tmp_path, "c,1,d,l,10,0,1.0,0", "c,1,d,l,20,0,3.0,0", "c,1,d,l,100,0,0.5,0")
-    peak = RealCurve(table, 1.0, seed=0)                    # default head="peak"
+    peak = RealCurve(table, 1.0, seed=0)  # default head="peak"
     clamp = RealCurve(table, 1.0, seed=0, head="clamp")
     assert peak.loss(5) == peak.loss(15) == peak.loss(20) == 3.0
     assert clamp.loss(5) == 1.0 and clamp.loss(15) == pytest.approx(15 ** math.log2(3) / 10 ** math.log2(3))
     assert peak.data_to_reach(2.0) == pytest.approx(20 * (2 / 3) ** (1 / (math.log(0.5 / 3) / math.log(5))))
-    assert clamp.data_to_reach(2.0) == 0.0                  # any positive amount: 1.0 below 10
+    assert clamp.data_to_reach(2.0) == 0.0  # any positive amount: 1.0 below 10
     assert peak.span == (20.0, 100.0) and clamp.span == (10.0, 100.0)
 
 
 def test_true_loss_is_the_mean_over_seeds(tmp_path):
-    table = table_of(tmp_path, "c,1,d,l,10,0,1.0,0", "c,1,d,l,100,0,0.1,0",
-                     "c,1,d,l,10,1,2.0,0", "c,1,d,l,1000,1,0.2,0")
+    table = table_of(
+        tmp_path, "c,1,d,l,10,0,1.0,0", "c,1,d,l,100,0,0.1,0", "c,1,d,l,10,1,2.0,0", "c,1,d,l,1000,1,0.2,0"
+    )
     assert table.mean_anchors.tolist() == [10, 100, 1000]
-    seed1_at_100 = 2.0 * 10 ** (math.log(0.1) / math.log(100))   # seed 1 interpolated at 100
+    seed1_at_100 = 2.0 * 10 ** (math.log(0.1) / math.log(100))  # seed 1 interpolated at 100
     assert table.mean_loss.tolist() == pytest.approx([1.5, (0.1 + seed1_at_100) / 2, (0.1 + 0.2) / 2])
     curve = RealCurve(table, 1.0, seed=1)
     assert curve.loss(100) == pytest.approx(seed1_at_100)
@@ -219,10 +226,10 @@ def test_data_to_reach_against_brute_force(shipped):
                 continue
             assert hits.size > 0
             brute = grid[hits[0]]
-            assert need <= brute + 1e-9 * brute                 # least: no grid point before it
+            assert need <= brute + 1e-9 * brute  # least: no grid point before it
             if need > 0:
-                assert curve.loss(need) <= threshold              # reaches it
-                assert curve.loss(need * (1 - 1e-9)) > threshold   # and not before
+                assert curve.loss(need) <= threshold  # reaches it
+                assert curve.loss(need * (1 - 1e-9)) > threshold  # and not before
                 assert brute <= need * (grid[1] / grid[0]) * (1 + 1e-12)
                 assert curve.data_to_reach(threshold, need) == need
                 assert curve.data_to_reach(threshold, need * (1 - 1e-9)) == math.inf
@@ -230,7 +237,7 @@ def test_data_to_reach_against_brute_force(shipped):
                 assert curve.loss(1e-6) <= threshold
     curve = RealCurve(shipped[ids[0]], 1.0, seed=0)
     assert curve.data_to_reach(0.0) == math.inf
-    assert curve.data_to_reach(min(curve.table.seeds[0].loss) * 0.999) == math.inf   # held: never
+    assert curve.data_to_reach(min(curve.table.seeds[0].loss) * 0.999) == math.inf  # held: never
 
 
 def test_data_to_reach_hits_an_anchor_value_exactly(shipped):
@@ -248,7 +255,7 @@ def test_data_to_reach_hits_an_anchor_value_exactly(shipped):
 def solo_units(curve, threshold, budget):
     """Units alone at full compute, the data added unit by unit as algorithms/core/simulation.py does."""
     u, data = 0, 0.0
-    while data <= curve.span[1]:          # beyond the last anchor the loss is held: never
+    while data <= curve.span[1]:  # beyond the last anchor the loss is held: never
         u += 1
         data += budget
         if curve.loss(data) <= threshold:
@@ -261,10 +268,10 @@ def test_bundle_rule(shipped):
     easy = real_bundle(shipped, np.random.default_rng(11), 12, hard_share=0.0)  # same draws
     assert isinstance(bundle, Bundle) and len(bundle) == 12
     hard = [th.label.endswith(" hard") for th in bundle.threads]
-    assert sum(hard) == 4                                   # round(12 / 3)
+    assert sum(hard) == 4  # round(12 / 3)
     assert not any(th.label.endswith(" hard") for th in easy.threads)
     deadlines = [th.deadline for th in bundle.threads]
-    assert deadlines == sorted(deadlines)                    # cumulative: the paper's Sec. 4.3
+    assert deadlines == sorted(deadlines)  # cumulative: the paper's Sec. 4.3
     elapsed = 0
     for th, before, curve, is_hard in zip(bundle.threads, easy.threads, bundle.curves, hard):
         assert th.begin == 0 and 55 <= th.budget <= 375
@@ -273,7 +280,7 @@ def test_bundle_rule(shipped):
         # alone at full compute after the threads before it, the unmodified threshold is met in time
         elapsed += solo_units(curve, before.threshold, th.budget)
         assert elapsed == th.deadline
-        if is_hard:      # a tenth of it: the real curve never gets there
+        if is_hard:  # a tenth of it: the real curve never gets there
             assert th.threshold == before.threshold * 0.1
             assert curve.data_to_reach(th.threshold) == math.inf
         else:
@@ -284,17 +291,24 @@ def test_calibrate_on_the_mean_curve(shipped):
     bundle = real_bundle(shipped, np.random.default_rng(4), 10, calibrate="mean", hard_share=0.0)
     elapsed, late = 0, 0
     for th, curve in zip(bundle.threads, bundle.curves):
-        assert curve.seed is not None                       # the thread still reports a seed curve
+        assert curve.seed is not None  # the thread still reports a seed curve
         mean = RealCurve(curve.table, 1.0, noise="none")
         elapsed += solo_units(mean, th.threshold, th.budget)
-        assert elapsed == th.deadline                       # deadlines from the mean curve
+        assert elapsed == th.deadline  # deadlines from the mean curve
         late += solo_units(curve, th.threshold, th.budget) > solo_units(mean, th.threshold, th.budget)
-    assert 0 < late < 10                                    # the seed is slower for some, not all
+    assert 0 < late < 10  # the seed is slower for some, not all
 
 
 def test_solo_deadlines_and_slack(shipped):
-    bundle = real_bundle(shipped, np.random.default_rng(2), 8, deadlines="solo", slack=2.0,
-                         hard_share=0.0, curve_ids=["openml_6/LogisticRegression"])
+    bundle = real_bundle(
+        shipped,
+        np.random.default_rng(2),
+        8,
+        deadlines="solo",
+        slack=2.0,
+        hard_share=0.0,
+        curve_ids=["openml_6/LogisticRegression"],
+    )
     for th, curve in zip(bundle.threads, bundle.curves):
         assert curve.curve == "openml_6/LogisticRegression"
         assert th.deadline == math.ceil(2.0 * solo_units(curve, th.threshold, th.budget))
@@ -304,11 +318,12 @@ def test_solo_deadlines_and_slack(shipped):
 def test_bundles_are_deterministic(shipped):
     def summary(b):
         return [(th.deadline, th.budget, th.threshold, th.label) for th in b.threads]
+
     params = RealBundleParams(threads=20)
     one, two = params.bundle(np.random.default_rng(7), shipped), params.bundle(np.random.default_rng(7), shipped)
     assert summary(one) == summary(two)
     assert summary(one) != summary(params.bundle(np.random.default_rng(8), shipped))
-    assert summary(params.bundle(np.random.default_rng(7))) == summary(one)   # loads the file
+    assert summary(params.bundle(np.random.default_rng(7))) == summary(one)  # loads the file
     curve = one.curves[0]
     assert [curve.loss(s) for s in (1.0, 333.3, 1e5)] == [curve.loss(s) for s in (1.0, 333.3, 1e5)]
 
@@ -319,30 +334,34 @@ def test_bundles_are_deterministic(shipped):
 def test_from_config_defaults_and_conversion():
     assert RealBundleParams.from_config({}) == RealBundleParams()
     assert RealBundleParams.from_config(None) == RealBundleParams()
-    p = RealBundleParams.from_config({"kind": "real", "threads": 25.0, "budget": [10, 20],
-                                      "threshold_at": [0, 1], "curve_ids": ["a", "b"]})
+    p = RealBundleParams.from_config(
+        {"kind": "real", "threads": 25.0, "budget": [10, 20], "threshold_at": [0, 1], "curve_ids": ["a", "b"]}
+    )
     assert p.threads == 25 and p.budget == (10.0, 20.0) and p.threshold_at == (0.0, 1.0)
     assert p.curve_ids == ("a", "b")
     assert p.hard_share == pytest.approx(1 / 3) and p.hard_factor == 0.1 and p.deadlines == "cumulative"
 
 
-@pytest.mark.parametrize("section, message", [
-    ({"threadz": 3}, "bundle: unknown key(s) 'threadz'"),
-    ({"threads": 0}, "bundle.threads must be a positive integer, got 0"),
-    ({"slack": 0}, "bundle.slack must be a finite number > 0, got 0"),
-    ({"budget": [0, 10]}, "bundle.budget must satisfy 0 < low <= high, got [0, 10]"),
-    ({"budget": [1, math.inf]}, "bundle.budget must be finite"),
-    ({"units_per_sample": -1}, "bundle.units_per_sample must be a finite number > 0, got -1"),
-    ({"threshold_at": [0.5, 1.5]}, "bundle.threshold_at must satisfy 0 <= low <= high <= 1"),
-    ({"hard_share": 2}, "bundle.hard_share must be in [0, 1], got 2"),
-    ({"hard_factor": 0}, "bundle.hard_factor must be in (0, 1], got 0"),
-    ({"deadlines": "edf"}, "bundle.deadlines must be one of cumulative, solo, got 'edf'"),
-    ({"noise": "gauss"}, "bundle.noise must be one of seed, none, got 'gauss'"),
-    ({"head": "x"}, "bundle.head must be one of peak, clamp, got 'x'"),
-    ({"calibrate": "seed"}, "bundle.calibrate must be one of observed, mean, got 'seed'"),
-    ({"curve_ids": []}, "bundle.curve_ids must be null or a non-empty list of curve ids"),
-    ({"path": ""}, "bundle.path must be null or a file path"),
-])
+@pytest.mark.parametrize(
+    "section, message",
+    [
+        ({"threadz": 3}, "bundle: unknown key(s) 'threadz'"),
+        ({"threads": 0}, "bundle.threads must be a positive integer, got 0"),
+        ({"slack": 0}, "bundle.slack must be a finite number > 0, got 0"),
+        ({"budget": [0, 10]}, "bundle.budget must satisfy 0 < low <= high, got [0, 10]"),
+        ({"budget": [1, math.inf]}, "bundle.budget must be finite"),
+        ({"units_per_sample": -1}, "bundle.units_per_sample must be a finite number > 0, got -1"),
+        ({"threshold_at": [0.5, 1.5]}, "bundle.threshold_at must satisfy 0 <= low <= high <= 1"),
+        ({"hard_share": 2}, "bundle.hard_share must be in [0, 1], got 2"),
+        ({"hard_factor": 0}, "bundle.hard_factor must be in (0, 1], got 0"),
+        ({"deadlines": "edf"}, "bundle.deadlines must be one of cumulative, solo, got 'edf'"),
+        ({"noise": "gauss"}, "bundle.noise must be one of seed, none, got 'gauss'"),
+        ({"head": "x"}, "bundle.head must be one of peak, clamp, got 'x'"),
+        ({"calibrate": "seed"}, "bundle.calibrate must be one of observed, mean, got 'seed'"),
+        ({"curve_ids": []}, "bundle.curve_ids must be null or a non-empty list of curve ids"),
+        ({"path": ""}, "bundle.path must be null or a file path"),
+    ],
+)
 def test_config_errors_name_the_key(section, message):
     with pytest.raises(ValueError) as info:
         RealBundleParams.from_config(section)

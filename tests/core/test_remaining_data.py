@@ -1,6 +1,7 @@
 """Eq. 3.6 of paper 002 (remaining data to reach eps from the fitted power law) and the UCB
 correction of Remark 2 (algorithms/core/remaining_data.py): hand-computed values, every
 degenerate case, vectorisation, and the fit-to-need chain on a noise-free curve."""
+
 from __future__ import annotations
 
 import math
@@ -35,24 +36,26 @@ def test_vectorised_over_threads():
 
 
 def test_degenerate_cases():
-    theta = np.array([
-        theta_of(2.0, 0.0),            # flat fit: never comes down -> inf
-        theta_of(2.0, -0.3),           # increasing fit -> inf
-        theta_of(2.0, 0.5),            # s* = 400 <= s_n = 500: done by the fit -> 0
-        theta_of(0.05, 0.5),           # a < eps: s* = 0.25 < 1 -> 0
-        [math.nan, math.nan],          # no fit yet -> nan
-        theta_of(10.0, 1e-5),          # s* = exp(ln(100) / 1e-5): overflow -> inf
-        theta_of(2.0, 0.5),            # exactly at s*: ceil(0) = 0
-    ])
+    theta = np.array(
+        [
+            theta_of(2.0, 0.0),  # flat fit: never comes down -> inf
+            theta_of(2.0, -0.3),  # increasing fit -> inf
+            theta_of(2.0, 0.5),  # s* = 400 <= s_n = 500: done by the fit -> 0
+            theta_of(0.05, 0.5),  # a < eps: s* = 0.25 < 1 -> 0
+            [math.nan, math.nan],  # no fit yet -> nan
+            theta_of(10.0, 1e-5),  # s* = exp(ln(100) / 1e-5): overflow -> inf
+            theta_of(2.0, 0.5),  # exactly at s*: ceil(0) = 0
+        ]
+    )
     s_n = np.array([5.0, 5.0, 500.0, 5.0, 5.0, 5.0, 400.0])
     with warnings.catch_warnings():
-        warnings.simplefilter("error")   # no RuntimeWarning leaks out
+        warnings.simplefilter("error")  # no RuntimeWarning leaks out
         need = remaining_data(theta, 0.1, s_n)
     assert need[0] == math.inf and need[1] == math.inf
     assert need[2] == 0.0 and need[3] == 0.0
     assert math.isnan(need[4])
     assert need[5] == math.inf
-    assert need[6] in (0.0, 1.0)       # s* = 400 up to rounding of exp(ln 20 / 0.5)
+    assert need[6] in (0.0, 1.0)  # s* = 400 up to rounding of exp(ln 20 / 0.5)
 
 
 def test_fitted_mask_gives_nan():
@@ -69,15 +72,15 @@ def test_rejects_bad_thresholds(eps):
 
 def test_from_a_fit_of_a_noise_free_curve():
     a, b = 3.0, 0.4
-    eps = a * 1234.5 ** -b                 # s* = 1234.5
+    eps = a * 1234.5**-b  # s* = 1234.5
     rls = WeightedRLS(0.9)
     for s in (100.0, 150.0, 200.0):
-        rls.update(s, a * s ** -b)
-    assert remaining_data(rls.theta, eps, rls.last_s) == 1035.0   # ceil(1234.5 - 200)
+        rls.update(s, a * s**-b)
+    assert remaining_data(rls.theta, eps, rls.last_s) == 1035.0  # ceil(1234.5 - 200)
     bank = RLSBank(2, 0.9)
-    bank.update([0], [100.0], [a * 100.0 ** -b])
+    bank.update([0], [100.0], [a * 100.0**-b])
     assert np.isnan(remaining_data(bank.theta, eps, bank.last_s, bank.fitted)).all()
-    bank.update([0, 1], [200.0, 100.0], [a * 200.0 ** -b, 1.0])
+    bank.update([0, 1], [200.0, 100.0], [a * 200.0**-b, 1.0])
     need = remaining_data(bank.theta, eps, bank.last_s, bank.fitted)
     assert need[0] == 1035.0 and math.isnan(need[1])
 
@@ -98,13 +101,13 @@ def test_ucb_undefined_cases():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out = ucb_need(need, 2.0, tau, begin, received)
-    assert out[0] == 100.0                 # tau - b_k = 1: ln 1 = 0, no bonus (nothing received)
-    assert out[1] == 100.0                 # tau - b_k = 0: not begun, no bonus
-    assert out[2] == 0.0                   # nothing received: infinite bonus
-    assert out[3] == 0.0                   # 1 - 2 sqrt(ln 10 / 4) < 0: clipped at 0
-    assert math.isnan(out[4])              # unknown stays unknown
-    assert out[5] == math.inf              # cannot finish, finite bonus
-    assert out[6] == 0.0                   # inf - inf: full optimism
+    assert out[0] == 100.0  # tau - b_k = 1: ln 1 = 0, no bonus (nothing received)
+    assert out[1] == 100.0  # tau - b_k = 0: not begun, no bonus
+    assert out[2] == 0.0  # nothing received: infinite bonus
+    assert out[3] == 0.0  # 1 - 2 sqrt(ln 10 / 4) < 0: clipped at 0
+    assert math.isnan(out[4])  # unknown stays unknown
+    assert out[5] == math.inf  # cannot finish, finite bonus
+    assert out[6] == 0.0  # inf - inf: full optimism
     assert out[7] == pytest.approx(50.0 - 2.0 * math.sqrt(math.log(10.0) / 2.0))
     # beta = 0 changes nothing (even with nothing received)
     same = ucb_need(need, 0.0, tau, begin, received)

@@ -13,6 +13,7 @@ the table's N_k, d_k:
   with exact needs both serve ViT last, and the third thread they serve is done by
   336 + 294 - (the fourth's need), before the earliest of the four deadlines (570).
 So with exact predictions LRF and ETF complete at least 3 whenever UA completes 0 and LARA 4."""
+
 from __future__ import annotations
 
 import itertools
@@ -27,8 +28,9 @@ FOUR = ("LSTM", "CNN", "ResNet18", "ResNet34")
 
 
 def table1():
-    bundle = draw_bundle(BundleConfig.from_config({"kind": "table1", "noise": 0.0, "jitter": 0.0}),
-                         np.random.default_rng(0))
+    bundle = draw_bundle(
+        BundleConfig.from_config({"kind": "table1", "noise": 0.0, "jitter": 0.0}), np.random.default_rng(0)
+    )
     return bundle, bundle.arrays()
 
 
@@ -97,7 +99,7 @@ def test_every_consistent_choice_of_needs_on_a_grid_gives_three():
     for needs in itertools.product(*grids):
         needs = dict(zip(four, needs))
         edf = sorted(four, key=lambda k: deadline[k])
-        if any(end + sum(needs[j] for j in edf[:i + 1]) > deadline[k] for i, k in enumerate(edf)):
+        if any(end + sum(needs[j] for j in edf[: i + 1]) > deadline[k] for i, k in enumerate(edf)):
             continue  # LARA could not complete all four
         checked += 1
         for key in (lambda k: needs[k], lambda k: needs[k] / span[k]):

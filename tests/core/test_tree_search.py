@@ -2,6 +2,7 @@
 (algorithms/core/tree_search.py): optimality against all 2^K subsets (Theorem 1), feasibility
 of the selected set, exact delivery of the cascade interval by interval, a hand-computed
 example, the fast implementation against the line-by-line one, and input checks."""
+
 from __future__ import annotations
 
 import itertools
@@ -177,12 +178,15 @@ def test_cascade_sum_is_one_minus_the_product():
     assert shares[order[2]] == pytest.approx((1 - eta[order[0]]) * (1 - eta[order[1]]) * eta[order[2]])
 
 
-@pytest.mark.parametrize("p, d, d0, match", [
-    ([1.0, math.nan], [3, 4], 0, "nan"),
-    ([1.0, -0.5], [3, 4], 0, ">= 0"),
-    ([1.0, 1.0], [3, 4], 3, "d_0"),
-    ([1.0], [3, 4], 0, "one deadline"),
-])
+@pytest.mark.parametrize(
+    "p, d, d0, match",
+    [
+        ([1.0, math.nan], [3, 4], 0, "nan"),
+        ([1.0, -0.5], [3, 4], 0, ">= 0"),
+        ([1.0, 1.0], [3, 4], 3, "d_0"),
+        ([1.0], [3, 4], 0, "one deadline"),
+    ],
+)
 def test_rejects_bad_inputs(p, d, d0, match):
     with pytest.raises(ValueError, match=match):
         adaptive_tree_search(p, d, d0)

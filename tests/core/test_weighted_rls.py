@@ -1,6 +1,7 @@
 """Weighted RLS of paper 002, Sec. 3.1 (algorithms/core/weighted_rls.py): the recursion of eq. 3.5
 against the closed form of eq. 3.4, gamma = 1 as ordinary least squares, exact recovery of
 noise-free power laws, the array bank against the scalar reference, and input checks."""
+
 from __future__ import annotations
 
 import math
@@ -19,7 +20,7 @@ def closed_form(s, loss, gamma):
     w = np.sqrt(gamma ** (n - 1 - np.arange(n)))
     X = np.column_stack([np.log(s), np.ones(n)])
     theta, *_ = np.linalg.lstsq(X * w[:, None], np.log(loss) * w, rcond=None)
-    V = (X * (w ** 2)[:, None]).T @ X
+    V = (X * (w**2)[:, None]).T @ X
     return theta, V
 
 
@@ -49,7 +50,7 @@ def test_recursion_matches_closed_form(data, gamma):
         if not rls.fitted:
             assert np.isnan(rls.theta).all()
             continue
-        theta, V = closed_form(s[:i + 1], loss[:i + 1], gamma)
+        theta, V = closed_form(s[: i + 1], loss[: i + 1], gamma)
         assert np.allclose(rls.theta, theta, rtol=1e-6, atol=1e-6 * np.abs(theta).max())
         P = np.linalg.inv(V)
         assert np.allclose(rls.P, P, rtol=1e-6, atol=1e-6 * np.abs(P).max())
@@ -72,17 +73,17 @@ def test_gamma_one_is_ordinary_least_squares(data):
 def test_exact_recovery_of_a_noise_free_power_law(gamma, a, b):
     rls = WeightedRLS(gamma)
     for s in np.linspace(50.0, 5000.0, 40):
-        rls.update(s, a * s ** -b)
+        rls.update(s, a * s**-b)
         if rls.n >= 2:
             assert rls.b == pytest.approx(b, rel=1e-9)
             assert rls.a == pytest.approx(a, rel=1e-9)
-    assert rls.predict(1e6) == pytest.approx(a * 1e6 ** -b, rel=1e-8)
+    assert rls.predict(1e6) == pytest.approx(a * 1e6**-b, rel=1e-8)
 
 
 def test_unfitted_until_two_distinct_data_amounts():
     rls = WeightedRLS(0.9)
     assert not rls.fitted and rls.n == 0 and np.isnan(rls.theta).all()
-    for loss in (2.0, 1.9, 1.8):            # the same s three times: the slope is not identified
+    for loss in (2.0, 1.9, 1.8):  # the same s three times: the slope is not identified
         rls.update(10.0, loss)
         assert not rls.fitted and np.isnan(rls.theta).all() and np.isnan(rls.P).all()
     rls.update(20.0, 1.0)
@@ -95,7 +96,7 @@ def test_two_points_give_the_line_through_them():
     rls = WeightedRLS(0.9)
     rls.update(100.0, 2.0)
     rls.update(400.0, 1.0)
-    assert rls.b == pytest.approx(0.5, rel=1e-12)     # 2 = a 100^-b, 1 = a 400^-b
+    assert rls.b == pytest.approx(0.5, rel=1e-12)  # 2 = a 100^-b, 1 = a 400^-b
     assert rls.a == pytest.approx(20.0, rel=1e-12)
 
 
@@ -107,7 +108,7 @@ def test_rejects_bad_losses(loss):
     bank = RLSBank(3, 0.9)
     with pytest.raises(ValueError, match="losses"):
         bank.update([0, 2], [10.0, 20.0], [1.0, loss])
-    assert bank.n.sum() == 0            # nothing applied
+    assert bank.n.sum() == 0  # nothing applied
 
 
 @pytest.mark.parametrize("s", [0.0, -5.0, math.nan, math.inf])
@@ -136,7 +137,7 @@ def test_bank_rejects_bad_indices():
         bank.update([-1], [1.0], [1.0])
     with pytest.raises(ValueError, match="one s and one loss"):
         bank.update([0, 1], [1.0], [1.0, 2.0])
-    bank.update([], [], [])              # nothing to do
+    bank.update([], [], [])  # nothing to do
     assert bank.n.sum() == 0
 
 
@@ -149,8 +150,8 @@ def test_bank_equals_the_scalar_class(k, gamma, seed):
     s = rng.uniform(1.0, 100.0, k)
     a, b = rng.uniform(0.5, 10.0, k), rng.uniform(0.1, 1.0, k)
     for _ in range(25):
-        idx = rng.permutation(k)[:rng.integers(0, k + 1)]       # any subset, any order
-        grow = rng.random(idx.size) < 0.8                       # sometimes the same s again
+        idx = rng.permutation(k)[: rng.integers(0, k + 1)]  # any subset, any order
+        grow = rng.random(idx.size) < 0.8  # sometimes the same s again
         s[idx] = np.where(grow, s[idx] * (1.0 + rng.uniform(0.01, 0.5, idx.size)), s[idx])
         loss = a[idx] * s[idx] ** -b[idx] * np.exp(rng.normal(0.0, 0.05, idx.size))
         bank.update(idx, s[idx], loss)
@@ -174,7 +175,7 @@ def test_bank_matches_closed_form_for_many_threads():
     s = rng.uniform(10, 50, k)
     for _ in range(30):
         s = s * (1 + rng.uniform(0.01, 0.1, k))
-        loss = a * s ** -b * np.exp(rng.normal(0, 0.02, k))
+        loss = a * s**-b * np.exp(rng.normal(0, 0.02, k))
         history.append((s.copy(), loss))
         bank.update(np.arange(k), s, loss)
     S = np.array([h[0] for h in history])

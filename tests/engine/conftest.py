@@ -1,4 +1,5 @@
 """Helpers for the engine tests: run the CLI as a user would, start an MLflow server."""
+
 from __future__ import annotations
 
 import os
@@ -37,10 +38,22 @@ def mlflow_server(tmp_path):
     store.mkdir()
     mlflow_bin = Path(sys.executable).parent / "mlflow"
     proc = subprocess.Popen(
-        [str(mlflow_bin), "server", "--host", "127.0.0.1", "--port", str(port),
-         "--backend-store-uri", f"sqlite:///{store / 'server.db'}", "--artifacts-destination", str(store / "artifacts"),
-         "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=open(store / "server.log", "w"),
+        [
+            str(mlflow_bin),
+            "server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--backend-store-uri",
+            f"sqlite:///{store / 'server.db'}",
+            "--artifacts-destination",
+            str(store / "artifacts"),
+            "--workers",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=open(store / "server.log", "w"),
     )
     uri = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90

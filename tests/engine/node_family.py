@@ -7,6 +7,7 @@ hashes, docs/architecture.md) and gives the same rows, plus the Ray node of the 
 the replicate: `node_id` (`ray.get_runtime_context().get_node_id()`) and `node_temp_dir` (that
 node's `--temp-dir`, `get_temp_dir()`), which tells apart two nodes started on one machine.
 """
+
 from __future__ import annotations
 
 import ray

@@ -1,5 +1,6 @@
 """Finding and stopping the processes of a Ray node started with the `ray` CLI in a test
 (tests/engine/test_ray_cli_cluster.py, test_ray_two_nodes.py)."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,9 @@ def processes() -> list[tuple[int, int, int, str]]:
     pytest), and Ray's Python daemons (`.../bin/python -u .../ray/autoscaler/_private/monitor.py`)
     would show neither "ray" nor their temp dir, and be left running.
     """
-    out = subprocess.run(["ps", "-ww", "-eo", "pid=,ppid=,sid=,stat=,args="], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        ["ps", "-ww", "-eo", "pid=,ppid=,sid=,stat=,args="], capture_output=True, text=True, check=True
+    )
     rows = []
     for line in out.stdout.splitlines():
         pid, ppid, sid, stat, *args = line.split(None, 4)

@@ -1,4 +1,5 @@
 """The Python API, and the same numbers whatever the number of workers or chunk size."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -13,16 +14,28 @@ GRID = {"job.deadline": [8, 12], "market.mean_availability": [4.0, 10.0]}
 def test_batch_run_returns_every_simulation(tmp_path):
     df = batch_run(GRID, overrides=["replicates=10"], number_processes=2, out_dir=tmp_path)
     assert len(df) == 4 * 10 * 3
-    assert {"cell", "replicate", "mechanism", "utility", "cost", "completion_time", "job.deadline",
-            "market.mean_availability"} <= set(df.columns)
+    assert {
+        "cell",
+        "replicate",
+        "mechanism",
+        "utility",
+        "cost",
+        "completion_time",
+        "job.deadline",
+        "market.mean_availability",
+    } <= set(df.columns)
     assert sorted(df["job.deadline"].unique()) == [8, 12]
     assert (tmp_path / "results.parquet").exists() and (tmp_path / "summary.csv").exists()
 
 
 @pytest.mark.slow
 def test_same_numbers_with_one_or_two_workers_and_any_chunk_size(tmp_path):
-    one = batch_run(GRID, overrides=["replicates=40", "runner.chunk_size=3"], number_processes=1, out_dir=tmp_path / "a")
-    two = batch_run(GRID, overrides=["replicates=40", "runner.chunk_size=64"], number_processes=2, out_dir=tmp_path / "b")
+    one = batch_run(
+        GRID, overrides=["replicates=40", "runner.chunk_size=3"], number_processes=1, out_dir=tmp_path / "a"
+    )
+    two = batch_run(
+        GRID, overrides=["replicates=40", "runner.chunk_size=64"], number_processes=2, out_dir=tmp_path / "b"
+    )
     pd.testing.assert_frame_equal(one, two)
 
 

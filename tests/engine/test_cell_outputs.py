@@ -1,4 +1,5 @@
 """Per-cell analyses of a family: files on disk, step metrics and artifacts in MLflow."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,10 +28,20 @@ def fake_family(world, frame):
 
 def test_cell_outputs_reach_disk_and_mlflow(tmp_path, monkeypatch):
     world = {"family": {"name": "spot", "module": "algorithms.spot.family"}, "mechanisms": ["A", "B"], "replicates": 2}
-    cell = Cell(index=0, name="c0", params={"job.deadline": 8}, subdir="0", world=world, config_hash="h", world_hash="w")
+    cell = Cell(
+        index=0, name="c0", params={"job.deadline": 8}, subdir="0", world=world, config_hash="h", world_hash="w"
+    )
     cell.__dict__["spec"] = dataclasses.replace(load_family("algorithms.spot.family"), cell_outputs=fake_family)
-    frame = pd.DataFrame({"cell": "c0", "cell_index": 0, "replicate": [0, 0, 1, 1], "mechanism": ["A", "B"] * 2,
-                          "utility": [1.0, 2.0, 3.0, 4.0], "cost": [1.0, 1.0, 1.0, 1.0]})
+    frame = pd.DataFrame(
+        {
+            "cell": "c0",
+            "cell_index": 0,
+            "replicate": [0, 0, 1, 1],
+            "mechanism": ["A", "B"] * 2,
+            "utility": [1.0, 2.0, 3.0, 4.0],
+            "cost": [1.0, 1.0, 1.0, 1.0],
+        }
+    )
     cell_dir = tmp_path / "0"
     metrics = cell_outputs.write(cell_dir, cell_outputs.compute(cell, frame))
     write_cell(cell_dir, cell, frame, {"metrics": metrics})
@@ -48,10 +59,21 @@ def test_cell_outputs_reach_disk_and_mlflow(tmp_path, monkeypatch):
     client = MlflowClient(tracking_uri=uri)
     run_id = read_meta(cell_dir)["mlflow_run_id"]
     history = client.get_metric_history(run_id, "cumulative_regret")
-    assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == [(0, 0.0), (1, 0.5), (2, 0.75), (3, 1.0)]
+    assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == [
+        (0, 0.0),
+        (1, 0.5),
+        (2, 0.75),
+        (3, 1.0),
+    ]
     assert client.get_run(run_id).data.metrics["final_regret"] == 1.0
     artifacts = {a.path for a in client.list_artifacts(run_id)}
-    assert artifacts == {"cell.parquet", "config.yaml", "policy_weights.parquet", "policy_weights.png", "series.parquet"}
+    assert artifacts == {
+        "cell.parquet",
+        "config.yaml",
+        "policy_weights.parquet",
+        "policy_weights.png",
+        "series.parquet",
+    }
 
 
 def test_the_weight_heatmap_names_its_policies_or_the_heaviest_ones():

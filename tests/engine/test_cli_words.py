@@ -1,4 +1,5 @@
 """What the command line says of itself: --help names the project, counts read as English."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,8 +23,14 @@ def test_help_names_the_project_and_its_exit_codes():
 
 @pytest.mark.slow
 def test_a_one_cell_multirun_says_1_cell(tmp_path):
-    proc = run_cli("-m", "job.deadline=8", "replicates=2", "tracking=off", "runner.progress=false",
-                   f"hydra.sweep.dir={tmp_path / 'sweep'}")
+    proc = run_cli(
+        "-m",
+        "job.deadline=8",
+        "replicates=2",
+        "tracking=off",
+        "runner.progress=false",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"Sweep of 1 cell into {tmp_path / 'sweep'}" in proc.stdout
     assert "1 cell, 6 simulations: composed and checked" in proc.stdout

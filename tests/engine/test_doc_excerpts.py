@@ -7,6 +7,7 @@ optionally followed by a remark). Its other non-comment lines must appear in the
 order (exact lines, trailing whitespace ignored); a line `...` marks a gap, and lines that are
 not adjacent in the file need one.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,7 +44,7 @@ def yaml_blocks(text: str, page: Path) -> list[Excerpt]:
         opening = lines[i].strip()
         if opening in ("```yaml", "```yml"):
             end = next((j for j in range(i + 1, len(lines)) if _FENCE.match(lines[j])), len(lines))
-            body = tuple(lines[i + 1:end])
+            body = tuple(lines[i + 1 : end])
             named = _NAMED.match(body[0].strip()) if body else None
             blocks.append(Excerpt(page, i + 1, named.group(1) if named else None, body))
             i = end
@@ -81,8 +82,14 @@ def mismatch(excerpt_lines: list[str], file_lines: list[str]) -> str | None:
 
 def _next_code_line(file_lines: list[str], start: int) -> int | None:
     """The index of the first line at or after `start` that is neither blank nor a comment."""
-    return next((k for k in range(start, len(file_lines))
-                 if file_lines[k].strip() and not file_lines[k].lstrip().startswith("#")), None)
+    return next(
+        (
+            k
+            for k in range(start, len(file_lines))
+            if file_lines[k].strip() and not file_lines[k].lstrip().startswith("#")
+        ),
+        None,
+    )
 
 
 EXCERPTS = [block for page in PAGES for block in yaml_blocks(page.read_text(encoding="utf-8"), page)]
@@ -95,8 +102,10 @@ def test_the_docs_have_excerpts():
 
 @pytest.mark.parametrize("excerpt", EXCERPTS, ids=lambda block: block.where)
 def test_an_excerpt_matches_its_file(excerpt):
-    assert excerpt.source, (f"{excerpt.where}: a ```yaml block is a config excerpt: its first line must name "
-                            "the file (# conf/...yaml) so that this test can check it")
+    assert excerpt.source, (
+        f"{excerpt.where}: a ```yaml block is a config excerpt: its first line must name "
+        "the file (# conf/...yaml) so that this test can check it"
+    )
     path = REPO / excerpt.source
     assert path.is_file(), f"{excerpt.where}: names {excerpt.source}, which does not exist"
     why = mismatch(code_lines(excerpt.lines[1:]), path.read_text(encoding="utf-8").splitlines())
@@ -106,15 +115,18 @@ def test_an_excerpt_matches_its_file(excerpt):
 FILE = ["a: 1", "# note", "b:", "  c: 2", "", "d: [x,", "    y]", "e: 3"]
 
 
-@pytest.mark.parametrize("lines, ok", [
-    (["a: 1", "b:", "  c: 2"], True),                 # comments of the file between: still adjacent
-    (["a: 1", "...", "e: 3"], True),                  # a gap
-    (["a: 1", "e: 3"], False),                        # not adjacent without a gap
-    (["b:", "a: 1"], False),                          # out of order
-    (["a: 2"], False),                                # a changed value
-    (["d: [x,", "    y]   "], True),                  # trailing whitespace ignored
-    (["  c:  2"], False),                             # inner whitespace counts
-])
+@pytest.mark.parametrize(
+    "lines, ok",
+    [
+        (["a: 1", "b:", "  c: 2"], True),  # comments of the file between: still adjacent
+        (["a: 1", "...", "e: 3"], True),  # a gap
+        (["a: 1", "e: 3"], False),  # not adjacent without a gap
+        (["b:", "a: 1"], False),  # out of order
+        (["a: 2"], False),  # a changed value
+        (["d: [x,", "    y]   "], True),  # trailing whitespace ignored
+        (["  c:  2"], False),  # inner whitespace counts
+    ],
+)
 def test_mismatch(lines, ok):
     assert (mismatch(lines, FILE) is None) is ok
 

@@ -1,4 +1,5 @@
 """docs/architecture.md states the family contract of sweep/family.py, name for name."""
+
 from __future__ import annotations
 
 import re
@@ -11,8 +12,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
 def contract_table() -> dict[str, str]:
     text = DOC.read_text()
-    section = text[text.index("## The family contract"):]
-    section = section[:section.index("\n## ", 4)]
+    section = text[text.index("## The family contract") :]
+    section = section[: section.index("\n## ", 4)]
     rows = {}
     for line in section.splitlines():
         match = re.match(r"\| `(\w+)(?:\([^`]*\))?` \| (yes|no[^|]*) \|", line)

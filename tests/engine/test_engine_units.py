@@ -1,4 +1,5 @@
 """Small pieces of the engine: hashing and seeds, chunking, summaries, metric names, plugin discovery."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,7 +32,11 @@ def test_replicate_rng_depends_only_on_hash_and_replicate():
 
 
 def _cell(index=0, replicates=10):
-    world = {"family": {"name": "spot", "module": "algorithms.spot.family"}, "mechanisms": ["OD-Only", "MSU", "UP"], "replicates": replicates}
+    world = {
+        "family": {"name": "spot", "module": "algorithms.spot.family"},
+        "mechanisms": ["OD-Only", "MSU", "UP"],
+        "replicates": replicates,
+    }
     return Cell(index=index, name=f"c{index}", params={"job.deadline": 8 + index}, subdir=str(index), world=world)
 
 
@@ -46,7 +51,11 @@ def test_chunks_cover_every_replicate_once():
 
 
 def test_a_family_may_cap_replicates_per_chunk():
-    world = {"family": {"name": "auction", "module": "algorithms.auction.family"}, "mechanisms": ["pdFTSP", "EFT"], "replicates": 5}
+    world = {
+        "family": {"name": "auction", "module": "algorithms.auction.family"},
+        "mechanisms": ["pdFTSP", "EFT"],
+        "replicates": 5,
+    }
     chunks = make_chunks([Cell(index=0, name="a", params={}, subdir="0", world=world)], chunk_size=200)
     assert [(c.rep_start, c.rep_stop, c.simulations) for c in chunks] == [(r, r + 1, 2) for r in range(5)]
 
@@ -54,10 +63,20 @@ def test_a_family_may_cap_replicates_per_chunk():
 def test_a_key_only_some_rows_report_is_null_elsewhere(monkeypatch):
     from sweep.worker import SimulationWorker
 
-    world = {"family": {"name": "ragged", "module": "tests.engine.ragged_family"}, "mechanisms": ["A", "B"],
-             "replicates": 3}
-    cell = Cell(index=0, name="r", params={}, subdir="0", world=world, config_hash=stable_hash(world),
-                world_hash=stable_hash(world))
+    world = {
+        "family": {"name": "ragged", "module": "tests.engine.ragged_family"},
+        "mechanisms": ["A", "B"],
+        "replicates": 3,
+    }
+    cell = Cell(
+        index=0,
+        name="r",
+        params={},
+        subdir="0",
+        world=world,
+        config_hash=stable_hash(world),
+        world_hash=stable_hash(world),
+    )
     columns = SimulationWorker().run_chunk(cell.payload(), 0, 3)
     assert columns["extra"] == [None, 0, None, 1, None, 2]
     assert all(len(values) == 6 for values in columns.values())
@@ -65,8 +84,9 @@ def test_a_key_only_some_rows_report_is_null_elsewhere(monkeypatch):
 
 def test_summary_matches_a_t_interval_computed_by_hand():
     values = np.array([1.0, 2.0, 4.0, 7.0])
-    frame = pd.DataFrame({"cell_index": 0, "mechanism": "UP", "utility": values, "cost": values * 2,
-                          "completion_time": [5, 6, 7, 8]})
+    frame = pd.DataFrame(
+        {"cell_index": 0, "mechanism": "UP", "utility": values, "cost": values * 2, "completion_time": [5, 6, 7, 8]}
+    )
     row = summarize(frame, [_cell()]).iloc[0]
     half = stats.t.ppf(0.975, 3) * values.std(ddof=1) / 2.0
     assert row["utility_mean"] == pytest.approx(3.5)
@@ -80,14 +100,17 @@ def test_metric_names_are_ones_mlflow_accepts():
     assert metric_key("utility_mean", "OD-Only") == "utility_mean/OD-Only"
 
 
-@pytest.mark.parametrize("bad, key", [
-    (RunnerConfig(num_workers=0), "runner.num_workers"),
-    (RunnerConfig(kind="moon"), "runner.kind"),
-    (RunnerConfig(kind="cluster", address=None), "runner.address"),
-    (RunnerConfig(chunk_size=0), "runner.chunk_size"),
-    (TrackingConfig(kind="sqlite", uri="mlflow.db"), "tracking.uri"),
-    (TrackingConfig(kind="paper"), "tracking.kind"),
-])
+@pytest.mark.parametrize(
+    "bad, key",
+    [
+        (RunnerConfig(num_workers=0), "runner.num_workers"),
+        (RunnerConfig(kind="moon"), "runner.kind"),
+        (RunnerConfig(kind="cluster", address=None), "runner.address"),
+        (RunnerConfig(chunk_size=0), "runner.chunk_size"),
+        (TrackingConfig(kind="sqlite", uri="mlflow.db"), "tracking.uri"),
+        (TrackingConfig(kind="paper"), "tracking.kind"),
+    ],
+)
 def test_engine_schema_names_the_bad_key(bad, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         bad.check()
@@ -116,8 +139,10 @@ def test_config_files_carry_the_model_defaults():
     assert market.pop("kind") == "synthetic"
     defaults = asdict(SyntheticMarketParams())
     # the outage keys are listed at null (the code's default; algorithms/common/optional_keys.py)
-    assert {key: market.pop(key) for key in ("outage_fraction", "outage_slots")} == \
-        {"outage_fraction": None, "outage_slots": None}
+    assert {key: market.pop(key) for key in ("outage_fraction", "outage_slots")} == {
+        "outage_fraction": None,
+        "outage_slots": None,
+    }
     assert market == {key: value for key, value in defaults.items() if not key.startswith("outage_")}
     assert defaults["outage_fraction"] == 0.0
     from omegaconf import OmegaConf
@@ -141,8 +166,10 @@ def test_the_closing_message_shows_slow_rates_too(per_second, shown):
     assert _rate(per_second) == shown
 
 
-@pytest.mark.parametrize("values", [[6, 7, 8], [0.5, 1.0, 2.5], [40, 60.5, 70], ["a", "b", "a"], [True, False, True],
-                                    [None, 1, 2], ["x", 1, None]])
+@pytest.mark.parametrize(
+    "values",
+    [[6, 7, 8], [0.5, 1.0, 2.5], [40, 60.5, 70], ["a", "b", "a"], [True, False, True], [None, 1, 2], ["x", 1, None]],
+)
 def test_results_get_the_param_columns_concatenating_each_cell_would_give(values):
     from sweep.cells import Cell
     from sweep.results import concat_with_params, with_params
@@ -151,9 +178,17 @@ def test_results_get_the_param_columns_concatenating_each_cell_would_give(values
     for index, value in enumerate(values):
         cells.append(Cell(index=index, name=f"k={value}", params={"k": value, "fixed": 3}, subdir=str(index), world={}))
         rows = 0 if index == 1 and value == 7 else 4  # a cell without rows, once
-        frames.append(pd.DataFrame({"cell": [f"k={value}"] * rows, "cell_index": [index] * rows,
-                                    "replicate": list(range(rows)), "mechanism": ["A"] * rows,
-                                    "utility": [float(r) for r in range(rows)]}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "cell": [f"k={value}"] * rows,
+                    "cell_index": [index] * rows,
+                    "replicate": list(range(rows)),
+                    "mechanism": ["A"] * rows,
+                    "utility": [float(r) for r in range(rows)],
+                }
+            )
+        )
     expected = pd.concat([with_params(frame, cell) for frame, cell in zip(frames, cells)], ignore_index=True)
     pd.testing.assert_frame_equal(concat_with_params(frames, cells), expected, check_exact=True)
 
@@ -164,9 +199,14 @@ def test_a_whole_cell_frame_is_the_frame_its_chunks_would_give():
     from sweep.results import frame_of_chunks
 
     mechanisms = ("OD-Only", "MSU", "UP")
-    columns = {"replicate": [0, 0, 0, 1, 1, 1], "mechanism": list(mechanisms) * 2,
-               "utility": [1.0, 2.5, -3.0, 4.0, 5.0, 6.0], "completion_time": [3, 4, 5, 6, 7, 8],
-               "met_deadline": [True, False, True, True, True, False], "note": ["a", None, "b", "c", "d", "e"]}
+    columns = {
+        "replicate": [0, 0, 0, 1, 1, 1],
+        "mechanism": list(mechanisms) * 2,
+        "utility": [1.0, 2.5, -3.0, 4.0, 5.0, 6.0],
+        "completion_time": [3, 4, 5, 6, 7, 8],
+        "met_deadline": [True, False, True, True, True, False],
+        "note": ["a", None, "b", "c", "d", "e"],
+    }
     halves = [{k: v[:3] for k, v in columns.items()}, {k: v[3:] for k, v in columns.items()}]
     expected = frame_of_chunks("c7", 7, mechanisms, halves)
     pd.testing.assert_frame_equal(frame_of_chunks("c7", 7, mechanisms, [columns]), expected, check_exact=True)
@@ -192,8 +232,11 @@ def test_a_call_of_several_cells_gives_each_cell_what_its_own_call_gives():
 
     from .test_side_tables import make_cell
 
-    cells = [make_cell(0, 3, replicates=3, emit="none"), make_cell(1, 4, replicates=2, emit="none"),
-             make_cell(2, 5, replicates=3)]  # the last one has side tables: columns come back, not a cell
+    cells = [
+        make_cell(0, 3, replicates=3, emit="none"),
+        make_cell(1, 4, replicates=2, emit="none"),
+        make_cell(2, 5, replicates=3),
+    ]  # the last one has side tables: columns come back, not a cell
     together = SimulationWorker().run_cells([(cell.payload(), 0, cell.replicates) for cell in cells])
     for cell, result in zip(cells[:2], together):
         alone = SimulationWorker().run_chunk(cell.payload(), 0, cell.replicates, whole=True)

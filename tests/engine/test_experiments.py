@@ -1,6 +1,7 @@
 """Every experiment file (conf/experiment/**.yaml) composes the right family, in its single-run
 form and in every cell of its grid, and runs end to end under `debug=tiny` (the way
 lightning-hydra-template runs `experiment=glob(*)` with a fast-dev flag)."""
+
 from __future__ import annotations
 
 import itertools
@@ -15,8 +16,9 @@ from sweep.cells import make_cell
 
 from .conftest import run_cli
 
-EXPERIMENTS = sorted(str(p.relative_to(CONF_DIR / "experiment").with_suffix(""))
-                     for p in (CONF_DIR / "experiment").rglob("*.yaml"))
+EXPERIMENTS = sorted(
+    str(p.relative_to(CONF_DIR / "experiment").with_suffix("")) for p in (CONF_DIR / "experiment").rglob("*.yaml")
+)
 
 
 def family_of(experiment: str) -> str:
@@ -29,8 +31,12 @@ def grid(experiment: str, extra=()) -> list[list[str]]:
         cfg = compose("config", overrides=[f"experiment={experiment}", *extra], return_hydra_config=True)
     params = cfg.hydra.sweeper.params or {}
     parsed = OverridesParser.create().parse_overrides([f"{key}={value}" for key, value in params.items()])
-    axes = [[f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()] if o.is_sweep_override()
-            else [f"{o.get_key_element()}={o.get_value_element_as_str()}"] for o in parsed]
+    axes = [
+        [f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()]
+        if o.is_sweep_override()
+        else [f"{o.get_key_element()}={o.get_value_element_as_str()}"]
+        for o in parsed
+    ]
     return [list(combo) for combo in itertools.product(*axes)]
 
 
@@ -40,8 +46,9 @@ def test_there_are_experiments_of_every_family():
 
 
 # demo's 36 cells take about 9 s to compose (pytest --durations): slow, like every test over 5 s.
-@pytest.mark.parametrize("experiment", [pytest.param(e, marks=pytest.mark.slow) if e == "demo" else e
-                                        for e in EXPERIMENTS])
+@pytest.mark.parametrize(
+    "experiment", [pytest.param(e, marks=pytest.mark.slow) if e == "demo" else e for e in EXPERIMENTS]
+)
 def test_every_cell_of_every_experiment_composes_and_validates(experiment):
     cells = grid(experiment)
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -56,8 +63,16 @@ def test_every_cell_of_every_experiment_composes_and_validates(experiment):
 def test_every_experiment_runs_end_to_end_under_debug_tiny(tmp_path):
     """One multirun over every experiment file's single-run form, at debug=tiny size."""
     sweep_dir = tmp_path / "sweep"
-    proc = run_cli("-m", f"experiment={','.join(EXPERIMENTS)}", "debug=tiny", "tracking=off",
-                   "runner.num_workers=2", "runner.progress=false", f"hydra.sweep.dir={sweep_dir}", timeout=600)
+    proc = run_cli(
+        "-m",
+        f"experiment={','.join(EXPERIMENTS)}",
+        "debug=tiny",
+        "tracking=off",
+        "runner.num_workers=2",
+        "runner.progress=false",
+        f"hydra.sweep.dir={sweep_dir}",
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     results = pd.read_parquet(sweep_dir / "results.parquet")
     assert results["cell_index"].nunique() == len(EXPERIMENTS)

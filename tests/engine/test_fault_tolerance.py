@@ -1,4 +1,5 @@
 """Resume after Ctrl-C, a worker process killed mid-sweep, and a Ray cluster on loopback."""
+
 from __future__ import annotations
 
 import shlex
@@ -45,10 +46,22 @@ def test_interrupted_sweep_resumes_to_the_same_results(tmp_path, signum):
     an uninterrupted one (sweep/stop_signals.py)."""
     sweep_dir = tmp_path / "sweep"
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    args = ["-m", *INTERRUPTED_ARGS, "runner.num_workers=1", "runner.progress=false", f"tracking.uri={uri}",
-            f"hydra.sweep.dir={sweep_dir}"]
-    proc = subprocess.Popen([sys.executable, "-m", "sweep", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    args = [
+        "-m",
+        *INTERRUPTED_ARGS,
+        "runner.num_workers=1",
+        "runner.progress=false",
+        f"tracking.uri={uri}",
+        f"hydra.sweep.dir={sweep_dir}",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sweep", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.time() + 180
     # a cell complete, and the MLflow store open with its parent run (tracking.json): a stop while a
     # new store is still opening leaves the parent RUNNING, with a warning (sweep/tracking.py)
@@ -102,8 +115,14 @@ def test_rerun_of_a_complete_sweep_simulates_nothing(tmp_path):
 def test_a_killed_worker_is_replaced_and_its_chunk_retried(tmp_path):
     marker = tmp_path / "killed"
     sweep_dir = tmp_path / "sweep"
-    proc = run_cli("-m", *GRID_ARGS, "runner.num_workers=2", "tracking=off", f"hydra.sweep.dir={sweep_dir}",
-                   env={"SWEEP_FAULT_KILL_ONCE": str(marker)})
+    proc = run_cli(
+        "-m",
+        *GRID_ARGS,
+        "runner.num_workers=2",
+        "tracking=off",
+        f"hydra.sweep.dir={sweep_dir}",
+        env={"SWEEP_FAULT_KILL_ONCE": str(marker)},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert marker.exists(), "no worker was killed"
     assert "a worker died" in proc.stdout + proc.stderr
@@ -117,12 +136,21 @@ def test_sweep_on_a_ray_cluster_on_loopback(tmp_path):
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
     try:
         sweep_dir = tmp_path / "sweep"
-        proc = run_cli("-m", "experiment=smoke", "runner=cluster", f"runner.address={cluster.address}", "tracking=off",
-                       f"hydra.sweep.dir={sweep_dir}")
+        proc = run_cli(
+            "-m",
+            "experiment=smoke",
+            "runner=cluster",
+            f"runner.address={cluster.address}",
+            "tracking=off",
+            f"hydra.sweep.dir={sweep_dir}",
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         df = pd.read_parquet(sweep_dir / "results.parquet")
-        expected = batch_run({"job.deadline": [8, 12], "job.workload": [60, 80]}, overrides=["experiment=smoke"],
-                             out_dir=tmp_path / "local")
+        expected = batch_run(
+            {"job.deadline": [8, 12], "job.workload": [60, 80]},
+            overrides=["experiment=smoke"],
+            out_dir=tmp_path / "local",
+        )
         same_numbers(df, expected.sort_values(KEYS).reset_index(drop=True))
     finally:
         cluster.shutdown()

@@ -2,6 +2,7 @@
 gives it: the same resolved world, hashes, name, params, output folder, runner and tracking,
 and the same errors, for every experiment file's grid and for the overrides it hands back to
 Hydra (`+key`, `~key`, dict values, interpolations)."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,7 +37,8 @@ class Grid:
         self.master = hydra.compose_config("config", overrides=arguments, run_mode=RunMode.MULTIRUN)
         params = [f"{k}={v}" for k, v in (self.master.hydra.sweeper.params or {}).items()]
         parsed = OverridesParser.create(config_loader=self.loader).parse_overrides(
-            params + list(self.master.hydra.overrides.task))
+            params + list(self.master.hydra.overrides.task)
+        )
         self.jobs = BasicSweeper.split_arguments(parsed, None)[0]
 
     def close(self) -> None:
@@ -44,9 +46,11 @@ class Grid:
         GlobalHydra.instance().clear()
 
     def composer(self) -> GridComposer:
-        return GridComposer(lambda overrides: self.loader.load_sweep_config(self.master, overrides),
-                            self.loader.repository.group_exists,
-                            lambda config, index: str(config.hydra.sweep.subdir))
+        return GridComposer(
+            lambda overrides: self.loader.load_sweep_config(self.master, overrides),
+            self.loader.repository.group_exists,
+            lambda config, index: str(config.hydra.sweep.subdir),
+        )
 
     def reference(self, overrides: list[str], index: int):
         """What the launcher did before the composer: Hydra's full composition of the job."""
@@ -65,8 +69,12 @@ def assert_same(grid: Grid, composer: GridComposer, overrides: list[str], index:
     got = composed.cell
     assert got.world == cell.world, overrides
     assert (got.config_hash, got.world_hash) == (cell.config_hash, cell.world_hash), overrides
-    assert (got.name, got.params, got.subdir, got.mechanisms) == (cell.name, cell.params, cell.subdir,
-                                                                   cell.mechanisms), overrides
+    assert (got.name, got.params, got.subdir, got.mechanisms) == (
+        cell.name,
+        cell.params,
+        cell.subdir,
+        cell.mechanisms,
+    ), overrides
     assert (composed.runner, composed.tracking) == (runner, tracking), overrides
 
 
@@ -78,8 +86,10 @@ def sample(jobs: list, count: int) -> list[tuple[int, list[str]]]:
 # debug=tiny adds an optional config group (conf/debug/family/<f>_tiny.yaml): checked on one
 # experiment of each family and on the everyday grids, to keep the suite's time down.
 @pytest.mark.slow
-@pytest.mark.parametrize("experiment,debug", [(e, "none") for e in EXPERIMENTS]
-                         + [(e, "tiny") for e in ("smoke", "demo", "spot/fig6", "auction/fig4")])
+@pytest.mark.parametrize(
+    "experiment,debug",
+    [(e, "none") for e in EXPERIMENTS] + [(e, "tiny") for e in ("smoke", "demo", "spot/fig6", "auction/fig4")],
+)
 def test_every_experiment_grid_composes_as_hydra_composes_it(experiment, debug):
     grid = Grid([f"experiment={experiment}", f"debug={debug}", "tracking=off"])
     try:
@@ -92,19 +102,22 @@ def test_every_experiment_grid_composes_as_hydra_composes_it(experiment, debug):
         grid.close()
 
 
-@pytest.mark.parametrize("arguments", [
-    ["job.deadline=6,9", "job.workload=40,60.5", "replicates=3"],
-    ["family=spot,auction", "replicates=2", "debug=tiny"],
-    ["market=trace", "market.path=data/market_aws_us-west-2a_v100.csv", "market.capacity=8,16", "replicates=2"],
-    ["market=synthetic,trace", "market.capacity=8,16", "replicates=2"],  # trace: market.path is missing
-    ["experiment=spot/fig6", "replicates=2", "job.mu1=0.3,0.5"],  # job.mu2 is ${job.mu1}
-    ["mechanisms=[OD-Only,UP],[MSU]", "replicates=2"],
-    ["pool.threshold=[0.5],[0.4,0.6]", "mechanisms=[AHAP]", "replicates=2"],
-    ["+job_sampling.extra=1,2", "replicates=2"],  # +key: Hydra's full path (and an error: not a key)
-    ["~job.gamma", "job.deadline=6,7", "replicates=2"],
-    ["job={deadline:6},{deadline:7}", "replicates=2"],  # a dict value merges: Hydra's full path
-    ["noise.level=0.1,0.2", "noise.kind=fixed_uniform", "seed=1,2", "replicates=2"],
-])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["job.deadline=6,9", "job.workload=40,60.5", "replicates=3"],
+        ["family=spot,auction", "replicates=2", "debug=tiny"],
+        ["market=trace", "market.path=data/market_aws_us-west-2a_v100.csv", "market.capacity=8,16", "replicates=2"],
+        ["market=synthetic,trace", "market.capacity=8,16", "replicates=2"],  # trace: market.path is missing
+        ["experiment=spot/fig6", "replicates=2", "job.mu1=0.3,0.5"],  # job.mu2 is ${job.mu1}
+        ["mechanisms=[OD-Only,UP],[MSU]", "replicates=2"],
+        ["pool.threshold=[0.5],[0.4,0.6]", "mechanisms=[AHAP]", "replicates=2"],
+        ["+job_sampling.extra=1,2", "replicates=2"],  # +key: Hydra's full path (and an error: not a key)
+        ["~job.gamma", "job.deadline=6,7", "replicates=2"],
+        ["job={deadline:6},{deadline:7}", "replicates=2"],  # a dict value merges: Hydra's full path
+        ["noise.level=0.1,0.2", "noise.kind=fixed_uniform", "seed=1,2", "replicates=2"],
+    ],
+)
 def test_special_overrides_compose_as_hydra_composes_them(arguments):
     grid = Grid([*arguments, "tracking=off"])
     try:
@@ -127,8 +140,11 @@ def test_the_composer_composes_once_per_choice_of_groups_and_copies_the_rest():
     grid = Grid(["job.deadline=6,7,8", "family=spot", "market=synthetic", "replicates=2", "tracking=off"])
     try:
         calls: list[list[str]] = []
-        composer = GridComposer(lambda overrides: calls.append(overrides) or grid.loader.load_sweep_config(
-            grid.master, overrides), grid.loader.repository.group_exists, lambda config, index: "")
+        composer = GridComposer(
+            lambda overrides: calls.append(overrides) or grid.loader.load_sweep_config(grid.master, overrides),
+            grid.loader.repository.group_exists,
+            lambda config, index: "",
+        )
         for index, overrides in enumerate(grid.jobs):
             composer.compose(list(overrides), index)
         assert calls == [["family=spot", "market=synthetic", "tracking=off"]]
@@ -161,9 +177,11 @@ def test_ray_starts_before_the_cells_only_from_a_valid_sweep_config():
         assert runner == runner_config(grid.master) and runner.num_workers == 1
     finally:
         grid.close()
-    for arguments in (["market=trace", "replicates=2", "job.deadline=6,7", "tracking=off"],
-                      ["job.deadline=6,7", "market.capacity=0", "replicates=2", "tracking=off"],
-                      ["job.deadline=6,7", "runner.num_workers=0", "replicates=2", "tracking=off"]):
+    for arguments in (
+        ["market=trace", "replicates=2", "job.deadline=6,7", "tracking=off"],
+        ["job.deadline=6,7", "market.capacity=0", "replicates=2", "tracking=off"],
+        ["job.deadline=6,7", "runner.num_workers=0", "replicates=2", "tracking=off"],
+    ):
         grid = Grid(arguments)
         try:
             HydraConfig.instance().set_config(grid.master)

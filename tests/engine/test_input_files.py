@@ -2,6 +2,7 @@
 the family's INPUT_FILES): the bundled traces saved with LF instead of CRLF endings, with a BOM,
 or with their numbers written differently give the same hashes and the same numbers; a changed
 value does not."""
+
 from __future__ import annotations
 
 import codecs

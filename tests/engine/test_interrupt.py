@@ -1,6 +1,7 @@
 """Ctrl-C, as a terminal sends it (SIGINT to the whole process group), and SIGTERM / SIGHUP as
 `kill`, `timeout` or a closed terminal send them: one line instead of a traceback, status 128 +
 the signal, no sweep dir left when nothing ran, and a resume command that works."""
+
 from __future__ import annotations
 
 import os
@@ -19,9 +20,15 @@ GRID = ["-m", "job.deadline=range(6,26)", "job.workload=range(40,140,2)", "track
 
 
 def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "sweep", *args], cwd=ROOT, text=True, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return subprocess.Popen(
+        [sys.executable, "-m", "sweep", *args],
+        cwd=ROOT,
+        text=True,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
 
 
 def interrupt(proc: subprocess.Popen, signum: int = signal.SIGINT, timeout: float = 120) -> tuple[str, str]:
@@ -63,8 +70,15 @@ def test_a_signal_while_composing_leaves_nothing_and_says_so(tmp_path, signum):
 @pytest.mark.slow
 def test_ctrl_c_while_simulating_prints_a_resume_command_that_finishes_the_sweep(tmp_path):
     sweep_dir = tmp_path / "sweep"
-    proc = start("-m", "job.deadline=range(6,11)", "job.workload=range(40,60,2)", "tracking=off",
-                 "runner.progress=false", "replicates=40", f"hydra.sweep.dir={sweep_dir}")
+    proc = start(
+        "-m",
+        "job.deadline=range(6,11)",
+        "job.workload=range(40,60,2)",
+        "tracking=off",
+        "runner.progress=false",
+        "replicates=40",
+        f"hydra.sweep.dir={sweep_dir}",
+    )
     wait_for(lambda: any(sweep_dir.glob("*/cell.json")))
     out, err = interrupt(proc)
     assert proc.returncode == 130, err

@@ -1,5 +1,6 @@
 """`make smoke`: one multirun over every family on tiny worlds, and the example CI workflow
 (docs/examples/github-actions-smoke.yml, docs/ci.md) that runs it."""
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,14 @@ def make_commands(target: str, args: str) -> list[list[str]]:
     """The sweep commands `make TARGET ARGS=...` runs, as `make -n` prints them (the .venv
     install it may run first left out), with this test's Python in place of .venv's."""
     env = {key: value for key, value in os.environ.items() if key not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    proc = subprocess.run(["make", "--no-print-directory", "-n", target, f"ARGS={args}"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        ["make", "--no-print-directory", "-n", target, f"ARGS={args}"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     commands = [shlex.split(line) for line in proc.stdout.splitlines() if " -m sweep " in line]
     return [[sys.executable, *command[1:]] for command in commands]
 
@@ -94,8 +101,9 @@ def test_make_smoke_sweeps_every_family_and_leaves_no_mlflow_db(tmp_path):
     commands = make_commands("smoke", f"tracking=off runner.progress=false hydra.sweep.dir={sweep_dir}")
     assert commands
     for command in commands:
-        proc = subprocess.run(command, cwd=work, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                              capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            command, cwd=work, env={**os.environ, "PYTHONUNBUFFERED": "1"}, capture_output=True, text=True, timeout=600
+        )
         assert proc.returncode == 0, proc.stderr[-4000:]
     results = pd.read_parquet(sweep_dir / "results.parquet")
     assert sorted(results["family"].unique()) == FAMILIES

@@ -1,6 +1,7 @@
 """Rerunning a sweep with another ``replicates`` reuses the replicates an earlier run of the
 same world already simulated (docs/architecture.md, "Results and resume"): replicate ``r``
 draws from the world hash and ``r`` only, so the files equal those of a fresh run."""
+
 from __future__ import annotations
 
 import pandas as pd

@@ -6,6 +6,7 @@ token only with RAY_AUTH_MODE=token: the recipe failed with InvalidAuthToken. Th
 recipe with the `ray` CLI; the others check the driver's decision and its error messages without
 starting Ray.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -38,6 +39,7 @@ def write_token(home: Path, token: str = "3f1c0ffee0ddba11") -> Path:
 
 # --- the decision, without Ray -------------------------------------------------------------------
 
+
 def test_a_token_in_the_default_file_turns_token_mode_on(tmp_path):
     path = write_token(tmp_path)
     assert driver_auth({}, tmp_path) == ({"RAY_AUTH_MODE": "token"}, str(path))
@@ -48,11 +50,16 @@ def test_the_token_sources_in_rays_order(tmp_path):
     named = tmp_path / "elsewhere"
     named.write_text("abc\n")
     assert driver_auth({"RAY_AUTH_TOKEN": "abc"}, tmp_path) == (
-        {"RAY_AUTH_MODE": "token"}, "the RAY_AUTH_TOKEN environment variable")
+        {"RAY_AUTH_MODE": "token"},
+        "the RAY_AUTH_TOKEN environment variable",
+    )
     assert driver_auth({"RAY_AUTH_TOKEN_PATH": str(named)}, tmp_path) == (
-        {"RAY_AUTH_MODE": "token"}, f"{named} (RAY_AUTH_TOKEN_PATH)")
+        {"RAY_AUTH_MODE": "token"},
+        f"{named} (RAY_AUTH_TOKEN_PATH)",
+    )
     assert driver_auth({"RAY_AUTH_TOKEN": "abc", "RAY_AUTH_TOKEN_PATH": str(named)}, tmp_path)[1] == (
-        "the RAY_AUTH_TOKEN environment variable")
+        "the RAY_AUTH_TOKEN environment variable"
+    )
 
 
 @pytest.mark.parametrize("content", [None, "", " \n"])
@@ -91,13 +98,16 @@ def test_the_refusal_messages():
     head = "runner.address=10.0.0.5:6379: the Ray cluster refused this driver (InvalidAuthToken): "
     assert auth_failure_message("10.0.0.5:6379", {}, None).startswith(
         head + "it requires token authentication and no auth token was found here; give this driver the "
-        "cluster's token, which `ray get-auth-token` prints on the head node: in ~/.ray/auth_token")
+        "cluster's token, which `ray get-auth-token` prints on the head node: in ~/.ray/auth_token"
+    )
     assert auth_failure_message("10.0.0.5:6379", {"RAY_AUTH_MODE": "disabled"}, None).startswith(
         head + "it requires token authentication and RAY_AUTH_MODE=disabled is set here; unset it or set "
-        "RAY_AUTH_MODE=token, and give")
+        "RAY_AUTH_MODE=token, and give"
+    )
     token_file = "tokens/auth_token"  # any path: the message names the file the token came from
     assert auth_failure_message("10.0.0.5:6379", {}, token_file).startswith(
-        head + f"its token is not the one from {token_file}; give")
+        head + f"its token is not the one from {token_file}; give"
+    )
 
 
 @pytest.fixture
@@ -120,14 +130,19 @@ def test_connect_presents_the_token_and_turns_a_refusal_into_a_config_error(tmp_
     def refused(**kwargs):
         fake_ray["kwargs"] = kwargs
         try:  # what ray.init raises (ray/_private/worker.py, ray/_private/node.py)
-            raise RuntimeError("Failed to connect to GCS. Last connection error: ... ray.exceptions."
-                               "AuthenticationError: RPC error: InvalidAuthToken: Authentication token is missing")
+            raise RuntimeError(
+                "Failed to connect to GCS. Last connection error: ... ray.exceptions."
+                "AuthenticationError: RPC error: InvalidAuthToken: Authentication token is missing"
+            )
         except RuntimeError as err:
             raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.5:6379") from err
 
     monkeypatch.setattr(task_queue.ray, "init", refused)
-    with pytest.raises(ConfigError, match=r"^runner.address=10.0.0.5:6379: the Ray cluster refused this driver "
-                                          r"\(InvalidAuthToken\): its token is not the one from "):
+    with pytest.raises(
+        ConfigError,
+        match=r"^runner.address=10.0.0.5:6379: the Ray cluster refused this driver "
+        r"\(InvalidAuthToken\): its token is not the one from ",
+    ):
         task_queue.connect(RunnerConfig(kind="cluster", address="10.0.0.5:6379", ship_code=False))
     assert fake_ray["env"] == {"RAY_AUTH_MODE": "token"}
     assert fake_ray["kwargs"]["address"] == "10.0.0.5:6379"
@@ -170,9 +185,15 @@ def test_the_cli_reports_a_missing_token_as_an_error_message(tmp_path, monkeypat
     for name in TOKEN_VARS:
         monkeypatch.delenv(name, raising=False)
     out = tmp_path / "out"
-    proc = run_cli(*(["-m", "experiment=smoke"] if multirun else []), "runner=cluster", "runner.address=127.0.0.1:1",
-                   "tracking=off", f"hydra.{'sweep' if multirun else 'run'}.dir={out}", timeout=120,
-                   env={"HOME": str(tmp_path), "RAY_AUTH_MODE": "token"})  # no token in this HOME
+    proc = run_cli(
+        *(["-m", "experiment=smoke"] if multirun else []),
+        "runner=cluster",
+        "runner.address=127.0.0.1:1",
+        "tracking=off",
+        f"hydra.{'sweep' if multirun else 'run'}.dir={out}",
+        timeout=120,
+        env={"HOME": str(tmp_path), "RAY_AUTH_MODE": "token"},
+    )  # no token in this HOME
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Error: RAY_AUTH_MODE=token is set but no Ray auth token was found; " in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -180,6 +201,7 @@ def test_the_cli_reports_a_missing_token_as_an_error_message(tmp_path, monkeypat
 
 
 # --- the recipe, with the ray CLI ---------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, monkeypatch):
@@ -195,7 +217,10 @@ def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, monkeypatch)
     port = free_port()
     head = subprocess.Popen(
         [str(RAY), "start", "--head", f"--port={port}", "--num-cpus=2", f"--temp-dir={temp_dir}"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
     )
     try:
         started = head.communicate(timeout=120)[0]
@@ -204,8 +229,14 @@ def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, monkeypatch)
 
         address = f"127.0.0.1:{port}"
         sweep_dir = tmp_path / "sweep"
-        proc = run_cli("-m", "experiment=smoke", "runner=cluster", f"runner.address={address}", "tracking=off",
-                       f"hydra.sweep.dir={sweep_dir}")
+        proc = run_cli(
+            "-m",
+            "experiment=smoke",
+            "runner=cluster",
+            f"runner.address={address}",
+            "tracking=off",
+            f"hydra.sweep.dir={sweep_dir}",
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert f"presenting the Ray auth token from {home / '.ray' / 'auth_token'} to {address}" in proc.stdout
         assert "Done: 4 cells, 240 simulations" in proc.stdout
@@ -238,5 +269,4 @@ def test_ship_code_sends_every_room_with_a_family_contract(tmp_path, monkeypatch
         (tmp_path / room).mkdir()
         (tmp_path / room / "family.py").write_text("")
     (tmp_path / "newroom" / "__init__.py").write_text("")
-    assert [path.name for path in task_queue.worker_packages(tmp_path)] == ["market", "algorithms", "sweep",
-                                                                            "newroom"]
+    assert [path.name for path in task_queue.worker_packages(tmp_path)] == ["market", "algorithms", "sweep", "newroom"]

@@ -9,6 +9,7 @@ and the spot family wrapped by tests/engine/node_family.py, which adds the Ray n
 row. It proves that chunks ran on both nodes and that the results equal a `runner=local` run of
 the same config.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,14 @@ SWEEP = ["-m", "experiment=smoke", "family.module=tests.engine.node_family", "tr
 
 def ray_start(args: list[str], env: dict[str, str]) -> subprocess.Popen:
     """`ray start ARGS` in its own session (so that its daemons can be found and stopped)."""
-    return subprocess.Popen([str(RAY), "start", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, **env}, start_new_session=True)
+    return subprocess.Popen(
+        [str(RAY), "start", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **env},
+        start_new_session=True,
+    )
 
 
 def finished(proc: subprocess.Popen, what: str) -> str:
@@ -63,20 +70,36 @@ def two_nodes(tmp_path, monkeypatch):
     address = f"127.0.0.1:{port}"
     started: list[tuple[subprocess.Popen, Path]] = []
     try:
-        head = ray_start(["--head", f"--port={port}", "--num-cpus=1", f"--temp-dir={head_temp}",
-                          "--include-dashboard=false", f"--dashboard-agent-listen-port={free_port()}"], {})
+        head = ray_start(
+            [
+                "--head",
+                f"--port={port}",
+                "--num-cpus=1",
+                f"--temp-dir={head_temp}",
+                "--include-dashboard=false",
+                f"--dashboard-agent-listen-port={free_port()}",
+            ],
+            {},
+        )
         started.append((head, head_temp))
         out = finished(head, "ray start --head")
         assert "Token authentication is enabled for this Ray cluster" in out
 
         # The second node's machine gets the head's token (ray get-auth-token on the head) in its own home.
-        token = subprocess.run([str(RAY), "get-auth-token"], capture_output=True, text=True, check=True,
-                               timeout=60).stdout.strip()
+        token = subprocess.run(
+            [str(RAY), "get-auth-token"], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.strip()
         assert token == (head_home / ".ray" / "auth_token").read_text().strip()
         write_token(node_home, token)
-        node = ray_start([f"--address={address}", "--num-cpus=1", f"--temp-dir={node_temp}",
-                          f"--dashboard-agent-listen-port={free_port()}"],
-                         {"HOME": str(node_home), "RAY_AUTH_MODE": "token"})
+        node = ray_start(
+            [
+                f"--address={address}",
+                "--num-cpus=1",
+                f"--temp-dir={node_temp}",
+                f"--dashboard-agent-listen-port={free_port()}",
+            ],
+            {"HOME": str(node_home), "RAY_AUTH_MODE": "token"},
+        )
         started.append((node, node_temp))
         finished(node, "ray start --address")
         yield address, head_temp, node_temp
@@ -97,9 +120,21 @@ def local_run(tmp_path):
     background first so that it overlaps the start of the two nodes; yields (process, sweep dir)."""
     local_dir = tmp_path / "local"
     with open(tmp_path / "local.out", "w") as out, open(tmp_path / "local.err", "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "sweep", *SWEEP, "runner=local", "runner.progress=false",
-                                 f"hydra.sweep.dir={local_dir}"], cwd=ROOT, stdout=out, stderr=err,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1", "RAY_USAGE_STATS_ENABLED": "0"})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "sweep",
+                *SWEEP,
+                "runner=local",
+                "runner.progress=false",
+                f"hydra.sweep.dir={local_dir}",
+            ],
+            cwd=ROOT,
+            stdout=out,
+            stderr=err,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "RAY_USAGE_STATS_ENABLED": "0"},
+        )
     try:
         yield proc, local_dir
     finally:
@@ -117,8 +152,16 @@ def test_a_sweep_on_two_nodes_runs_on_both_and_equals_a_local_run(local_run, two
     address, head_temp, node_temp = two_nodes  # local_run is started before the nodes (fixture order)
     cluster_dir = tmp_path / "cluster"
     # 4 cells x 20 replicates x 3 mechanisms, 5 replicates (15 simulations) per chunk: 16 chunks for 2 actors.
-    proc = run_cli(*SWEEP, "runner=cluster", f"runner.address={address}", "runner.num_workers=2",
-                   "runner.chunk_size=15", "runner.progress=false", f"hydra.sweep.dir={cluster_dir}", timeout=180)
+    proc = run_cli(
+        *SWEEP,
+        "runner=cluster",
+        f"runner.address={address}",
+        "runner.num_workers=2",
+        "runner.chunk_size=15",
+        "runner.progress=false",
+        f"hydra.sweep.dir={cluster_dir}",
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Done: 4 cells, 240 simulations" in proc.stdout
     assert "on 2 workers" in proc.stdout
@@ -137,8 +180,9 @@ def test_a_sweep_on_two_nodes_runs_on_both_and_equals_a_local_run(local_run, two
     local_proc, local_dir = local_run
     assert local_proc.wait(timeout=180) == 0, (tmp_path / "local.err").read_text()[-3000:]
     local = pd.read_parquet(local_dir / "results.parquet")
-    pd.testing.assert_frame_equal(cluster.drop(columns=[NODE_COLUMN, TEMP_COLUMN]),
-                                  local.drop(columns=[NODE_COLUMN, TEMP_COLUMN]))
+    pd.testing.assert_frame_equal(
+        cluster.drop(columns=[NODE_COLUMN, TEMP_COLUMN]), local.drop(columns=[NODE_COLUMN, TEMP_COLUMN])
+    )
     assert (cluster_dir / "summary.csv").read_bytes() == (local_dir / "summary.csv").read_bytes()
     for cell in range(4):
         assert (cluster_dir / str(cell) / "cell.json").read_text() == (local_dir / str(cell) / "cell.json").read_text()

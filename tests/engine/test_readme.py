@@ -1,6 +1,7 @@
 """README.md's family table and commands, and docs/benchmarks.md's goals table, kept equal to
 the code: the families in conf/family/, their contract strings (PAPER, QUESTION, UTILITY),
 their mechanism names, the Makefile's targets, the files the docs link to."""
+
 from __future__ import annotations
 
 import re
@@ -25,7 +26,7 @@ def table_rows(text: str, header_start: str) -> list[list[str]]:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         rows.append([cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]])
@@ -57,7 +58,8 @@ def test_paper_question_and_utility_are_the_family_modules_own(family):
     spec = cell_of(family, []).spec
     row = FAMILY_TABLE[family]
     assert (row["paper"], row["question"], row["utility"]) == (spec.paper, spec.question, spec.utility), (
-        f"README's row for {family} differs from PAPER / QUESTION / UTILITY in {spec.module}")
+        f"README's row for {family} differs from PAPER / QUESTION / UTILITY in {spec.module}"
+    )
 
 
 def mechanism_entries(cell: str) -> list[tuple[str, list[str]]]:

@@ -1,5 +1,6 @@
 """`seed_excludes` (sweep/cells.py, sweep/schema.py): cells that differ only in an excluded key
 draw the same worlds; the default changes no hash; bad values are one-line errors."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,11 +35,14 @@ def test_the_empty_default_changes_no_hash():
     assert cell_hashes(view, default.spec) == (default.config_hash, default.world_hash)
 
 
-@pytest.mark.parametrize("value, message", [
-    ("seed_excludes=job.deadline", "seed_excludes must be a list of dotted keys"),
-    ("seed_excludes=[seed]", "'seed' cannot be excluded"),
-    ("seed_excludes=[job.nonsense]", "'job.nonsense' is not a key of this cell's config"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("seed_excludes=job.deadline", "seed_excludes must be a list of dotted keys"),
+        ("seed_excludes=[seed]", "'seed' cannot be excluded"),
+        ("seed_excludes=[job.nonsense]", "'job.nonsense' is not a key of this cell's config"),
+    ],
+)
 def test_bad_values_are_errors_naming_the_key(value, message):
     with pytest.raises(ConfigError, match=message):
         cell(value)

@@ -6,6 +6,7 @@ family is found (sweep/family.py), so neither the driver nor a Ray worker needs 
 Most tests run the engine with an in-process queue (the real ``SimulationWorker``, chunks in a
 shuffled order, no Ray); one slow test uses the Ray pool.
 """
+
 from __future__ import annotations
 
 import random
@@ -32,8 +33,11 @@ SUMMARY_COLUMNS = ("cost", "completion_time")
 
 
 def prepare(config):
-    return {"mechanisms": list(config["mechanisms"]), "tasks": int(config["job"]["tasks"]),
-            "emit": config["job"].get("emit", "tasks")}
+    return {
+        "mechanisms": list(config["mechanisms"]),
+        "tasks": int(config["job"]["tasks"]),
+        "emit": config["job"].get("emit", "tasks"),
+    }
 
 
 def mechanism_names(config):
@@ -48,12 +52,22 @@ def simulate_replicate(prepared, replicate, rng):
     for m, mechanism in enumerate(prepared["mechanisms"]):
         payment = bids * (m + 1)
         admitted = bids > 0.3 * (m + 1)
-        row = {"mechanism": mechanism, "utility": float(payment[admitted].sum()), "cost": float(n),
-               "completion_time": float(replicate)}
+        row = {
+            "mechanism": mechanism,
+            "utility": float(payment[admitted].sum()),
+            "cost": float(n),
+            "completion_time": float(replicate),
+        }
         emit = prepared["emit"]
         if emit == "tasks":
-            row["tables"] = {"tasks": {"task": list(range(n))[::-1], "bid": bids[::-1], "payment": payment[::-1],
-                                       "admitted": admitted[::-1]}}
+            row["tables"] = {
+                "tasks": {
+                    "task": list(range(n))[::-1],
+                    "bid": bids[::-1],
+                    "payment": payment[::-1],
+                    "admitted": admitted[::-1],
+                }
+            }
         elif emit != "none":  # a bad table, for the validation tests
             row["tables"] = emit(n)
         rows.append(row)
@@ -62,13 +76,25 @@ def simulate_replicate(prepared, replicate, rng):
 
 # ---- helpers ---------------------------------------------------------------------------------
 def make_cell(index: int, tasks: int, replicates: int = 7, emit="tasks") -> Cell:
-    world = {"family": {"name": FAKE, "module": __name__}, "job": {"tasks": tasks}, "mechanisms": ["B", "A", "C"],
-             "replicates": replicates, "seed": 0}
+    world = {
+        "family": {"name": FAKE, "module": __name__},
+        "job": {"tasks": tasks},
+        "mechanisms": ["B", "A", "C"],
+        "replicates": replicates,
+        "seed": 0,
+    }
     if emit != "tasks":
         world["job"]["emit"] = emit
     seed_world = {k: v for k, v in world.items() if k != "replicates"}
-    return Cell(index=index, name=f"job.tasks={tasks}", params={"job.tasks": tasks}, subdir=str(index),
-                world=world, config_hash=stable_hash(world), world_hash=stable_hash(seed_world))
+    return Cell(
+        index=index,
+        name=f"job.tasks={tasks}",
+        params={"job.tasks": tasks},
+        subdir=str(index),
+        world=world,
+        config_hash=stable_hash(world),
+        world_hash=stable_hash(seed_world),
+    )
 
 
 def cells() -> list[Cell]:
@@ -113,8 +139,18 @@ def expected_tasks(cell: Cell) -> pd.DataFrame:
         for mechanism in cell.world["mechanisms"]:
             table = by_mechanism[mechanism]["tables"]["tasks"]
             n = len(table["task"])
-            parts.append(pd.DataFrame({"cell": cell.name, "cell_index": cell.index, "replicate": replicate,
-                                       "mechanism": mechanism, **table}, index=range(n)))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "cell": cell.name,
+                        "cell_index": cell.index,
+                        "replicate": replicate,
+                        "mechanism": mechanism,
+                        **table,
+                    },
+                    index=range(n),
+                )
+            )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -183,23 +219,32 @@ def test_resume_reads_the_tables_back_from_the_cells(monkeypatch, tmp_path):
 def test_a_sweep_without_tables_writes_nothing_new(monkeypatch, tmp_path, capsys):
     in_process_queue(monkeypatch)
     run_cells([make_cell(0, 3, emit="none")], tmp_path, runner(chunk_size=6), OFF)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["0", "grid.json", "results.parquet", "summary.csv", "timing.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "0",
+        "grid.json",
+        "results.parquet",
+        "summary.csv",
+        "timing.json",
+    ]
     assert sorted(p.name for p in (tmp_path / "0").iterdir()) == ["cell.json", "cell.parquet", "config.yaml"]
     assert "tables" not in read_meta(tmp_path / "0")
     assert "side table" not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("emit, message", [
-    (lambda n: {"results": {"x": [1] * n}}, "side table name 'results' collides"),
-    (lambda n: {"series": {"x": [1] * n}}, "side table name 'series' collides"),
-    (lambda n: {"../tasks": {"x": [1] * n}}, "not a safe identifier"),
-    (lambda n: {"9tasks": {"x": [1] * n}}, "not a safe identifier"),
-    (lambda n: {"tasks": {"x": [1] * n, "y": [1] * (n + 1)}}, "differ in length"),
-    (lambda n: {"tasks": {"mechanism": ["z"] * n}}, "column named 'mechanism'"),
-    (lambda n: {"tasks": {"x": np.zeros((n, 2))}}, "must be 1-D"),
-    (lambda n: {"tasks": {"x": [[1], [1, 2]]}}, "not a 1-D array"),
-    (lambda n: [1, 2], "must be a dict"),
-])
+@pytest.mark.parametrize(
+    "emit, message",
+    [
+        (lambda n: {"results": {"x": [1] * n}}, "side table name 'results' collides"),
+        (lambda n: {"series": {"x": [1] * n}}, "side table name 'series' collides"),
+        (lambda n: {"../tasks": {"x": [1] * n}}, "not a safe identifier"),
+        (lambda n: {"9tasks": {"x": [1] * n}}, "not a safe identifier"),
+        (lambda n: {"tasks": {"x": [1] * n, "y": [1] * (n + 1)}}, "differ in length"),
+        (lambda n: {"tasks": {"mechanism": ["z"] * n}}, "column named 'mechanism'"),
+        (lambda n: {"tasks": {"x": np.zeros((n, 2))}}, "must be 1-D"),
+        (lambda n: {"tasks": {"x": [[1], [1, 2]]}}, "not a 1-D array"),
+        (lambda n: [1, 2], "must be a dict"),
+    ],
+)
 def test_bad_tables_raise_a_clear_error(emit, message):
     cell = make_cell(0, 3, emit=emit)
     with pytest.raises(ValueError, match=message):
@@ -240,8 +285,12 @@ def test_a_cell_finished_by_its_worker_writes_the_bytes_the_driver_would(monkeyp
         worker = SimulationWorker()
         for chunk in chunks:
             whole_flags.append(chunk.whole)
-            on_done(chunk, worker.run_chunk(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop,
-                                            chunk.whole and honour_whole))
+            on_done(
+                chunk,
+                worker.run_chunk(
+                    payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop, chunk.whole and honour_whole
+                ),
+            )
 
     monkeypatch.setattr(task_queue, "connect", lambda runner: 2)
     monkeypatch.setattr(ray, "put", lambda value: value)
@@ -251,8 +300,11 @@ def test_a_cell_finished_by_its_worker_writes_the_bytes_the_driver_would(monkeyp
         monkeypatch.setattr(task_queue, "run_chunks", lambda *args, h=honour: run_chunks(*args, honour_whole=h))
         out = tmp_path / str(honour)
         run_cells(grid, out, runner(chunk_size=12), OFF, announce=False)
-        outputs[honour] = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
-                           if p.is_file() and p.name != "timing.json"}
+        outputs[honour] = {
+            str(p.relative_to(out)): p.read_bytes()
+            for p in sorted(out.rglob("*"))
+            if p.is_file() and p.name != "timing.json"
+        }
     assert whole_flags[:3] == [True, False, False]  # cell 0 is one chunk (12 rows); cell 1 is two
     assert outputs[True] == outputs[False]
     assert {"0/cell.parquet", "0/config.yaml", "0/cell.json", "results.parquet", "summary.csv"} <= set(outputs[True])

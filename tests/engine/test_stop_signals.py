@@ -1,6 +1,7 @@
 """The one interruption path (sweep/stop_signals.py): a signal is recorded and acted on at the
 engine's next safe point, a second one ends the process at once, and the Python API gets its
 handlers back after a run."""
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,9 @@ print("still running", flush=True)
 @pytest.mark.parametrize("name,code", [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
 def test_a_signal_is_recorded_and_a_second_one_exits_at_once(name, code):
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-c", SCRIPT.format(name=name)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT.format(name=name)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert time.monotonic() - started < 20
     assert proc.stdout.splitlines() == [f"{name} {code}", "still stopping"]
     assert proc.returncode == code

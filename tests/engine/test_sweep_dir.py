@@ -1,6 +1,7 @@
 """A sweep dir holds one sweep (sweep/sweep_dir.py): the same grid resumes, another grid is
 refused before anything is written, ``extend`` adds cells and rebuilds the sweep's files from
 every cell, and no path overwrites a complete cell of another config."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,12 +44,15 @@ def test_the_grid_is_recorded_and_counted(monkeypatch, tmp_path):
 def test_the_same_grid_in_another_order_resumes_in_the_recorded_folders(monkeypatch, tmp_path):
     run(monkeypatch, old_grid(), tmp_path)
     before = snapshot(tmp_path)
-    swapped = [dataclasses.replace(make_cell(0, 4, replicates=2), subdir="0"),
-               dataclasses.replace(make_cell(1, 3, replicates=3), subdir="1")]
+    swapped = [
+        dataclasses.replace(make_cell(0, 4, replicates=2), subdir="0"),
+        dataclasses.replace(make_cell(1, 3, replicates=3), subdir="1"),
+    ]
     assert run(monkeypatch, swapped, tmp_path) == set()
     after = snapshot(tmp_path)
-    assert {name: data for name, data in after.items() if "/" in name} == \
-        {name: data for name, data in before.items() if "/" in name}
+    assert {name: data for name, data in after.items() if "/" in name} == {
+        name: data for name, data in before.items() if "/" in name
+    }
     assert after["results.parquet"] == before["results.parquet"]
 
 
@@ -77,16 +81,21 @@ def test_extend_adds_cells_and_rebuilds_the_sweep_from_every_cell(monkeypatch, t
     run(monkeypatch, old_grid(), tmp_path / "grown")
     before = snapshot(tmp_path / "grown")
     # a new grid numbered from 0 again, as Hydra numbers every multirun: one old world, one new
-    simulated = run(monkeypatch, [make_cell(0, 4, replicates=2), make_cell(1, 6, replicates=2)], tmp_path / "grown",
-                    extend=True)
+    simulated = run(
+        monkeypatch, [make_cell(0, 4, replicates=2), make_cell(1, 6, replicates=2)], tmp_path / "grown", extend=True
+    )
     assert simulated == {(2, 0), (2, 1)}  # only the new world, in a new folder with a new index
     after = snapshot(tmp_path / "grown")
     assert all(after[name] == data for name, data in before.items() if "/" in name)  # old cells untouched
     run(monkeypatch, old_grid() + [make_cell(2, 6, replicates=2)], tmp_path / "fresh")
     for name in ("results.parquet", "summary.csv", "tasks.parquet", "2/cell.parquet"):
         assert after[name] == (tmp_path / "fresh" / name).read_bytes(), name
-    assert run(monkeypatch, [make_cell(0, 4, replicates=2), make_cell(1, 6, replicates=2)], tmp_path / "grown",
-               extend=True) == set()  # the same extension again resumes
+    assert (
+        run(
+            monkeypatch, [make_cell(0, 4, replicates=2), make_cell(1, 6, replicates=2)], tmp_path / "grown", extend=True
+        )
+        == set()
+    )  # the same extension again resumes
     assert completion(tmp_path / "grown") == (3, 3)
     assert run(monkeypatch, old_grid() + [make_cell(2, 6, replicates=2)], tmp_path / "grown") == set()
 
@@ -128,8 +137,11 @@ def test_hydra_files_are_put_back_as_they_were(tmp_path):
     (tmp_path / ".hydra" / "overrides.yaml").write_text("new\n")
     (tmp_path / "__main__.log").write_text("new log\n")
     saved.restore()
-    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == \
-        [".hydra/config.yaml", "0/cell.json", "multirun.yaml"]
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == [
+        ".hydra/config.yaml",
+        "0/cell.json",
+        "multirun.yaml",
+    ]
     assert (tmp_path / "multirun.yaml").read_text() == "old grid\n"
     HydraFiles(tmp_path / "absent").restore()  # a new dir: nothing to put back
 

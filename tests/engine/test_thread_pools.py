@@ -3,6 +3,7 @@
 The workers of a local Ray run at the driver's priority (Ray's default niceness 15 starved them on
 a busy machine) and each math library in them runs one thread (one worker per CPU already).
 """
+
 from __future__ import annotations
 
 import os
@@ -54,4 +55,3 @@ def test_a_pool_actor_runs_at_the_drivers_priority_with_one_blas_thread(monkeypa
     assert nice == os.nice(0)
     assert variables == common_env.WORKER_THREADS
     assert blas == [1]
-

@@ -1,6 +1,7 @@
 """What a researcher sees in MLflow: child runs for the first `tracking.child_runs` cells only,
 named by what varies, each with a run per mechanism under it; every cell in the parent's table
 and figures; the best mechanism with its margin, ties and overlapping intervals."""
+
 from __future__ import annotations
 
 import json
@@ -18,14 +19,24 @@ from .test_side_tables import in_process_queue, make_cell, runner
 
 
 def summary(means, lows, highs) -> pd.DataFrame:
-    return pd.DataFrame({"mechanism": ["A", "B", "C"][:len(means)], "utility_mean": means,
-                         "utility_ci95_low": lows, "utility_ci95_high": highs})
+    return pd.DataFrame(
+        {
+            "mechanism": ["A", "B", "C"][: len(means)],
+            "utility_mean": means,
+            "utility_ci95_low": lows,
+            "utility_ci95_high": highs,
+        }
+    )
 
 
 def test_best_mechanism_has_its_margin_and_says_when_it_ties_or_overlaps():
     assert best_mechanism(summary([1.0, 3.0, 2.0], [0.5, 2.9, 1.0], [1.5, 3.1, 2.8])) == {
-        "best_mechanism": "B", "runner_up": "C", "best_margin": 1.0, "best_tie": "false",
-        "best_overlaps_second": "false"}
+        "best_mechanism": "B",
+        "runner_up": "C",
+        "best_margin": 1.0,
+        "best_tie": "false",
+        "best_overlaps_second": "false",
+    }
     assert best_mechanism(summary([1.0, 3.0, 2.5], [0.5, 2.0, 1.0], [1.5, 4.0, 3.0]))["best_overlaps_second"] == "true"
     tie = best_mechanism(summary([3.0, 3.0, 2.0], [2.0, 2.0, 1.0], [4.0, 4.0, 3.0]))
     assert tie["best_mechanism"] == "tie: A, B" and tie["best_tie"] == "true" and tie["best_margin"] == 0.0
@@ -34,9 +45,18 @@ def test_best_mechanism_has_its_margin_and_says_when_it_ties_or_overlaps():
 
 
 def test_interval_lines_draws_only_a_key_that_varies(tmp_path):
-    table = pd.DataFrame({"k": [1, 1, 2, 2], "other": [0, 0, 0, 0], "mechanism": ["A", "B", "A", "B"],
-                          "n": 5, "utility_mean": [1.0, 2.0, 3.0, 4.0], "utility_std": 1.0,
-                          "utility_ci95_low": [0.5, 1.5, 2.5, 3.5], "utility_ci95_high": [1.5, 2.5, 3.5, 4.5]})
+    table = pd.DataFrame(
+        {
+            "k": [1, 1, 2, 2],
+            "other": [0, 0, 0, 0],
+            "mechanism": ["A", "B", "A", "B"],
+            "n": 5,
+            "utility_mean": [1.0, 2.0, 3.0, 4.0],
+            "utility_std": 1.0,
+            "utility_ci95_low": [0.5, 1.5, 2.5, 3.5],
+            "utility_ci95_high": [1.5, 2.5, 3.5, 4.5],
+        }
+    )
     assert interval_lines(table, "k", ["other"], tmp_path / "k.png") == 1
     assert (tmp_path / "k.png").stat().st_size > 1000
     assert not interval_lines(table, "other", ["k"], tmp_path / "other.png")
@@ -48,8 +68,14 @@ def test_child_runs_stop_at_the_cap_and_the_parent_holds_every_cell(monkeypatch,
     in_process_queue(monkeypatch)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     cells = [make_cell(index, tasks, replicates=4) for index, tasks in enumerate([2, 3, 4])]
-    run_cells(cells, tmp_path / "sweep", runner(chunk_size=6), TrackingConfig(kind="sqlite", uri=uri, child_runs=2),
-              run_name="fallback", announce=False)
+    run_cells(
+        cells,
+        tmp_path / "sweep",
+        runner(chunk_size=6),
+        TrackingConfig(kind="sqlite", uri=uri, child_runs=2),
+        run_name="fallback",
+        announce=False,
+    )
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name(cells[0].family)
     runs = client.search_runs([experiment.experiment_id])
@@ -63,10 +89,15 @@ def test_child_runs_stop_at_the_cap_and_the_parent_holds_every_cell(monkeypatch,
     assert parent.data.tags["mlflow.source.name"] == "python -m sweep"
     assert "`job.tasks`: 2, 3, 4" in parent.data.tags["mlflow.note.content"]
     artifacts = {a.path for a in client.list_artifacts(parent.info.run_id)}
-    assert {"summary.csv", "results.parquet", "summary_table.json", "utility_by_cell.json", "mechanism_names.json",
-            "utility_vs_job.tasks.png"} <= artifacts
-    table = json.loads(open(client.download_artifacts(parent.info.run_id, "summary_table.json", str(tmp_path)))
-                       .read())
+    assert {
+        "summary.csv",
+        "results.parquet",
+        "summary_table.json",
+        "utility_by_cell.json",
+        "mechanism_names.json",
+        "utility_vs_job.tasks.png",
+    } <= artifacts
+    table = json.loads(open(client.download_artifacts(parent.info.run_id, "summary_table.json", str(tmp_path))).read())
     assert len(table["data"]) == 3 * 3  # every cell x mechanism, the uncapped ones too
     # a dotted column name shows empty in MLflow's table viewer (a nested path to it)
     assert "job/tasks" in table["columns"] and not [c for c in table["columns"] if "." in c]
@@ -103,11 +134,13 @@ def test_the_input_trace_is_a_dataset_of_the_parent_run(monkeypatch, tmp_path):
         overrides = ["market=trace", f"market.path={TRACE}", "replicates=2"]
         cell = compose_cell(compose("config", overrides=overrides), overrides, 0, "0")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    run_cells([cell], tmp_path / "sweep", runner(chunk_size=6), TrackingConfig(kind="sqlite", uri=uri),
-              announce=False)
+    run_cells([cell], tmp_path / "sweep", runner(chunk_size=6), TrackingConfig(kind="sqlite", uri=uri), announce=False)
     client = MlflowClient(uri)
-    parent = [r for r in client.search_runs([client.get_experiment_by_name("spot").experiment_id])
-              if "mlflow.parentRunId" not in r.data.tags][0]
+    parent = [
+        r
+        for r in client.search_runs([client.get_experiment_by_name("spot").experiment_id])
+        if "mlflow.parentRunId" not in r.data.tags
+    ][0]
     inputs = parent.inputs.dataset_inputs
     assert [i.dataset.name for i in inputs] == [TRACE.name]
     assert inputs[0].tags[0].value == "market.path"

@@ -2,6 +2,7 @@
 95% intervals, one figure per grid key in small multiples, metric names that are the mechanisms'
 own (with a mapping where MLflow refuses a character), and descriptions that say what the
 experiment and the sweep are."""
+
 from __future__ import annotations
 
 import json
@@ -33,13 +34,28 @@ from sweep.upload import upload
 
 from .test_side_tables import in_process_queue, make_cell, runner
 
-NAMES = ["OD-Only", "MSU", "UP", "AHAP", "AHAP(w=3,v=2,sigma=0.5)", "AHAP(w=1,v=1,sigma=0.6,forecast=persistence)",
-         "Meta(normalisation=job_minmax)", "OptiLearning(grid=theta)", "Dynalloc(beta=0.5,b=1)", "a/b", "..", "x y",
-         "A(x=1)", "A x:1", "Théta=2"]
+NAMES = [
+    "OD-Only",
+    "MSU",
+    "UP",
+    "AHAP",
+    "AHAP(w=3,v=2,sigma=0.5)",
+    "AHAP(w=1,v=1,sigma=0.6,forecast=persistence)",
+    "Meta(normalisation=job_minmax)",
+    "OptiLearning(grid=theta)",
+    "Dynalloc(beta=0.5,b=1)",
+    "a/b",
+    "..",
+    "x y",
+    "A(x=1)",
+    "A x:1",
+    "Théta=2",
+]
 
 
-def grid_summary(mechanisms=("OD-Only", "MSU", "UP"), deadlines=(8, 10, 12), workloads=(60, 80),
-                 availability=(4.0, 8.0), seed=0) -> pd.DataFrame:
+def grid_summary(
+    mechanisms=("OD-Only", "MSU", "UP"), deadlines=(8, 10, 12), workloads=(60, 80), availability=(4.0, 8.0), seed=0
+) -> pd.DataFrame:
     """A summary.csv of a 3-key grid with real Student-t intervals from drawn replicates."""
     rng = np.random.default_rng(seed)
     rows, index = [], 0
@@ -48,11 +64,21 @@ def grid_summary(mechanisms=("OD-Only", "MSU", "UP"), deadlines=(8, 10, 12), wor
             for a in availability:
                 for j, mechanism in enumerate(mechanisms):
                     interval = student_t_interval(rng.normal(100 + d - w / 10 + j * a, 5.0, size=20))
-                    rows.append({"cell": f"job.deadline={d},job.workload={w},market.mean_availability={a}",
-                                 "cell_index": index, "job.deadline": d, "job.workload": w,
-                                 "market.mean_availability": a, "mechanism": mechanism, "n": 20,
-                                 "utility_mean": interval.mean, "utility_std": interval.std,
-                                 "utility_ci95_low": interval.low, "utility_ci95_high": interval.high})
+                    rows.append(
+                        {
+                            "cell": f"job.deadline={d},job.workload={w},market.mean_availability={a}",
+                            "cell_index": index,
+                            "job.deadline": d,
+                            "job.workload": w,
+                            "market.mean_availability": a,
+                            "mechanism": mechanism,
+                            "n": 20,
+                            "utility_mean": interval.mean,
+                            "utility_std": interval.std,
+                            "utility_ci95_low": interval.low,
+                            "utility_ci95_high": interval.high,
+                        }
+                    )
                 index += 1
     return pd.DataFrame(rows)
 
@@ -87,8 +113,9 @@ def test_the_wide_table_has_a_row_per_cell_and_a_column_per_mechanism_with_summa
 
 
 def test_the_wide_table_marks_overlaps_and_keeps_dotted_names_visible():
-    summary = grid_summary(mechanisms=("A", "AHAP(w=3,v=2,sigma=0.5)"), deadlines=(8,), workloads=(60,),
-                           availability=(4.0,))
+    summary = grid_summary(
+        mechanisms=("A", "AHAP(w=3,v=2,sigma=0.5)"), deadlines=(8,), workloads=(60,), availability=(4.0,)
+    )
     summary["utility_mean"] = [10.0, 10.5]
     summary["utility_ci95_low"], summary["utility_ci95_high"] = [9.0, 10.0], [11.0, 11.0]
     table = wide_table(summary, ["job.deadline"])
@@ -97,16 +124,31 @@ def test_the_wide_table_marks_overlaps_and_keeps_dotted_names_visible():
     assert table["best"].iloc[0] == "AHAP(w=3,v=2,sigma=0.5) ≈ A"
 
 
-@pytest.mark.parametrize("mean,half,n,text", [(104.8312, 1.234, 500, "104.8 ± 1.2"), (96.0, 0.0, 500, "96 ± 0"),
-                                              (74.13812, 0.0987, 500, "74.138 ± 0.099"), (5.0, 0.0, 1, "5 (n=1)")])
+@pytest.mark.parametrize(
+    "mean,half,n,text",
+    [
+        (104.8312, 1.234, 500, "104.8 ± 1.2"),
+        (96.0, 0.0, 500, "96 ± 0"),
+        (74.13812, 0.0987, 500, "74.138 ± 0.099"),
+        (5.0, 0.0, 1, "5 (n=1)"),
+    ],
+)
 def test_interval_text_rounds_the_mean_to_its_half_width(mean, half, n, text):
     assert interval_text(mean, half, n) == text
 
 
 def test_the_long_table_starts_with_the_keys_the_mechanism_and_its_utility():
     table = long_table(grid_summary(), KEYS)
-    assert list(table.columns[:8]) == ["job/deadline", "job/workload", "market/mean_availability", "mechanism", "n",
-                                       "utility_mean", "utility_ci95_low", "utility_ci95_high"]
+    assert list(table.columns[:8]) == [
+        "job/deadline",
+        "job/workload",
+        "market/mean_availability",
+        "mechanism",
+        "n",
+        "utility_mean",
+        "utility_ci95_low",
+        "utility_ci95_high",
+    ]
     assert "cell" not in table
 
 
@@ -137,11 +179,12 @@ def test_the_interval_of_an_average_over_cells_is_the_cells_intervals_in_quadrat
     summary = grid_summary(deadlines=(8,), workloads=(60,), availability=(4.0, 8.0), mechanisms=("A",))
     one = summary.iloc[[0]]
     assert mean_of_means(one) == pytest.approx(
-        (one["utility_mean"].iloc[0], (one["utility_ci95_high"].iloc[0] - one["utility_ci95_low"].iloc[0]) / 2))
+        (one["utility_mean"].iloc[0], (one["utility_ci95_high"].iloc[0] - one["utility_ci95_low"].iloc[0]) / 2)
+    )
     mean, half = mean_of_means(summary)
     singles = (summary["utility_ci95_high"] - summary["utility_ci95_low"]) / 2
     assert mean == pytest.approx(summary["utility_mean"].mean())
-    assert half == pytest.approx(np.sqrt((singles ** 2).sum()) / 2)  # equal n: the same t quantile
+    assert half == pytest.approx(np.sqrt((singles**2).sum()) / 2)  # equal n: the same t quantile
 
 
 def test_metric_names_are_the_mechanism_names_as_far_as_mlflow_allows():
@@ -155,8 +198,10 @@ def test_metric_names_are_the_mechanism_names_as_far_as_mlflow_allows():
     assert keys["Meta(normalisation=job_minmax)"] == "Meta normalisation:job_minmax"
     assert keys["A(x=1)"] != keys["A x:1"]
     assert mechanism_key("a/b").count("/") == 0  # one level under utility_mean/
-    assert renamed_metrics({metric_key("utility_mean", "AHAP(w=3,v=2,sigma=0.5)"): 1.0, "simulations": 2.0},
-                           keys) == {"utility_mean/AHAP w:3 v:2 sigma:0.5": 1.0, "simulations": 2.0}
+    assert renamed_metrics({metric_key("utility_mean", "AHAP(w=3,v=2,sigma=0.5)"): 1.0, "simulations": 2.0}, keys) == {
+        "utility_mean/AHAP w:3 v:2 sigma:0.5": 1.0,
+        "simulations": 2.0,
+    }
 
 
 def test_a_store_takes_every_mapped_name(tmp_path):
@@ -187,8 +232,9 @@ def test_the_parent_compares_every_cell_and_upload_logs_the_other_child_runs(mon
     client = MlflowClient(uri)
     client.create_experiment(family, tags={"mlflow.note.content": "an old description"})
     sweep_dir = tmp_path / "sweep"
-    run_cells(cells, sweep_dir, runner(chunk_size=6), TrackingConfig(kind="sqlite", uri=uri, child_runs=1),
-              announce=False)
+    run_cells(
+        cells, sweep_dir, runner(chunk_size=6), TrackingConfig(kind="sqlite", uri=uri, child_runs=1), announce=False
+    )
     experiment = client.get_experiment_by_name(family)
     assert experiment.tags["mlflow.note.content"] == experiment_description(cells[0].spec)
     parents = client.search_runs([experiment.experiment_id], "tags.grid != ''")
@@ -200,13 +246,15 @@ def test_the_parent_compares_every_cell_and_upload_logs_the_other_child_runs(mon
 
     summary = pd.read_csv(sweep_dir / "summary.csv")
     folder = tmp_path / "artifacts"
-    logged = json.loads(Path(client.download_artifacts(parent.info.run_id, "utility_by_cell.json", str(folder)))
-                        .read_text())
+    logged = json.loads(
+        Path(client.download_artifacts(parent.info.run_id, "utility_by_cell.json", str(folder))).read_text()
+    )
     expected = wide_table(summary, ["job.tasks"])
     assert logged["columns"] == ["tasks", "B", "A", "C", "best"] == list(expected.columns)
     assert [row[1:] for row in logged["data"]] == expected.drop(columns="tasks").values.tolist()
-    names = json.loads(Path(client.download_artifacts(parent.info.run_id, "mechanism_names.json", str(folder)))
-                       .read_text())
+    names = json.loads(
+        Path(client.download_artifacts(parent.info.run_id, "mechanism_names.json", str(folder))).read_text()
+    )
     assert names == {"B": "B", "A": "A", "C": "C"}
     assert {f"utility_mean/{key}" for key in names} <= set(parent.data.metrics)
 

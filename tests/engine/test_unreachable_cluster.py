@@ -7,6 +7,7 @@ silent, one a web server, one whose accept queue is full (the kernel drops the c
 as a firewall would); the CLI tests check the one `Error:` line, the exit status and that nothing is
 left in the working directory.
 """
+
 from __future__ import annotations
 
 import http.server
@@ -96,6 +97,7 @@ def local(port: int, client: bool = False) -> Endpoint:
 
 # --- the probe, on local sockets ------------------------------------------------------------------
 
+
 def test_a_port_answering_like_a_ray_gcs_passes_and_a_closed_one_fails_at_once(server):
     probe(local(server("grpc").port), 5, {})
     port = closed_port()
@@ -103,8 +105,10 @@ def test_a_port_answering_like_a_ray_gcs_passes_and_a_closed_one_fails_at_once(s
     with pytest.raises(NoRayCluster) as err:
         probe(local(port), 5, {})
     assert time.monotonic() - started < 2  # refused: no need to wait out the timeout
-    assert str(err.value).startswith(f"runner.address=127.0.0.1:{port}: no Ray cluster answered: connection "
-                                     f"refused, nothing listens there; start one with `ray start --head`")
+    assert str(err.value).startswith(
+        f"runner.address=127.0.0.1:{port}: no Ray cluster answered: connection "
+        f"refused, nothing listens there; start one with `ray start --head`"
+    )
     assert isinstance(err.value, ConfigError) and isinstance(err.value, ConnectionError)
 
 
@@ -117,8 +121,11 @@ def test_a_ray_client_address_is_probed_the_same_way(server):
 def test_a_silent_port_fails_when_the_timeout_is_up(server):
     port = server("silent").port
     started = time.monotonic()
-    with pytest.raises(NoRayCluster, match=r"the port accepts connections but sends nothing within 0.5 s "
-                                           r"\(runner.connect_timeout\)"):
+    with pytest.raises(
+        NoRayCluster,
+        match=r"the port accepts connections but sends nothing within 0.5 s "
+        r"\(runner.connect_timeout\)",
+    ):
         probe(local(port), 0.5, {})
     assert 0.4 < time.monotonic() - started < 3
 
@@ -140,20 +147,25 @@ def test_a_connection_attempt_without_reply_fails_when_the_timeout_is_up(monkeyp
 
 def test_a_web_server_is_not_a_ray_port(server):
     endpoint = local(server("http").port)
-    with pytest.raises(NoRayCluster, match=r"not a Ray cluster's port: a web server answers there \(the dashboard's "
-                                           r"port\?\); give the head node's HOST:PORT with its GCS port"):
+    with pytest.raises(
+        NoRayCluster,
+        match=r"not a Ray cluster's port: a web server answers there \(the dashboard's "
+        r"port\?\); give the head node's HOST:PORT with its GCS port",
+    ):
         probe(endpoint, 5, {})
     probe(endpoint, 5, {"RAY_USE_TLS": "1"})  # TLS: only the TCP connection is checked
 
 
 def test_an_unknown_host_is_named():
-    endpoint = Endpoint("runner.address=no-such-host.invalid:6379", "no-such-host.invalid:6379",
-                        "no-such-host.invalid", 6379)
+    endpoint = Endpoint(
+        "runner.address=no-such-host.invalid:6379", "no-such-host.invalid:6379", "no-such-host.invalid", 6379
+    )
     with pytest.raises(NoRayCluster, match="the host no-such-host.invalid is not known"):
         probe(endpoint, 5, {})
 
 
 # --- the address, resolved as ray.init resolves it ------------------------------------------------
+
 
 def test_explicit_addresses_resolve_as_ray_connects():
     from ray._private.services import resolve_ip_for_localhost
@@ -162,16 +174,18 @@ def test_explicit_addresses_resolve_as_ray_connects():
     assert (endpoint.host, endpoint.port, endpoint.client) == (resolve_ip_for_localhost("127.0.0.1"), 6379, False)
     assert endpoint.label == "runner.address=127.0.0.1:6379"
     assert resolve("10.1.2.3:6379", {"RAY_ADDRESS": "10.9.9.9:1"}).host == "10.1.2.3"  # RAY_ADDRESS: only for auto
-    assert (resolve("[fe80::1]:6379", {}).host, resolve("[fe80::1]:6379", {}).address) == ("fe80::1",
-                                                                                         "[fe80::1]:6379")
+    assert (resolve("[fe80::1]:6379", {}).host, resolve("[fe80::1]:6379", {}).address) == ("fe80::1", "[fe80::1]:6379")
 
 
-@pytest.mark.parametrize("address, message", [
-    ("127.0.0.1", r"runner.address=127.0.0.1: not a Ray cluster address \(auto, HOST:PORT or ray://HOST:PORT\)"),
-    ("host:0", "not a Ray cluster address"),
-    ("host:port", "not a Ray cluster address"),
-    ("http://127.0.0.1:8265", r"http:// is not a Ray cluster address \(http://HOST:8265 is the dashboard's"),
-])
+@pytest.mark.parametrize(
+    "address, message",
+    [
+        ("127.0.0.1", r"runner.address=127.0.0.1: not a Ray cluster address \(auto, HOST:PORT or ray://HOST:PORT\)"),
+        ("host:0", "not a Ray cluster address"),
+        ("host:port", "not a Ray cluster address"),
+        ("http://127.0.0.1:8265", r"http:// is not a Ray cluster address \(http://HOST:8265 is the dashboard's"),
+    ],
+)
 def test_malformed_addresses_are_config_errors(address, message):
     with pytest.raises(ConfigError, match=message):
         resolve(address, {})
@@ -211,7 +225,8 @@ def test_auto_without_a_cluster_says_so(tmp_path, no_running_raylet):
         resolve("auto", {}, temp_dir=str(tmp_path))
     assert str(err.value).startswith(
         f"runner.address=auto: no Ray cluster is running on this machine (no RAY_ADDRESS, no cluster recorded by "
-        f"`ray start` in {tmp_path / 'ray_current_cluster'}, no raylet process); start one with `ray start --head`")
+        f"`ray start` in {tmp_path / 'ray_current_cluster'}, no raylet process); start one with `ray start --head`"
+    )
 
 
 def test_auto_finds_the_cluster_ray_start_recorded(tmp_path, no_running_raylet):
@@ -219,13 +234,15 @@ def test_auto_finds_the_cluster_ray_start_recorded(tmp_path, no_running_raylet):
     (tmp_path / "ray_current_cluster").write_text(f"127.0.0.1:{port}\n")
     endpoint = resolve("auto", {}, temp_dir=str(tmp_path))
     assert endpoint.port == port
-    assert endpoint.label == (f"runner.address=auto (127.0.0.1:{port}, recorded by `ray start` in "
-                              f"{tmp_path / 'ray_current_cluster'})")
+    assert endpoint.label == (
+        f"runner.address=auto (127.0.0.1:{port}, recorded by `ray start` in {tmp_path / 'ray_current_cluster'})"
+    )
     with pytest.raises(NoRayCluster, match="no Ray cluster answered.*connection refused"):  # a stopped cluster
         probe(endpoint, 5, {})
 
 
 # --- connect() and the config ---------------------------------------------------------------------
+
 
 @pytest.fixture
 def fake_init(monkeypatch):
@@ -256,8 +273,10 @@ def test_connect_probes_before_ray_init(server, fake_init, monkeypatch, tmp_path
 def test_ray_failing_to_join_a_port_that_answered_is_a_config_error():
     try:
         try:
-            raise RuntimeError("Failed to connect to GCS. Last connection error: Traceback ...\n"
-                               "ray.exceptions.RpcError: RPC error: Received http2 header with status: 404\n")
+            raise RuntimeError(
+                "Failed to connect to GCS. Last connection error: Traceback ...\n"
+                "ray.exceptions.RpcError: RPC error: Received http2 header with status: 404\n"
+            )
         except RuntimeError as cause:
             raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.5:6379") from cause
     except ConnectionError as err:
@@ -267,7 +286,8 @@ def test_ray_failing_to_join_a_port_that_answered_is_a_config_error():
         "runner.address=10.0.0.5:6379: a server answers there but Ray could not join it as a cluster: Failed to "
         "connect to Ray cluster at 10.0.0.5:6379 (ray.exceptions.RpcError: RPC error: Received http2 header with "
         "status: 404); give the head node's HOST:PORT with its GCS port (6379 unless `ray start --head --port` "
-        "said otherwise)")
+        "said otherwise)"
+    )
     assert join_failure(None, "10.0.0.5:6379", RuntimeError("something else")) is None
 
 
@@ -280,14 +300,16 @@ def test_connect_timeout_must_be_a_positive_number(value):
 
 @pytest.mark.parametrize("value", ["0", "-3"])
 def test_the_cli_names_a_bad_connect_timeout(tmp_path, value):
-    proc = run_cli("runner=cluster", "runner.address=127.0.0.1:1", f"runner.connect_timeout={value}",
-                   cwd=tmp_path, timeout=120)
+    proc = run_cli(
+        "runner=cluster", "runner.address=127.0.0.1:1", f"runner.connect_timeout={value}", cwd=tmp_path, timeout=120
+    )
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert proc.stderr.strip().splitlines()[-1].startswith("Error: runner.connect_timeout must be a positive number")
     assert list(tmp_path.iterdir()) == []
 
 
 # --- the command line -----------------------------------------------------------------------------
+
 
 def assert_stopped_cleanly(proc, seconds: float, cwd, names: str) -> None:
     assert proc.returncode == 2, proc.stderr[-3000:]
@@ -303,16 +325,23 @@ def assert_stopped_cleanly(proc, seconds: float, cwd, names: str) -> None:
 @pytest.mark.parametrize("tracking", ["sqlite", "off"])
 def test_a_refused_address_stops_the_run_at_once_leaving_nothing(tmp_path, multirun, tracking):
     started = time.monotonic()
-    proc = run_cli(*(["-m", "job.deadline=8,9"] if multirun else []), "runner=cluster", "runner.address=127.0.0.1:1",
-                   f"tracking={tracking}", cwd=tmp_path, timeout=120)
+    proc = run_cli(
+        *(["-m", "job.deadline=8,9"] if multirun else []),
+        "runner=cluster",
+        "runner.address=127.0.0.1:1",
+        f"tracking={tracking}",
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert_stopped_cleanly(proc, time.monotonic() - started, tmp_path, "runner.address=127.0.0.1:1")
     assert "no Ray cluster answered" in proc.stderr and "ray start --head" in proc.stderr
 
 
 def test_auto_with_ray_address_pointing_nowhere(tmp_path):
     started = time.monotonic()
-    proc = run_cli("runner=cluster", "runner.address=auto", cwd=tmp_path, timeout=120,
-                   env={"RAY_ADDRESS": "127.0.0.1:1"})
+    proc = run_cli(
+        "runner=cluster", "runner.address=auto", cwd=tmp_path, timeout=120, env={"RAY_ADDRESS": "127.0.0.1:1"}
+    )
     assert_stopped_cleanly(proc, time.monotonic() - started, tmp_path, "runner.address=auto (RAY_ADDRESS=127.0.0.1:1)")
 
 
@@ -320,8 +349,15 @@ def test_auto_with_ray_address_pointing_nowhere(tmp_path):
 def test_a_port_without_reply_stops_the_run_after_the_timeout(tmp_path, server):
     port = server("silent").port
     started = time.monotonic()
-    proc = run_cli("-m", "job.deadline=8,9", "runner=cluster", f"runner.address=127.0.0.1:{port}",
-                   "runner.connect_timeout=3", cwd=tmp_path, timeout=120)
+    proc = run_cli(
+        "-m",
+        "job.deadline=8,9",
+        "runner=cluster",
+        f"runner.address=127.0.0.1:{port}",
+        "runner.connect_timeout=3",
+        cwd=tmp_path,
+        timeout=120,
+    )
     seconds = time.monotonic() - started
     assert_stopped_cleanly(proc, seconds, tmp_path, f"runner.address=127.0.0.1:{port}")
     assert "within 3 s (runner.connect_timeout)" in proc.stderr

@@ -5,6 +5,7 @@ Each family's block is generated from conf/family/<name>.yaml; these tests fail 
 longer equals what the generator prints, when a family has no block, or when a key of a family's
 YAML is missing from its table or has no comment saying what it is.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -32,7 +33,9 @@ def test_there_are_families():
 @pytest.mark.parametrize("family", FAMILIES)
 def test_usage_has_the_generated_block_of_every_family(family):
     blocks = config_keys.blocks(USAGE.read_text(encoding="utf-8"))
-    assert family in blocks, f"docs/usage.md has no <!-- keys:{family} --> ... <!-- /keys:{family} --> block; add one and {FIX}"
+    assert family in blocks, (
+        f"docs/usage.md has no <!-- keys:{family} --> ... <!-- /keys:{family} --> block; add one and {FIX}"
+    )
     assert blocks[family] == config_keys.table(family), f"docs/usage.md's {family} keys are stale: {FIX}"
 
 
@@ -106,13 +109,16 @@ def test_a_group_entrys_comment():
     assert key_comments(text).groups == {"market": "the family's own group"}
 
 
-@pytest.mark.parametrize("rest, expected", [
-    (" 80.0   # L", ("80.0", "L")),
-    (" 'a#b'  # c", ("'a#b'", "c")),
-    (' "x # y"', ('"x # y"', "")),
-    (" url#frag", ("url#frag", "")),
-    ("", ("", "")),
-])
+@pytest.mark.parametrize(
+    "rest, expected",
+    [
+        (" 80.0   # L", ("80.0", "L")),
+        (" 'a#b'  # c", ("'a#b'", "c")),
+        (' "x # y"', ('"x # y"', "")),
+        (" url#frag", ("url#frag", "")),
+        ("", ("", "")),
+    ],
+)
 def test_split_comment(rest, expected):
     assert split_comment(rest) == expected
 
@@ -120,5 +126,6 @@ def test_split_comment(rest, expected):
 def test_rewrite_replaces_only_the_marked_blocks(monkeypatch):
     monkeypatch.setattr(config_keys, "table", lambda family: f"TABLE {family}")
     text = "a\n<!-- keys:one -->\nold\nlines\n<!-- /keys:one -->\nb\n<!-- keys:two -->\n<!-- /keys:two -->\n"
-    assert config_keys.rewrite(text) == ("a\n<!-- keys:one -->\nTABLE one\n<!-- /keys:one -->\nb\n"
-                                         "<!-- keys:two -->\nTABLE two\n<!-- /keys:two -->\n")
+    assert config_keys.rewrite(text) == (
+        "a\n<!-- keys:one -->\nTABLE one\n<!-- /keys:one -->\nb\n<!-- keys:two -->\nTABLE two\n<!-- /keys:two -->\n"
+    )

@@ -1,5 +1,6 @@
 """Bad input stops the run before any work: non-zero exit, a message naming the key or file
 and line, no results dir and no MLflow store left behind."""
+
 from __future__ import annotations
 
 import pytest
@@ -84,8 +85,14 @@ def test_a_folder_as_trace_path_is_not_a_missing_file(tmp_path):
     assert_rejected(tmp_path, ["market=trace", f"market.path={tmp_path}"], "is a directory")
 
 
-@pytest.mark.parametrize("typo, key", [("job.deadlin=5,6", "job.deadlin"), ("markt=trace,synthetic", "markt"),
-                                       ("family=auction,spot", "market.mean_price")])
+@pytest.mark.parametrize(
+    "typo, key",
+    [
+        ("job.deadlin=5,6", "job.deadlin"),
+        ("markt=trace,synthetic", "markt"),
+        ("family=auction,spot", "market.mean_price"),
+    ],
+)
 def test_a_typo_in_a_multirun_exits_2_and_leaves_nothing(tmp_path, typo, key):
     # the third: market.mean_price is not a key of an auction cell
     args = [typo] + (["market.mean_price=0.3"] if typo.startswith("family") else [])

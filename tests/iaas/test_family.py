@@ -1,6 +1,7 @@
 """The iaas family contract's specifics (algorithms/iaas/family.py): bad input named by key or
 file and line before any work, the best-of-grid rows against their side tables, self-owned
 instances, and one policy's row equal to stream_cost."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,27 +17,36 @@ SMALL = {"betas": [0.0, 0.5, 0.9999], "bids": [0.1, 0.19, 0.28], "thetas": [0.0,
 
 
 def config(**overrides):
-    base = {"jobs": {"slots": 200}, "prices": {}, "self_owned": {"instances": 0}, "policies": SMALL,
-            "learning": {}, "mechanisms": ["BestOurs", "BestTheta", "OptiLearning", "Ours(beta=0.5,b=0.19)"]}
+    base = {
+        "jobs": {"slots": 200},
+        "prices": {},
+        "self_owned": {"instances": 0},
+        "policies": SMALL,
+        "learning": {},
+        "mechanisms": ["BestOurs", "BestTheta", "OptiLearning", "Ours(beta=0.5,b=0.19)"],
+    }
     base.update(overrides)
     return base
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"policies": {**SMALL, "betas": [0.5, 1.0]}}, r"policies.betas must hold numbers in \[0, 1\)"),
-    ({"policies": {**SMALL, "bids": [-0.1]}}, "policies.bids must"),
-    ({"policies": {**SMALL, "gammas": [1]}}, "policies: unknown key"),
-    ({"self_owned": {"instances": -1}}, "self_owned.instances must be"),
-    ({"policies": {**SMALL, "theta_reading": "twice"}}, "policies.theta_reading must be one of once, rebid"),
-    ({"learning": {"normalisation": "minmax"}}, "learning.normalisation must be one of"),
-    ({"mechanisms": ["BestOurs", "Greedy"]}, "unknown mechanism 'Greedy' for family iaas"),
-    ({"mechanisms": ["Ours(beta=1.5)"]}, r"mechanisms: Ours\(beta=1.5\): beta must be"),
-    ({"mechanisms": ["Theta(theta=0.5,bid=0.2)"]}, "unknown key.*'bid'"),
-    ({"mechanisms": ["BestOurs", "BestOurs"]}, "twice"),
-    ({"policies": {"beta_per_bid": "each"}}, "policies.beta_per_bid must be"),
-    ({"jobs": {"parallelism": 0}}, "jobs.parallelism must be"),
-    ({"prices": {"mean": -1}}, "prices.mean must be"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"policies": {**SMALL, "betas": [0.5, 1.0]}}, r"policies.betas must hold numbers in \[0, 1\)"),
+        ({"policies": {**SMALL, "bids": [-0.1]}}, "policies.bids must"),
+        ({"policies": {**SMALL, "gammas": [1]}}, "policies: unknown key"),
+        ({"self_owned": {"instances": -1}}, "self_owned.instances must be"),
+        ({"policies": {**SMALL, "theta_reading": "twice"}}, "policies.theta_reading must be one of once, rebid"),
+        ({"learning": {"normalisation": "minmax"}}, "learning.normalisation must be one of"),
+        ({"mechanisms": ["BestOurs", "Greedy"]}, "unknown mechanism 'Greedy' for family iaas"),
+        ({"mechanisms": ["Ours(beta=1.5)"]}, r"mechanisms: Ours\(beta=1.5\): beta must be"),
+        ({"mechanisms": ["Theta(theta=0.5,bid=0.2)"]}, "unknown key.*'bid'"),
+        ({"mechanisms": ["BestOurs", "BestOurs"]}, "twice"),
+        ({"policies": {"beta_per_bid": "each"}}, "policies.beta_per_bid must be"),
+        ({"jobs": {"parallelism": 0}}, "jobs.parallelism must be"),
+        ({"prices": {"mean": -1}}, "prices.mean must be"),
+    ],
+)
 def test_bad_config_is_rejected_naming_the_key(overrides, message):
     with pytest.raises(ValueError, match=message):
         family.prepare(config(**overrides))
@@ -56,8 +66,8 @@ def test_best_rows_are_the_minimum_of_their_grid_and_a_single_policy_is_stream_c
         table = rows[name]["tables"]["policies"]
         assert rows[name]["unit_cost"] == min(table["unit_cost"]) == -rows[name]["utility"]
         assert rows[name]["policy"] == table["policy"][int(np.argmin(table["unit_cost"]))]
-    assert len(rows["BestOurs"]["tables"]["policies"]["policy"]) == 9      # 3 betas x 3 bids
-    assert len(rows["BestTheta"]["tables"]["policies"]["policy"]) == 9     # 3 thetas x 3 bids
+    assert len(rows["BestOurs"]["tables"]["policies"]["policy"]) == 9  # 3 betas x 3 bids
+    assert len(rows["BestTheta"]["tables"]["policies"]["policy"]) == 9  # 3 thetas x 3 bids
     assert rows["BestOurs"]["unit_cost"] <= rows["Ours(beta=0.5,b=0.19)"]["unit_cost"]
     rng = np.random.default_rng(5)
     jobs = draw_jobs(JobParams.from_config({"slots": 200}), rng)
@@ -69,13 +79,16 @@ def test_best_rows_are_the_minimum_of_their_grid_and_a_single_policy_is_stream_c
     # Proposition 6's n, d, N': the grid of 9, the longest deadline, the jobs of the stream
     learning = rows["OptiLearning"]
     assert (learning["learning_policies"], learning["learning_lag"], learning["learning_jobs"]) == (
-        9, int(jobs.deadline.max()), len(jobs))
+        9,
+        int(jobs.deadline.max()),
+        len(jobs),
+    )
 
 
 def test_self_owned_rows():
     prepared = family.prepare(config(self_owned={"instances": 200}, mechanisms=["BestOurs", "BestNaive", "BestTheta"]))
     rows = {r["mechanism"]: r for r in family.simulate_replicate(prepared, 0, np.random.default_rng(2))}
-    assert len(rows["BestOurs"]["tables"]["policies"]["policy"]) == 18     # x 2 beta0
+    assert len(rows["BestOurs"]["tables"]["policies"]["policy"]) == 18  # x 2 beta0
     assert len(rows["BestNaive"]["tables"]["policies"]["policy"]) == 9
     assert all(0 < r["self_owned_utilisation"] <= 1 for r in rows.values())
     assert all(r["missed"] == 0 for r in rows.values())
@@ -84,17 +97,24 @@ def test_self_owned_rows():
 def test_experiment_2_grid_keeps_each_bids_best_beta():
     # Sec. V-B, Exp. 2: beta*(b) from the spot-only grid of the same stream, then beta0 x b
     policies = {**SMALL, "beta_per_bid": "best"}
-    spot_only = family.simulate_replicate(family.prepare(config(policies=policies, mechanisms=["BestOurs"])), 0,
-                                          np.random.default_rng(7))[0]["tables"]["policies"]
-    full = family.simulate_replicate(family.prepare(config(mechanisms=["BestOurs"])), 0,
-                                     np.random.default_rng(7))[0]["tables"]["policies"]
+    spot_only = family.simulate_replicate(
+        family.prepare(config(policies=policies, mechanisms=["BestOurs"])), 0, np.random.default_rng(7)
+    )[0]["tables"]["policies"]
+    full = family.simulate_replicate(family.prepare(config(mechanisms=["BestOurs"])), 0, np.random.default_rng(7))[0][
+        "tables"
+    ]["policies"]
     best = {}
     for bid, beta, cost in zip(full["bid"], full["beta"], full["unit_cost"]):
         if bid not in best or cost < best[bid][1]:
             best[bid] = (beta, cost)
     assert dict(zip(spot_only["bid"], spot_only["beta"])) == {b: v[0] for b, v in best.items()}
-    owned = family.prepare(config(policies=policies, self_owned={"instances": 200},
-                                  mechanisms=["BestOurs", "BestNaive", "OptiLearning", "OptiLearning(grid=theta)"]))
+    owned = family.prepare(
+        config(
+            policies=policies,
+            self_owned={"instances": 200},
+            mechanisms=["BestOurs", "BestNaive", "OptiLearning", "OptiLearning(grid=theta)"],
+        )
+    )
     rows = {r["mechanism"]: r for r in family.simulate_replicate(owned, 0, np.random.default_rng(7))}
     table = rows["BestOurs"]["tables"]["policies"]
     assert len(table["policy"]) == 6 and dict(zip(table["bid"], table["beta"])) == {b: v[0] for b, v in best.items()}

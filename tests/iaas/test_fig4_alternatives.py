@@ -1,6 +1,7 @@
 """`python -m reproduction.iaas_alternatives fig4` (Fig. 4's interior beta): the best-beta and
 interior logic on hand-made tables, each model switch of algorithms/iaas/job_execution.py on a
 job whose cost is computed by hand, the expected-value world (b), and a tiny end-to-end run."""
+
 from __future__ import annotations
 
 import csv
@@ -35,10 +36,15 @@ def table(rows: dict, betas=BETAS) -> dict:
 
 def test_best_beta_and_the_interior_flag_on_a_hand_made_table():
     betas = (0.0, 0.5, 0.9999)
-    costs = table({0.10: [0.3, 0.2, 0.25],      # dip in the middle: interior
-                   0.13: [0.3, 0.2, 0.1],       # falls with beta: the highest, not interior
-                   0.16: [0.1, 0.2, 0.3],       # rises: the lowest, not interior
-                   0.19: [0.2, 0.2, 0.2]}, betas)  # flat: the tie goes to the lowest beta
+    costs = table(
+        {
+            0.10: [0.3, 0.2, 0.25],  # dip in the middle: interior
+            0.13: [0.3, 0.2, 0.1],  # falls with beta: the highest, not interior
+            0.16: [0.1, 0.2, 0.3],  # rises: the lowest, not interior
+            0.19: [0.2, 0.2, 0.2],
+        },
+        betas,
+    )  # flat: the tie goes to the lowest beta
     rows = best_betas(costs, betas)
     assert [r["bid"] for r in rows] == [0.10, 0.13, 0.16, 0.19]
     assert [r["best_beta"] for r in rows] == [0.5, 0.9999, 0.0, 0.0]
@@ -48,13 +54,27 @@ def test_best_beta_and_the_interior_flag_on_a_hand_made_table():
 
 
 def test_summary_counts_interior_bids_and_names_the_best_betas():
-    rows = [{"x0": x0, "bid": bid, "best_beta": beta, "interior": 0 < beta < 0.9999, "unit_cost_best": best,
-             "unit_cost_beta_max": top}
-            for x0, bid, beta, best, top in ((3.0, 0.10, 1 / 12, 0.09, 0.10), (3.0, 0.13, 0.9999, 0.2, 0.2),
-                                             (13.0, 0.10, 0.9999, 0.1, 0.1), (13.0, 0.13, 0.0, 0.3, 0.3))]
-    assert fig4_summary("x", rows) == ("x: 1 of 4 bids interior; best betas per bid (0.10, 0.13) "
-                                       "x0 = 3: 1/12 0.9999; x0 = 13: 0.9999 0/12; "
-                                       "largest saving of the best beta over beta = 0.9999: 10.0%")
+    rows = [
+        {
+            "x0": x0,
+            "bid": bid,
+            "best_beta": beta,
+            "interior": 0 < beta < 0.9999,
+            "unit_cost_best": best,
+            "unit_cost_beta_max": top,
+        }
+        for x0, bid, beta, best, top in (
+            (3.0, 0.10, 1 / 12, 0.09, 0.10),
+            (3.0, 0.13, 0.9999, 0.2, 0.2),
+            (13.0, 0.10, 0.9999, 0.1, 0.1),
+            (13.0, 0.13, 0.0, 0.3, 0.3),
+        )
+    ]
+    assert fig4_summary("x", rows) == (
+        "x: 1 of 4 bids interior; best betas per bid (0.10, 0.13) "
+        "x0 = 3: 1/12 0.9999; x0 = 13: 0.9999 0/12; "
+        "largest saving of the best beta over beta = 0.9999: 10.0%"
+    )
     assert beta_label(5 / 12) == "5/12" and beta_label(0.9999) == "0.9999"
 
 
@@ -93,8 +113,8 @@ def test_alg1_as_printed_bids_on_the_jobs_size():
     # z' = 98, 30 slots left: nu(z', 30) = 3 (3 spot, 1 on-demand), nu(z_j, 30) < 0: 4 spot
     assert proportion_split(98.0, 30, 4, 0.5) == (3, 1)
     assert proportion_split_on_size(98.0, 122.0, 30, 4, 0.5) == (4, 0)
-    assert proportion_split_on_size(98.0, 110.0, 30, 4, 0.5) == (1, 3)     # nu(110, 30) = 1
-    assert proportion_split_on_size(98.0, 122.0, 40, 4, 0.5) == (4, 0)     # kappa2(z') >= 1: line 1
+    assert proportion_split_on_size(98.0, 110.0, 30, 4, 0.5) == (1, 3)  # nu(110, 30) = 1
+    assert proportion_split_on_size(98.0, 122.0, 40, 4, 0.5) == (4, 0)  # kappa2(z') >= 1: line 1
     # the whole job, spot lost only in slot 7 (prices 0.1, bid 0.2): today hours 2 and 3 bid 3
     # spot + 1 on-demand, and hour 4 (2 units left) too: 3 x 3 x 0.1 + 3 x 0.25 = 1.65; as printed,
     # 4 spot each hour: 3 x 4 x 0.1 = 1.2, no on-demand
@@ -115,13 +135,13 @@ def test_expected_value_path_runs_the_spot_the_same_slots_of_every_hour():
     assert np.all(path[lost] == LOST) and np.all(path[~lost] <= 0.19)
     kept = ~lost & (prices <= 0.19)
     assert np.array_equal(path[kept], prices[kept])
-    assert spot_slots(0.10, 0.11) == 1 and spot_slots(0.28, 0.11) == 7     # 12 x 0.123, 12 x 0.612
+    assert spot_slots(0.10, 0.11) == 1 and spot_slots(0.28, 0.11) == 7  # 12 x 0.123, 12 x 0.612
 
 
 def test_expected_value_prices_have_the_law_of_a_price_at_or_below_the_bid():
     mean, bid = 0.11, 0.13
     prices = np.random.default_rng(1).exponential(mean, 200_000)
-    path = expected_value_path(prices, bid, mean, 12, 0)       # run = Len: no slot lost
+    path = expected_value_path(prices, bid, mean, 12, 0)  # run = Len: no slot lost
     for x in (0.02, 0.06, 0.1):
         assert np.mean(path <= x) == pytest.approx(np.expm1(-x / mean) / np.expm1(-bid / mean), abs=0.005)
 

@@ -1,6 +1,7 @@
 """The per-slot billing steps (algorithms/iaas/hourly_billing.py, paper 003 Sec. III-A) on cases
 computed by hand: on-demand paid per started hour from its launch, only the missing instances
 launched, the work of a slot in which the job finishes, and the spot hour's charge."""
+
 from __future__ import annotations
 
 import numpy as np

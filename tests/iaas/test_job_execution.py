@@ -1,6 +1,7 @@
 """One job on spot and on-demand instances (algorithms/iaas/job_execution.py): billing cases
 computed by hand, Alg. 1 and Proposition 4 on the paper's own examples, and the deadline met
 under any price path (property test)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,8 @@ def test_on_demand_is_billed_by_started_hours():
 
 def test_a_spot_hour_ended_by_the_cloud_is_free_and_one_ended_by_the_tenant_is_paid_in_full():
     prices = np.full(60, 0.1)
-    prices[5] = 0.5          # slot 6 above the bid: hour 1's spot ends after 5 slots (10 units), free
-    prices[24] = 0.12        # hour 3 starts at slot 25 at 0.12
+    prices[5] = 0.5  # slot 6 above the bid: hour 1's spot ends after 5 slots (10 units), free
+    prices[24] = 0.12  # hour 3 starts at slot 25 at 0.12
     result = run_job(1, 60, 40.0, 2, prices, THETA, bid=0.2, theta=1.0)
     # hour 1: 10 units, free; hour 2 (slots 13-24): 24 units at 2 x 0.1; hour 3: 6 units in
     # slots 25-27, then the tenant stops them: the whole hour, 2 x 0.12
@@ -54,16 +55,16 @@ def test_theta_split_rounds_half_up():
 
 def test_proposition4_plan():
     # 31 slots left (10..40): kappa = 2 whole hours from t'' = 17, head 10..16 (7 slots)
-    assert fallback_plan(120.0, 10, 40, 4) == (17, 4)      # (120 - 96) / 7 = 3.43 -> 4
-    assert fallback_plan(110.0, 10, 40, 4) == (17, 2)      # 14 / 7 = 2
-    assert fallback_plan(90.0, 10, 40, 4) == (17, 0)       # the two hours suffice
-    assert fallback_plan(48.0, 13, 24, 4) == (13, 0)       # an exact hour: no head
+    assert fallback_plan(120.0, 10, 40, 4) == (17, 4)  # (120 - 96) / 7 = 3.43 -> 4
+    assert fallback_plan(110.0, 10, 40, 4) == (17, 2)  # 14 / 7 = 2
+    assert fallback_plan(90.0, 10, 40, 4) == (17, 0)  # the two hours suffice
+    assert fallback_plan(48.0, 13, 24, 4) == (13, 0)  # an exact hour: no head
 
 
 def test_ours_falls_back_to_proposition4_when_the_spot_is_lost_without_flexibility():
     # delta 4, 36 slots, z = 130: nu = floor(14 / 6) = 2 -> 2 spot, 2 on-demand at slot 1
     prices = np.full(36, 0.1)
-    prices[2] = 1.0                                          # lost at slot 3
+    prices[2] = 1.0  # lost at slot 3
     result = run_job(1, 36, 130.0, 4, prices, OURS, beta=0.5, bid=0.2)
     # slots 1-2: 2 spot + 2 on-demand units each (122 left); at slot 3 the next update would
     # have 122 - 2 x 10 = 102 > 4 x 24: no flexibility. Prop. 4 from slot 3: kappa = 2 hours
@@ -90,16 +91,23 @@ def test_theta_once_turns_to_on_demand_at_its_first_spot_loss():
 
 
 @settings(max_examples=150, deadline=None)
-@given(delta=st.integers(1, 8), hours=st.floats(0.2, 4.0), slack=st.floats(1.0, 4.0),
-       kind=st.sampled_from([OURS, THETA, THETA_ONCE]), beta=st.sampled_from([0.0, 0.25, 0.5, 0.9999]),
-       theta=st.sampled_from([0.0, 0.3, 1.0]), bid=st.sampled_from([0.1, 0.19, 0.28]),
-       seed=st.integers(0, 2**16))
+@given(
+    delta=st.integers(1, 8),
+    hours=st.floats(0.2, 4.0),
+    slack=st.floats(1.0, 4.0),
+    kind=st.sampled_from([OURS, THETA, THETA_ONCE]),
+    beta=st.sampled_from([0.0, 0.25, 0.5, 0.9999]),
+    theta=st.sampled_from([0.0, 0.3, 1.0]),
+    bid=st.sampled_from([0.1, 0.19, 0.28]),
+    seed=st.integers(0, 2**16),
+)
 def test_every_policy_meets_the_deadline_and_accounts_for_the_work(delta, hours, slack, kind, beta, theta, bid, seed):
     size = 12 * delta * hours
     deadline = int(np.ceil(slack * size / delta))
     prices = np.random.default_rng(seed).exponential(0.11, deadline + 5)
-    result = run_job(3, deadline, size, delta, np.concatenate([np.zeros(2), prices]), kind, beta=beta,
-                     bid=bid, theta=theta)
+    result = run_job(
+        3, deadline, size, delta, np.concatenate([np.zeros(2), prices]), kind, beta=beta, bid=bid, theta=theta
+    )
     assert result.done and 3 <= result.finish <= 3 + deadline - 1
     assert result.spot_work + result.on_demand_work == pytest.approx(size)
     assert result.on_demand_cost / 0.25 == pytest.approx(round(result.on_demand_cost / 0.25))

@@ -19,21 +19,24 @@ def test_defaults_are_the_papers_setup():
     assert p == JobParams(1.0, 20, 1.01, 1 / 6, (0.5, 10.0), 3.0, 2000)
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"arrival_rate": 0}, r"^jobs\.arrival_rate must be a finite number > 0, got 0$"),
-    ({"arrival_rate": -1}, r"^jobs\.arrival_rate must be a finite number > 0, got -1$"),
-    ({"parallelism": 0}, r"^jobs\.parallelism must be a positive integer, got 0$"),
-    ({"parallelism": 2.5}, r"^jobs\.parallelism must be a positive integer, got 2\.5$"),
-    ({"pareto_shape": 0}, r"^jobs\.pareto_shape must be a finite number > 0"),
-    ({"pareto_scale": -1}, r"^jobs\.pareto_scale must be a finite number > 0"),
-    ({"size_hours": [2, 1]}, r"^jobs\.size_hours must satisfy 0 < low <= high, got \[2, 1\]$"),
-    ({"size_hours": [0.1, 10]}, r"^jobs\.size_hours must have low >= jobs\.pareto_scale \(0\.166667\)"),
-    ({"size_hours": [1, math.inf]}, r"^jobs\.size_hours must have a finite high"),
-    ({"size_hours": 3}, r"^jobs\.size_hours must be a pair \[low, high\]"),
-    ({"slackness_max": 0.5}, r"^jobs\.slackness_max must be a finite number >= 1, got 0\.5$"),
-    ({"slots": 0}, r"^jobs\.slots must be a positive integer, got 0$"),
-    ({"arrival": 1}, r"^jobs: unknown key\(s\) 'arrival' \(known: arrival_rate, "),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"arrival_rate": 0}, r"^jobs\.arrival_rate must be a finite number > 0, got 0$"),
+        ({"arrival_rate": -1}, r"^jobs\.arrival_rate must be a finite number > 0, got -1$"),
+        ({"parallelism": 0}, r"^jobs\.parallelism must be a positive integer, got 0$"),
+        ({"parallelism": 2.5}, r"^jobs\.parallelism must be a positive integer, got 2\.5$"),
+        ({"pareto_shape": 0}, r"^jobs\.pareto_shape must be a finite number > 0"),
+        ({"pareto_scale": -1}, r"^jobs\.pareto_scale must be a finite number > 0"),
+        ({"size_hours": [2, 1]}, r"^jobs\.size_hours must satisfy 0 < low <= high, got \[2, 1\]$"),
+        ({"size_hours": [0.1, 10]}, r"^jobs\.size_hours must have low >= jobs\.pareto_scale \(0\.166667\)"),
+        ({"size_hours": [1, math.inf]}, r"^jobs\.size_hours must have a finite high"),
+        ({"size_hours": 3}, r"^jobs\.size_hours must be a pair \[low, high\]"),
+        ({"slackness_max": 0.5}, r"^jobs\.slackness_max must be a finite number >= 1, got 0\.5$"),
+        ({"slots": 0}, r"^jobs\.slots must be a positive integer, got 0$"),
+        ({"arrival": 1}, r"^jobs: unknown key\(s\) 'arrival' \(known: arrival_rate, "),
+    ],
+)
 def test_bad_config_names_the_key(config, message):
     with pytest.raises(ValueError, match=message):
         JobParams.from_config(config)
@@ -60,7 +63,7 @@ def test_documented_draw_order():
     u = rng.random(counts.sum())
     x_prime = rng.uniform(1, 5, counts.sum())
     a = 1.01
-    x = (0.5 ** -a - u * (0.5 ** -a - 10 ** -a)) ** (-1 / a)
+    x = (0.5**-a - u * (0.5**-a - 10**-a)) ** (-1 / a)
     assert s.arrival.tolist() == [t + 1 for t, c in enumerate(counts) for _ in range(c)]
     np.testing.assert_allclose(s.size, 12 * 4 * x, rtol=1e-12)
     assert s.deadline.tolist() == [math.ceil(xp * z / 4) for xp, z in zip(x_prime, s.size)]

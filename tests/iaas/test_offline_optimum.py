@@ -3,6 +3,7 @@ III-A billing): costs computed by hand (on-demand hours, a spot hour the cloud e
 surviving spot hour at its first slot's price, self-owned instances shared by two jobs), the
 lower bound on every policy of the family, the returned plan checked against the billing rules,
 and bad input."""
+
 from __future__ import annotations
 
 import math
@@ -96,9 +97,13 @@ def test_spot_blocks_follow_the_billing_rules():
     # at one start: the longest free block (bids 0.22-0.28 give the same one: the lowest is
     # kept) and the cheapest full hour, on-demand or a surviving spot hour
     assert start_blocks(prices, 0, 1, 18, BIDS, ON_DEMAND) == [
-        Block(0, 1, 4, 0.22, True, 0.0), Block(0, 1, 12, None, False, ON_DEMAND)]
+        Block(0, 1, 4, 0.22, True, 0.0),
+        Block(0, 1, 12, None, False, ON_DEMAND),
+    ]
     assert start_blocks(prices, 0, 1, 18, BIDS + (0.3,), ON_DEMAND) == [
-        Block(0, 1, 4, 0.22, True, 0.0), Block(0, 1, 12, 0.3, False, 0.10)]
+        Block(0, 1, 4, 0.22, True, 0.0),
+        Block(0, 1, 12, 0.3, False, 0.10),
+    ]
     assert start_blocks(prices, 0, 6, 18, (0.1,), ON_DEMAND) == [Block(0, 6, 17, 0.1, False, 0.10)]
     assert start_blocks(prices, 0, 5, 18, BIDS, ON_DEMAND) == [Block(0, 5, 16, None, False, ON_DEMAND)]
 
@@ -121,14 +126,14 @@ def check_plan(jobs, prices, instances, bids, opt):
         else:
             assert block.bid in bids and spot_block(prices, block.job, block.start, end, block.bid) == block
         assert int(jobs.arrival[block.job]) <= block.start and block.last <= end
-        cover[block.job, block.start - 1:block.last] += n
+        cover[block.job, block.start - 1 : block.last] += n
         cost[block.job] += n * block.price
     assert np.all(opt.cloud_work <= cover) and np.all(opt.cloud_work >= 0) and np.all(opt.self_owned >= 0)
     assert np.all(opt.cloud_work + opt.self_owned <= jobs.parallelism[:, None])
     assert np.all(opt.self_owned.sum(axis=0) <= instances)
     for j in range(len(jobs)):
         outside = np.ones(opt.cloud_work.shape[1], dtype=bool)
-        outside[jobs.arrival[j] - 1:jobs.arrival[j] + jobs.deadline[j] - 1] = False
+        outside[jobs.arrival[j] - 1 : jobs.arrival[j] + jobs.deadline[j] - 1] = False
         assert not (opt.cloud_work[j, outside].any() or opt.self_owned[j, outside].any())
         assert opt.cloud_work[j].sum() + opt.self_owned[j].sum() >= math.ceil(jobs.size[j] - 1e-9)
     assert opt.job_cost == pytest.approx(cost) and opt.cost == pytest.approx(cost.sum())
@@ -173,8 +178,9 @@ def test_one_bid_bounds_the_policies_of_that_bid(world):
     for bid in (0.10, 0.19, 0.28):
         opt = offline_optimum(jobs, prices, instances=instances, bids=(bid,))
         check_plan(jobs, prices, instances, (bid,), opt)
-        policies = (ours_grid(bids=(bid,)) + theta_grid(bids=(bid,), kind="theta_once")
-                    + theta_grid(bids=(bid,), kind="theta"))
+        policies = (
+            ours_grid(bids=(bid,)) + theta_grid(bids=(bid,), kind="theta_once") + theta_grid(bids=(bid,), kind="theta")
+        )
         cheapest = min(stream_cost(jobs, prices, p, instances, ON_DEMAND).cost.sum() for p in policies)
         assert cheapest >= opt.cost - 1e-6
         assert opt.cost >= offline_optimum(jobs, prices, instances=instances).cost - 1e-6
@@ -194,17 +200,20 @@ def test_an_empty_stream_costs_nothing():
     assert opt.cost == 0.0 and opt.optimal and opt.unit_cost == 0.0
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"prices": np.full(10, 0.1)}, "prices covers 10 slots, the jobs need 20"),
-    ({"prices": np.r_[np.full(19, 0.1), -0.1]}, "prices must be finite and >= 0"),
-    ({"prices": np.r_[np.full(19, 0.1), np.nan]}, "prices must be finite and >= 0"),
-    ({"bids": ()}, "bids must hold at least one bid"),
-    ({"bids": (0.1, -0.2)}, "bids must be finite and >= 0"),
-    ({"instances": -1}, r"instances \(R\) must be an integer >= 0"),
-    ({"instances": 1.5}, r"instances \(R\) must be an integer >= 0"),
-    ({"on_demand": -0.25}, "on_demand must be a finite price >= 0"),
-    ({"time_limit": 0}, "time_limit must be > 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"prices": np.full(10, 0.1)}, "prices covers 10 slots, the jobs need 20"),
+        ({"prices": np.r_[np.full(19, 0.1), -0.1]}, "prices must be finite and >= 0"),
+        ({"prices": np.r_[np.full(19, 0.1), np.nan]}, "prices must be finite and >= 0"),
+        ({"bids": ()}, "bids must hold at least one bid"),
+        ({"bids": (0.1, -0.2)}, "bids must be finite and >= 0"),
+        ({"instances": -1}, r"instances \(R\) must be an integer >= 0"),
+        ({"instances": 1.5}, r"instances \(R\) must be an integer >= 0"),
+        ({"on_demand": -0.25}, "on_demand must be a finite price >= 0"),
+        ({"time_limit": 0}, "time_limit must be > 0"),
+    ],
+)
 def test_bad_input_is_rejected(kwargs, message):
     args = {"jobs": stream([1], [30.0], [20], [2]), "prices": np.full(20, 0.1)} | kwargs
     with pytest.raises(ValueError, match=message):

@@ -1,6 +1,7 @@
 """OptiLearning (algorithms/iaas/opti_learning.py, paper 003 Alg. 3) on the shared exponentiated
 gradient: delayed feedback, the learning rate of line 9, costs inside their bound, convergence to
 the best fixed policy, and Proposition 6."""
+
 from __future__ import annotations
 
 import math
@@ -40,7 +41,8 @@ def test_no_policy_costs_more_than_the_bound(world):
 def test_learning_rate_of_line_9():
     # feedback of a job arriving at a_j comes at t = a_j + d: eta = sqrt(2 ln n / (d (t - d)))
     assert learning_rates(np.array([1, 4]), 10, 7).tolist() == pytest.approx(
-        [math.sqrt(2 * math.log(7) / 10), math.sqrt(2 * math.log(7) / 40)])
+        [math.sqrt(2 * math.log(7) / 10), math.sqrt(2 * math.log(7) / 40)]
+    )
 
 
 def test_weights_stay_uniform_until_the_first_feedback_and_then_favour_the_cheapest(world):
@@ -70,7 +72,7 @@ def test_regret_stays_inside_proposition6_and_the_weights_learn(world):
     # the expected normalised cost above the best fixed policy falls from the first tenth of
     # the jobs to the last (0.041 -> 0.029 on this world)
     excess = (run.selection.weights[:-1] * z).sum(axis=1) - z[:, best]
-    assert excess[-n // 10:].mean() < 0.8 * excess[:n // 10].mean()
+    assert excess[-n // 10 :].mean() < 0.8 * excess[: n // 10].mean()
     assert run.realised_cost.sum() < run.costs.mean(axis=1).sum()
 
 
@@ -87,8 +89,9 @@ def test_job_by_job_play_without_self_owned_instances_is_the_batch_run(world):
     policies = ours_grid(betas=(0.5, 0.9999), bids=(0.13, 0.22, 0.28))
     for normalisation in NORMALISATIONS:
         batch = opti_learning(jobs, prices, policies, np.random.default_rng(4), normalisation)
-        played = _opti_learning_self_owned(jobs, prices, tuple(policies), np.random.default_rng(4), normalisation,
-                                           ON_DEMAND_PRICE, 0)
+        played = _opti_learning_self_owned(
+            jobs, prices, tuple(policies), np.random.default_rng(4), normalisation, ON_DEMAND_PRICE, 0
+        )
         assert np.array_equal(played.costs, batch.costs)
         assert np.array_equal(played.selection.weights, batch.selection.weights)
         assert np.array_equal(played.chosen, batch.chosen)
@@ -116,10 +119,10 @@ def test_counterfactuals_take_the_idle_instances_the_drawn_policies_left(world):
     want = wanted_instances(jobs.size, jobs.deadline, jobs.parallelism, None)
     for j in range(len(jobs)):
         a, d = jobs.arrival[j], jobs.deadline[j]
-        r_greedy = min(want[j], idle[a - 1:a + d - 1].min())
+        r_greedy = min(want[j], idle[a - 1 : a + d - 1].min())
         if run.chosen[j] == 0:
             assert run.self_owned[j] == r_greedy
-        idle[a - 1:a + d - 1] -= run.self_owned[j]
+        idle[a - 1 : a + d - 1] -= run.self_owned[j]
     assert 0 < np.count_nonzero(run.chosen == 0) < len(jobs)
 
 
@@ -129,8 +132,12 @@ def test_alg3_as_printed_is_bound_with_eta_times_the_common_bound(world):
     # times those of `bound`, row by row, under the same eta schedule and delays
     jobs, prices = world
     n = 400
-    same = JobStream(jobs.arrival[:n], jobs.size[:n], np.full(n, int(jobs.deadline[:n].max())),
-                     np.full(n, int(jobs.parallelism[:n].max())))
+    same = JobStream(
+        jobs.arrival[:n],
+        jobs.size[:n],
+        np.full(n, int(jobs.deadline[:n].max())),
+        np.full(n, int(jobs.parallelism[:n].max())),
+    )
     policies = ours_grid(betas=(0.5, 0.9999), bids=(0.13, 0.28))
     bound = float(cost_bound(same, 0.28)[0])
     assert np.all(cost_bound(same, 0.28) == bound)

@@ -1,5 +1,6 @@
 """Policies on a job stream (algorithms/iaas/policies.py): Sec. V-A's grids, the average unit
 cost alpha by hand, and self-owned instances taking their share of the work."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """The IaaS reproduction's rho (reproduction/iaas.py): a ratio of means with a paired interval,
 and undefined where the baseline pays almost nothing."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,17 @@ def test_ratio_rows_judge_each_cell_against_its_own_r0_baseline():
     for r, (ours, theirs) in {0: (0.10, 0.20), 400: (0.010, 0.020), 600: (0.0001, 0.0002)}.items():
         for rep in range(3):
             for mechanism, cost in (("A", ours * (1 + 0.01 * rep)), ("B", theirs)):
-                rows.append({"x": 3.0, "self_owned.instances": r, "replicate": rep, "mechanism": mechanism,
-                             "unit_cost": cost, "self_owned_utilisation": 0.5, "policy": "p"})
+                rows.append(
+                    {
+                        "x": 3.0,
+                        "self_owned.instances": r,
+                        "replicate": rep,
+                        "mechanism": mechanism,
+                        "unit_cost": cost,
+                        "self_owned_utilisation": 0.5,
+                        "policy": "p",
+                    }
+                )
     table = iaas._ratio_rows(pd.DataFrame(rows), ["x", "self_owned.instances"], "A", "B", ("A", "B"))
     by_r = table.set_index("self_owned.instances")
     assert by_r.loc[400, "rho_percent"] == pytest.approx(100 * (1 - 0.0101 / 0.02))
@@ -72,7 +82,9 @@ def test_fig4_check_finds_an_interior_beta_only_where_there_is_one(tmp_path):
     rows = []
     for bid, costs in ((0.1, {0.0: 3.0, 0.5: 2.0, 0.9999: 2.5}), (0.2, {0.0: 3.0, 0.5: 2.0, 0.9999: 1.0})):
         for beta, cost in costs.items():
-            rows.append({"jobs.slackness_max": 3.0, "mechanism": "BestOurs", "bid": bid, "beta": beta, "unit_cost": cost})
+            rows.append(
+                {"jobs.slackness_max": 3.0, "mechanism": "BestOurs", "bid": bid, "beta": beta, "unit_cost": cost}
+            )
     pd.DataFrame(rows).to_parquet(tmp_path / "policies.parquet")
     best = iaas.best_beta_per_bid(tmp_path).set_index("bid")
     assert best.loc[0.1, "beta"] == 0.5 and bool(best.loc[0.1, "interior"])
@@ -89,8 +101,17 @@ def test_proposition6_row_states_the_bound_at_the_runs_n_d_and_jobs():
     rows = []
     for norm in ("bound", "none"):
         for rep, (lag, jobs) in enumerate(((276, 6000), (280, 6010))):
-            rows.append({"mechanism": "OptiLearning", "learning.normalisation": norm, "self_owned.instances": 0,
-                         "replicate": rep, "learning_policies": 91, "learning_lag": lag, "learning_jobs": jobs})
+            rows.append(
+                {
+                    "mechanism": "OptiLearning",
+                    "learning.normalisation": norm,
+                    "self_owned.instances": 0,
+                    "replicate": rep,
+                    "learning_policies": 91,
+                    "learning_lag": lag,
+                    "learning_jobs": jobs,
+                }
+            )
         rows.append({"mechanism": "BestOurs", "learning.normalisation": norm, "self_owned.instances": 0})
     table = iaas.proposition6_table(pd.DataFrame(rows))
     assert len(table) == 2 and (table["learning_lag"] == 280).all() and (table["learning_jobs"] == 6010).all()

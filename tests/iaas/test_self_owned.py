@@ -1,5 +1,6 @@
 """Self-owned instances (algorithms/iaas/self_owned.py): eq. (3)-(5) and the naive eq. (2) by
 hand, the zero denominators, and the paper's Fig. 2 example."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,8 +19,8 @@ def test_eq3_and_eq4_by_hand():
 
 
 def test_zero_denominators_need_no_self_owned_instance():
-    assert expected_need(20.0, 6, 4, 0.5) == 0.0     # eq. (3): d = beta Len, kappa0 = 0
-    assert expected_need(20.0, 5, 4, 0.5) == 0.0     # eq. (4): kappa0 = 0
+    assert expected_need(20.0, 6, 4, 0.5) == 0.0  # eq. (3): d = beta Len, kappa0 = 0
+    assert expected_need(20.0, 5, 4, 0.5) == 0.0  # eq. (4): kappa0 = 0
 
 
 def test_fig2_one_instance_goes_to_the_job_that_needs_it():

@@ -25,17 +25,23 @@ def test_defaults():
     assert p.path == "data/market_aws_us-west-2a_v100.csv"
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"kind": "normal"}, r"^prices\.kind must be one of exponential, trace, got 'normal'$"),
-    ({"mean": 0}, r"^prices\.mean must be a finite number > 0, got 0$"),
-    ({"mean": -1.1}, r"^prices\.mean must be a finite number > 0, got -1\.1$"),
-    ({"on_demand": 0}, r"^prices\.on_demand must be a finite number > 0, got 0$"),
-    ({"trace_slot_minutes": 7}, r"^prices\.trace_slot_minutes must be a multiple of the slot length 5 minutes, got 7$"),
-    ({"trace_slot_minutes": 0}, r"^prices\.trace_slot_minutes must be a positive integer, got 0$"),
-    ({"start": -1}, r"^prices\.start must be null or an integer >= 0, got -1$"),
-    ({"path": ""}, r"^prices\.path must be a non-empty string"),
-    ({"seed": 1}, r"^prices: unknown key\(s\) 'seed' \(known: kind, "),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"kind": "normal"}, r"^prices\.kind must be one of exponential, trace, got 'normal'$"),
+        ({"mean": 0}, r"^prices\.mean must be a finite number > 0, got 0$"),
+        ({"mean": -1.1}, r"^prices\.mean must be a finite number > 0, got -1\.1$"),
+        ({"on_demand": 0}, r"^prices\.on_demand must be a finite number > 0, got 0$"),
+        (
+            {"trace_slot_minutes": 7},
+            r"^prices\.trace_slot_minutes must be a multiple of the slot length 5 minutes, got 7$",
+        ),
+        ({"trace_slot_minutes": 0}, r"^prices\.trace_slot_minutes must be a positive integer, got 0$"),
+        ({"start": -1}, r"^prices\.start must be null or an integer >= 0, got -1$"),
+        ({"path": ""}, r"^prices\.path must be a non-empty string"),
+        ({"seed": 1}, r"^prices: unknown key\(s\) 'seed' \(known: kind, "),
+    ],
+)
 def test_bad_config_names_the_key(config, message):
     with pytest.raises(ValueError, match=message):
         PriceParams.from_config(config)
@@ -130,8 +136,8 @@ def test_real_trace_replay():
     p = PriceParams.from_config({"kind": "trace", "path": str(REAL), "start": 0})
     prices = draw_prices(p, 789 * 6 + 12, np.random.default_rng(0))
     ratios = load_price_trace(REAL)
-    np.testing.assert_allclose(prices[:789 * 6], np.repeat(ratios, 6) * 0.25, rtol=1e-12)
-    np.testing.assert_allclose(prices[789 * 6:], [ratios[0] * 0.25] * 6 + [ratios[1] * 0.25] * 6)
+    np.testing.assert_allclose(prices[: 789 * 6], np.repeat(ratios, 6) * 0.25, rtol=1e-12)
+    np.testing.assert_allclose(prices[789 * 6 :], [ratios[0] * 0.25] * 6 + [ratios[1] * 0.25] * 6)
 
 
 @pytest.mark.parametrize("slots", [0, -3, 2.5])
@@ -144,7 +150,7 @@ def test_surviving_fraction_by_hand():
     # q = 1 - exp(-bid / mean); sum_{k=1..12} q^k / 12 = q (1 - q^12) / (1 - q) / 12
     for bid, mean in ((0.10, 0.11), (0.28, 0.11), (0.19, 1.1)):
         q = 1 - math.exp(-bid / mean)
-        assert surviving_fraction(bid, mean) == pytest.approx(q * (1 - q ** 12) / (1 - q) / 12, rel=1e-12)
+        assert surviving_fraction(bid, mean) == pytest.approx(q * (1 - q**12) / (1 - q) / 12, rel=1e-12)
     assert surviving_fraction(0.10, 0.11) == pytest.approx(0.123, abs=5e-4)
     assert surviving_fraction(0.28, 0.11) == pytest.approx(0.612, abs=5e-4)
     assert surviving_fraction(0.0, 0.11) == 0.0

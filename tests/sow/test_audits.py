@@ -1,5 +1,6 @@
 """The audit mechanisms of the sow family: Lemma 3.1 run by run (prefix_invariance.py), Theorem
 3.2 over a whole run (truthfulness.audit_run), and how the family reports them."""
+
 import numpy as np
 import pytest
 
@@ -21,8 +22,7 @@ def _collision() -> tuple[BirthSequence, Realisation]:
     On N = 1 with no oracle (q = 0) job 1 must start on arrival: the price of round 2 after job
     0's expected allocation 1/2 is p(1/2) = 1/4 * 128^(0.5/0.99) ~ 2.9 < 16. Round 2 then
     carries load 2 > 1."""
-    job0 = StatementOfWork(0, 1, np.array([16.0] * 6 + [0.0]), np.array([1, 3]), np.array([2, 2]),
-                           np.array([0.5, 0.5]))
+    job0 = StatementOfWork(0, 1, np.array([16.0] * 6 + [0.0]), np.array([1, 3]), np.array([2, 2]), np.array([0.5, 0.5]))
     job1 = StatementOfWork(1, 1, np.array([16.0] * 3 + [0.0] * 4), np.array([2]), np.array([1]), np.array([1.0]))
     sequence = BirthSequence((job0, job1), HAND).check(nodes=1)
     return sequence, Realisation(np.array([0, 0]), np.array([1, 2]), np.array([2, 1]))
@@ -60,8 +60,7 @@ def test_lifo_changes_nothing_on_random_congested_worlds(oracle):
 
 def test_audit_run_audits_every_birth_and_leaves_the_run_as_it_was():
     bounds = Bounds(max_concurrency=2, max_duration=3, horizon=8, max_value=8.0)
-    sequence = random_sequence(np.random.default_rng(3), 10, bounds, signal="duration", births_per_round=3.0,
-                               points=2)
+    sequence = random_sequence(np.random.default_rng(3), 10, bounds, signal="duration", births_per_round=3.0, points=2)
     real = realise(sequence, np.random.default_rng(4))
     settings = FrameworkSettings(nodes=2, oracle="exact")
     out, rows = audit_run(sequence, real, settings, np.random.default_rng(0))
@@ -74,15 +73,31 @@ def test_audit_run_audits_every_birth_and_leaves_the_run_as_it_was():
 
 
 def _config(mechanisms, **births) -> dict:
-    return {"bounds": {"max_concurrency": 2, "max_duration": 2, "horizon": 8, "max_value": 8.0},
-            "births": {"kind": "recurring", "pipelines": 5, "rounds": 24, "arrival_jitter": 1,
-                       "duration_jitter": 0, **births},
-            "cluster": {"nodes": 3}, "oracle": {"samples": 30}, "mechanisms": mechanisms}
+    return {
+        "bounds": {"max_concurrency": 2, "max_duration": 2, "horizon": 8, "max_value": 8.0},
+        "births": {
+            "kind": "recurring",
+            "pipelines": 5,
+            "rounds": 24,
+            "arrival_jitter": 1,
+            "duration_jitter": 0,
+            **births,
+        },
+        "cluster": {"nodes": 3},
+        "oracle": {"samples": 30},
+        "mechanisms": mechanisms,
+    }
 
 
 def test_the_family_reports_both_audits_beside_the_reduction_it_audits():
-    config = _config(["Reduction(oracle=exact)", "TruthAudit(oracle=exact)", "PrefixAudit(oracle=exact)",
-                      "PrefixAudit(eviction=fifo)"])
+    config = _config(
+        [
+            "Reduction(oracle=exact)",
+            "TruthAudit(oracle=exact)",
+            "PrefixAudit(oracle=exact)",
+            "PrefixAudit(eviction=fifo)",
+        ]
+    )
     rows = simulate_replicate(prepare(config), 0, np.random.default_rng(5))
     plain, truth, prefix, fifo = rows
     for row in (truth, prefix):  # the exact oracle draws nothing: the same run as the Reduction's
@@ -97,8 +112,9 @@ def test_the_family_reports_both_audits_beside_the_reduction_it_audits():
 
 def test_node_rounds_count_what_each_mechanism_held():
     sequence, real = _collision()
-    fifo = run_framework(sequence, real, FrameworkSettings(nodes=1, oracle="none", eviction="fifo"),
-                         np.random.default_rng(0))
+    fifo = run_framework(
+        sequence, real, FrameworkSettings(nodes=1, oracle="none", eviction="fifo"), np.random.default_rng(0)
+    )
     # job 0 ran round 1 and was evicted at round 2 (1 node-round); job 1 ran round 2 (1)
     assert _node_rounds(sequence, fifo) == 2.0
     lifo = run_framework(sequence, real, FrameworkSettings(nodes=1, oracle="none"), np.random.default_rng(0))

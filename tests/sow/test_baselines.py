@@ -3,6 +3,7 @@
 (algorithms/sow/first_come_greedy.py): hand cases worked out in comments, properties on random
 worlds, determinism and bad input; and a blocking world (births=blocking) end to end through the
 family, where the greedy is far below OPT."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,13 +39,13 @@ def world(jobs, drawn, signal="none"):
 
 # ---------------------------------------------------------------- hand cases
 
+
 def test_overlapping_windows_waste_a_block_the_greedy_uses():
     # N = 2. Job 0 (c = 2) arrives at 0 or 3 with d = 1: window [0, 3]; it draws a = 0 and runs
     # in round 0 only. Job 1 (c = 1) arrives at 2 with d = 1: window [2, 2]. Round 2 would hold
     # 2 + 1 = 3 > 2 reserved nodes, so reserve_worst_case rejects job 1 although the realised
     # runs (round 0 and round 2) never overlap. The greedy runs job 0 at 0 and job 1 at 2.
-    sequence, real = world([(0, 2, FLAT, [(0, 1, 0.5), (3, 1, 0.5)]),
-                            (0, 1, FLAT, [(2, 1, 1.0)])], drawn=[0, 0])
+    sequence, real = world([(0, 2, FLAT, [(0, 1, 0.5), (3, 1, 0.5)]), (0, 1, FLAT, [(2, 1, 1.0)])], drawn=[0, 0])
     res = reserve_worst_case(sequence, real, 2)
     assert res.extra["admitted"].tolist() == [True, False]
     assert res.extra["reserved"].tolist() == [2 * 4, 0]
@@ -66,9 +67,10 @@ def test_wide_arrival_distribution_reserves_its_whole_window():
     # a = 5, d = 1) needs round 5, which holds 2 reserved nodes: 2 + 2 > 3, rejected although
     # job 0 ran long before. Job 2 (c = 2, a = 6, d = 2) has window [6, 7], outside job 0's
     # block: admitted with 2 x 2 = 4 node-rounds.
-    sequence, real = world([(0, 2, FLAT, [(a, 1, 1 / 6) for a in range(6)]),
-                            (1, 2, FLAT, [(5, 1, 1.0)]),
-                            (1, 2, FLAT, [(6, 2, 1.0)])], drawn=[2, 0, 0])
+    sequence, real = world(
+        [(0, 2, FLAT, [(a, 1, 1 / 6) for a in range(6)]), (1, 2, FLAT, [(5, 1, 1.0)]), (1, 2, FLAT, [(6, 2, 1.0)])],
+        drawn=[2, 0, 0],
+    )
     res = reserve_worst_case(sequence, real, 3)
     assert res.extra["reserved"].tolist() == [12, 0, 4]
     assert res.extra["admitted"].tolist() == [True, False, True]
@@ -98,9 +100,9 @@ def test_greedy_list_scheduling_lets_a_small_job_pass_a_blocked_large_one():
     # arrive; the queue is [1, 2] (tie on arrival: submission order). One node is free: job 1
     # does not fit and waits, job 2 passes it and starts at 1. Job 1 starts at 3, when job 0
     # has finished: waits 2 rounds.
-    sequence, real = world([(0, 2, FLAT, [(0, 3, 1.0)]),
-                            (0, 3, FLAT, [(1, 1, 1.0)]),
-                            (0, 1, FLAT, [(1, 1, 1.0)])], drawn=[0, 0, 0])
+    sequence, real = world(
+        [(0, 2, FLAT, [(0, 3, 1.0)]), (0, 3, FLAT, [(1, 1, 1.0)]), (0, 1, FLAT, [(1, 1, 1.0)])], drawn=[0, 0, 0]
+    )
     greedy = first_come_greedy(sequence, real, 3)
     assert greedy.start.tolist() == [0, 3, 1]
     assert greedy.finish.tolist() == [3, 4, 2]
@@ -114,10 +116,15 @@ def test_greedy_queue_is_in_arrival_order_ties_by_submission():
     # and 3 arrive (tie: job 0, submitted first, starts; job 3 waits). Jobs 1 and 2 arrive at 1.
     # Round 2: the queue is [3 (arrived at 0), 1, 2 (arrived at 1, in submission order)]: job 3
     # starts at 2, job 1 at 3, job 2 at 4, although job 3 was submitted last.
-    sequence, real = world([(0, 2, FLAT, [(0, 2, 1.0)]),
-                            (0, 2, FLAT, [(1, 1, 1.0)]),
-                            (0, 2, FLAT, [(1, 1, 1.0)]),
-                            (0, 2, FLAT, [(0, 1, 1.0)])], drawn=[0, 0, 0, 0])
+    sequence, real = world(
+        [
+            (0, 2, FLAT, [(0, 2, 1.0)]),
+            (0, 2, FLAT, [(1, 1, 1.0)]),
+            (0, 2, FLAT, [(1, 1, 1.0)]),
+            (0, 2, FLAT, [(0, 1, 1.0)]),
+        ],
+        drawn=[0, 0, 0, 0],
+    )
     greedy = first_come_greedy(sequence, real, 2)
     assert greedy.start.tolist() == [0, 3, 4, 2]
     assert greedy.extra["wait"].tolist() == [0, 2, 3, 2]
@@ -129,8 +136,9 @@ def test_greedy_drops_a_job_whose_value_runs_out_while_waiting(signal):
     # d_min = d) and has value only for finish <= 2: its last useful start is 1. It waits in
     # round 1 (no node), and in round 2 V(2 + 1) = 0: dropped, after 1 round of waiting. It is
     # not started when the node frees at 5, and it is neither evicted nor cancelled.
-    sequence, real = world([(0, 1, FLAT, [(0, 5, 1.0)]),
-                            (0, 1, values(4.0, 2), [(1, 1, 1.0)])], drawn=[0, 0], signal=signal)
+    sequence, real = world(
+        [(0, 1, FLAT, [(0, 5, 1.0)]), (0, 1, values(4.0, 2), [(1, 1, 1.0)])], drawn=[0, 0], signal=signal
+    )
     greedy = first_come_greedy(sequence, real, 1)
     assert greedy.start.tolist() == [0, NOT_STARTED]
     assert greedy.completed.tolist() == [True, False]
@@ -189,7 +197,7 @@ def usage_from(out, sequence, real) -> np.ndarray:
     use = np.zeros(sequence.rounds() + 1, np.int64)
     for j, sow in enumerate(sequence.jobs):
         if out.start[j] != NOT_STARTED:
-            use[out.start[j]:out.start[j] + real.duration[j]] += sow.concurrency
+            use[out.start[j] : out.start[j] + real.duration[j]] += sow.concurrency
     return use
 
 
@@ -290,6 +298,7 @@ def test_random_worlds_exercise_every_branch():
 
 # ---------------------------------------------------------------- determinism and bad input
 
+
 @pytest.mark.parametrize("baseline", BASELINES)
 @pytest.mark.parametrize("signal", SIGNALS)
 def test_deterministic(baseline, signal):
@@ -304,8 +313,9 @@ def test_deterministic(baseline, signal):
 
 @pytest.mark.parametrize("baseline", BASELINES)
 def test_empty_sequence(baseline):
-    out = baseline(BirthSequence((), B), Realisation(np.zeros(0, np.int64), np.zeros(0, np.int64),
-                                                     np.zeros(0, np.int64)), 1)
+    out = baseline(
+        BirthSequence((), B), Realisation(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)), 1
+    )
     assert out.start.size == 0 and out.welfare() == 0.0
 
 
@@ -335,6 +345,7 @@ def test_realisation_off_the_support_is_refused(baseline):
 
 # ---------------------------------------------------------------- a blocking world, end to end
 
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_blocking_world_hurts_the_greedy_end_to_end(seed):
     # births=blocking through the family (algorithms/sow/family.py), default bounds (C_max 4,
@@ -355,15 +366,22 @@ def test_a_blocking_world_hurts_the_greedy_end_to_end(seed):
     #   start 5 (0.5, rounds 5..8). Job 2 now costs 4 * 4 * p(4) = 16.6 > 16 on rounds 2..5:
     #   never, and job 3 alike. Welfare 1 + 1 = 2: below the capacity condition, the finer start
     #   lets the low jobs in.
-    prepared = prepare({"births": {"kind": "blocking", "waves": 1, "nodes_hint": 8, "concurrency": [4, 4],
-                                   "jitter": 0},
-                        "cluster": {"nodes": 8},
-                        "mechanisms": ["Reduction", "Reduction(start=concurrency)", "FirstComeGreedy",
-                                       "ReserveWorstCase", "OPT"]})
+    prepared = prepare(
+        {
+            "births": {"kind": "blocking", "waves": 1, "nodes_hint": 8, "concurrency": [4, 4], "jitter": 0},
+            "cluster": {"nodes": 8},
+            "mechanisms": ["Reduction", "Reduction(start=concurrency)", "FirstComeGreedy", "ReserveWorstCase", "OPT"],
+        }
+    )
     rows = {row["mechanism"]: row for row in simulate_replicate(prepared, 0, np.random.default_rng(seed))}
     welfare = {name: row["welfare"] for name, row in rows.items()}
-    assert welfare == {"Reduction": 16.0, "Reduction(start=concurrency)": 2.0, "FirstComeGreedy": 2.0,
-                       "ReserveWorstCase": 2.0, "OPT": 34.0}
+    assert welfare == {
+        "Reduction": 16.0,
+        "Reduction(start=concurrency)": 2.0,
+        "FirstComeGreedy": 2.0,
+        "ReserveWorstCase": 2.0,
+        "OPT": 34.0,
+    }
     assert rows["FirstComeGreedy"]["opt_ratio"] == pytest.approx(17.0)
     assert rows["Reduction"]["opt_ratio"] == pytest.approx(34 / 16)
     jobs = rows["Reduction"]["tables"]["jobs"]

@@ -73,8 +73,11 @@ def test_same_rng_same_sequence_other_seed_other_sequence(kind):
     a, b, c = births({"kind": kind}, 7), births({"kind": kind}, 7), births({"kind": kind}, 8)
 
     def key(seq):
-        return [(s.birth, s.concurrency, s.values.tolist(), s.arrival.tolist(), s.duration.tolist(),
-                 s.probability.tolist()) for s in seq.jobs]
+        return [
+            (s.birth, s.concurrency, s.values.tolist(), s.arrival.tolist(), s.duration.tolist(), s.probability.tolist())
+            for s in seq.jobs
+        ]
+
     assert key(a) == key(b) and key(a) != key(c)
 
 
@@ -88,19 +91,22 @@ def test_toy_probabilities_values_and_expected_value(x):
     for s in seq.jobs:
         k = s.arrival - s.birth
         assert k.tolist() == list(range(x + 1)) and s.duration.tolist() == [1] * (x + 1) and s.concurrency == 1
-        assert s.probability.tolist() == [2.0 ** (i - x) for i in range(x)] + [2.0 ** -x]
-        assert s.values[1:x + 2].tolist() == [2.0 ** (x - i) for i in range(x + 1)]
-        assert s.values[0] == 2.0 ** x and not s.values[x + 2:].any()
+        assert s.probability.tolist() == [2.0 ** (i - x) for i in range(x)] + [2.0**-x]
+        assert s.values[1 : x + 2].tolist() == [2.0 ** (x - i) for i in range(x + 1)]
+        assert s.values[0] == 2.0**x and not s.values[x + 2 :].any()
         on_arrival = float(s.probability @ s.value(s.arrival + 1))  # start at a, finish at a + 1
-        assert on_arrival == pytest.approx(x + 2.0 ** -x)  # X terms of 1, plus 2^-X * 1
+        assert on_arrival == pytest.approx(x + 2.0**-x)  # X terms of 1, plus 2^-X * 1
         for block in range(1, x + 1):  # rounds b..b+block-1 reserved at birth
             reserved = k < block
             assert float(s.probability[reserved] @ s.value(s.arrival + 1)[reserved]) == pytest.approx(block)
 
 
 def test_toy_needs_room_in_the_bounds():
-    with pytest.raises(ValueError, match=r"^births\.X = 4 needs bounds\.horizon >= X \+ 2 = 6 and bounds\.max_value "
-                                         r">= 2\^X = 16, got 5 and 16$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^births\.X = 4 needs bounds\.horizon >= X \+ 2 = 6 and bounds\.max_value "
+        r">= 2\^X = 16, got 5 and 16$",
+    ):
         BirthParams.from_config({"kind": "toy"}, Bounds(4, 4, 5, 16.0))
     with pytest.raises(ValueError, match=r"^births\.X = 5 needs .* got 16 and 16$"):
         BirthParams.from_config({"kind": "toy", "X": 5}, BOUNDS)
@@ -118,8 +124,15 @@ def test_toy_draws_nothing():
 
 
 def recurring(seed=0, **config):
-    base = {"pipelines": 1, "period": [10, 10], "duration": [2, 2], "lead": 4, "arrival_jitter": 2,
-            "duration_jitter": 1, "rounds": 60}
+    base = {
+        "pipelines": 1,
+        "period": [10, 10],
+        "duration": [2, 2],
+        "lead": 4,
+        "arrival_jitter": 2,
+        "duration_jitter": 1,
+        "rounds": 60,
+    }
     return births({**base, **config}, seed)
 
 
@@ -174,9 +187,9 @@ def test_recurring_decaying_shape_halves_every_half_life():
     first = int((s.arrival + s.duration).min()) - s.birth
     assert first == 4 + 2
     v = s.values
-    assert v[:first + 1].tolist() == [16.0] * (first + 1)
+    assert v[: first + 1].tolist() == [16.0] * (first + 1)
     assert v[first + 2] == 8.0 and v[first + 4] == 4.0 and v[first + 8] == 1.0
-    assert v[first + 1] == math.floor(16 * 2 ** -0.5 * 1000) / 1000
+    assert v[first + 1] == math.floor(16 * 2**-0.5 * 1000) / 1000
     assert v[first + 9] == 0.0 and v[-1] == 0.0
 
 
@@ -188,16 +201,27 @@ def test_recurring_pipelines_follow_the_documented_draw_order():
     concurrency = rng.integers(1, 5, 3)
     rng.integers(1, 5, 3), rng.random(3)  # nominal durations, shapes
     peak = np.floor(rng.uniform(1, 16, 3) * 1000) / 1000
-    expected = sorted((max(0, int(phase[k] + n * period[k] - 4)), int(concurrency[k]), float(peak[k]))
-                      for k in range(3) for n in range(30) if phase[k] + n * period[k] - 4 < 200)
+    expected = sorted(
+        (max(0, int(phase[k] + n * period[k] - 4)), int(concurrency[k]), float(peak[k]))
+        for k in range(3)
+        for n in range(30)
+        if phase[k] + n * period[k] - 4 < 200
+    )
     assert sorted((s.birth, s.concurrency, float(s.values.max())) for s in seq.jobs) == expected
 
 
 # --- adversarial -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("config", [{}, {"overload": 3, "nodes_hint": 10}, {"concurrency": [1, 4], "overload": 0.5},
-                                    {"concurrency": [2, 2], "bursts": 2, "gap": 3}])
+@pytest.mark.parametrize(
+    "config",
+    [
+        {},
+        {"overload": 3, "nodes_hint": 10},
+        {"concurrency": [1, 4], "overload": 0.5},
+        {"concurrency": [2, 2], "bursts": 2, "gap": 3},
+    ],
+)
 def test_adversarial_bursts_saturate_the_hint(config):
     seq = births({"kind": "adversarial", **config}, seed=4)
     p = BirthParams.from_config({"kind": "adversarial", **config}, BOUNDS).generator
@@ -224,7 +248,7 @@ def test_adversarial_draw_order():
     draws = np.random.default_rng(9).integers(3, 5, (3, math.ceil(32 / 3)))
     for i in range(3):
         c = [s.concurrency for s in seq.jobs if s.birth == 8 * i]
-        assert c == draws[i, :len(c)].tolist() and sum(c[:-1]) < 32 <= sum(c)
+        assert c == draws[i, : len(c)].tolist() and sum(c[:-1]) < 32 <= sum(c)
 
 
 def test_adversarial_window_and_value_function():
@@ -242,9 +266,24 @@ def test_blocking_tiny_config_by_hand():
     # 1.5) is 12 / 4 = 3 jobs. Wave i: low jobs born 10 i, arrive at 10 i + 1 (lead 1), run 4 rounds
     # (D_max), worth 1.5 for f - b <= 1 + 4 + 8 = 13; high jobs born 10 i + 1 (delay 1), arrive at
     # b + 1, b + 2 or b + 3 (jitter 2, 1/3 each), run 3 rounds, worth 12 for f - b <= 1 + 2 + 3 = 6.
-    seq = births({"kind": "blocking", "waves": 2, "gap": 10, "nodes_hint": 8, "concurrency": [4, 4],
-                  "low_demand": 1.0, "high_demand": 1.5, "low_value": 1.5, "high_value": 12, "high_duration": 3,
-                  "lead": 1, "delay": 1, "jitter": 2, "low_slack": 8})
+    seq = births(
+        {
+            "kind": "blocking",
+            "waves": 2,
+            "gap": 10,
+            "nodes_hint": 8,
+            "concurrency": [4, 4],
+            "low_demand": 1.0,
+            "high_demand": 1.5,
+            "low_value": 1.5,
+            "high_value": 12,
+            "high_duration": 3,
+            "lead": 1,
+            "delay": 1,
+            "jitter": 2,
+            "low_slack": 8,
+        }
+    )
     assert [s.birth for s in seq.jobs] == [0, 0, 1, 1, 1, 10, 10, 11, 11, 11]
     assert {s.concurrency for s in seq.jobs} == {4}
     for s in seq.jobs:
@@ -259,14 +298,18 @@ def test_blocking_tiny_config_by_hand():
     seq.check(nodes=8)
 
 
-@pytest.mark.parametrize("config", [{}, {"low_demand": 2.0, "high_demand": 0.5, "nodes_hint": 10},
-                                    {"concurrency": [1, 4], "jitter": 0, "delay": 0}])
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"low_demand": 2.0, "high_demand": 0.5, "nodes_hint": 10}, {"concurrency": [1, 4], "jitter": 0, "delay": 0}],
+)
 def test_blocking_waves_ask_for_their_demand(config):
     seq = births({"kind": "blocking", **config}, seed=5)
     p = BirthParams.from_config({"kind": "blocking", **config}, BOUNDS).generator
     for i in range(p.waves):
-        for birth, demand, value in [(i * p.gap, p.low_demand, p.low_value), (i * p.gap + p.delay, p.high_demand,
-                                                                                p.high_value)]:
+        for birth, demand, value in [
+            (i * p.gap, p.low_demand, p.low_value),
+            (i * p.gap + p.delay, p.high_demand, p.high_value),
+        ]:
             wave = [s for s in seq.jobs if s.birth == birth and s.values[0] == value]
             c = np.array([s.concurrency for s in wave])
             target = demand * p.nodes_hint
@@ -294,8 +337,7 @@ def test_blocking_greedy_is_blocked_by_construction():
 def test_blocking_lists_jobs_by_birth_when_waves_interleave():
     # gap 1 < delay 2: wave 1's low jobs (born 1) come before wave 0's high jobs (born 2).
     seq = births({"kind": "blocking", "waves": 3, "gap": 1, "delay": 2, "nodes_hint": 4, "concurrency": [4, 4]})
-    assert [(s.birth, s.values[0]) for s in seq.jobs] == [(0, 1.0), (1, 1.0), (2, 16.0), (2, 1.0), (3, 16.0),
-                                                          (4, 16.0)]
+    assert [(s.birth, s.values[0]) for s in seq.jobs] == [(0, 1.0), (1, 1.0), (2, 16.0), (2, 1.0), (3, 16.0), (4, 16.0)]
 
 
 def test_blocking_draw_order():
@@ -305,7 +347,7 @@ def test_blocking_draw_order():
     for i in range(3):
         for birth, draws in [(12 * i, low), (12 * i + 1, high)]:
             c = [s.concurrency for s in seq.jobs if s.birth == birth]
-            assert c == draws[i, :len(c)].tolist() and sum(c[:-1]) < 16 <= sum(c)
+            assert c == draws[i, : len(c)].tolist() and sum(c[:-1]) < 16 <= sum(c)
 
 
 # --- trace -------------------------------------------------------------------------------------
@@ -327,71 +369,108 @@ def test_trace_kind_reads_the_file_and_checks_it_at_config(tmp_path):
 # --- config errors -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"kind": "poisson"}, r"^births\.kind must be one of recurring, toy, adversarial, blocking, trace, (.*, )?prior(, .*)?, "
-                          r"got 'poisson'$"),
-    ({"signal": "arrival"}, r"^births\.signal must be one of none, duration, got 'arrival'$"),
-    ({"periods": [8, 24]},
-     r"^births: unknown key\(s\) 'periods' for kind 'recurring' \(known: kind, signal, rounds, "),
-    ({"kind": "toy", "pipelines": 2},
-     r"^births: unknown key\(s\) 'pipelines' for kind 'toy' \(known: kind, signal, jobs"),
-    ({"kind": "adversarial", "X": 2}, r"^births: unknown key\(s\) 'X' for kind 'adversarial'"),
-    ({"kind": "trace", "rounds": 2},
-     r"^births: unknown key\(s\) 'rounds' for kind 'trace' \(known: kind, signal, path\)$"),
-    ({"period": [0, 4]}, r"^births\.period must satisfy 1 <= low <= high, got \[0, 4\]$"),
-    ({"period": [9, 8]}, r"^births\.period must satisfy 1 <= low <= high, got \[9, 8\]$"),
-    ({"period": 8}, r"^births\.period must be a pair \[low, high\] of numbers, got 8$"),
-    ({"rounds": 0}, r"^births\.rounds must be a positive integer, got 0$"),
-    ({"pipelines": -1}, r"^births\.pipelines must be a positive integer, got -1$"),
-    ({"concurrency": [1, 5]}, r"^births\.concurrency must lie within \[1, 4\] \(bounds\.max_concurrency = 4\), "
-                              r"got \[1, 5\]$"),
-    ({"duration": [2, 6]}, r"^births\.duration must lie within \[1, 4\] \(bounds\.max_duration = 4\), got \[2, 6\]$"),
-    ({"value": [1, 20]}, r"^births\.value must lie within \[1, 16\] \(bounds\.max_value = 16\), got \[1, 20\]$"),
-    ({"value": [0.5, 4]}, r"^births\.value must satisfy 1 <= low <= high, got \[0\.5, 4\]$"),
-    ({"lead": 14, "arrival_jitter": 2}, r"^births\.lead \+ births\.arrival_jitter must be < bounds\.horizon = 16"),
-    ({"lead": -1}, r"^births\.lead must be an integer >= 0, got -1$"),
-    ({"duration_jitter": 0.5}, r"^births\.duration_jitter must be an integer in \[0, 3\], got 0\.5$"),
-    ({"duration_jitter": 4}, r"^births\.duration_jitter must be an integer in \[0, 3\], got 4$"),
-    ({"deadline": [-1, 3]}, r"^births\.deadline must satisfy 0 <= low <= high"),
-    ({"shape_mix": 1.5}, r"^births\.shape_mix must be in \[0, 1\], got 1\.5$"),
-    ({"half_life": 0}, r"^births\.half_life must be a positive integer, got 0$"),
-    ({"kind": "toy", "spacing": -1}, r"^births\.spacing must be an integer >= 0, got -1$"),
-    ({"kind": "toy", "jobs": 0}, r"^births\.jobs must be a positive integer, got 0$"),
-    ({"kind": "adversarial", "overload": 0}, r"^births\.overload must be a finite number > 0, got 0$"),
-    ({"kind": "adversarial", "nodes_hint": 3}, r"^births\.nodes_hint must be >= the highest concurrency 4 "),
-    ({"kind": "adversarial", "concurrency": [0, 4]}, r"^births\.concurrency must satisfy 1 <= low <= high"),
-    ({"kind": "adversarial", "concurrency": [2, 8]}, r"^births\.concurrency must lie within \[1, 4\]"),
-    ({"kind": "adversarial", "duration": [1, 5]}, r"^births\.duration must lie within \[1, 4\]"),
-    ({"kind": "adversarial", "window": 0}, r"^births\.window must be a positive integer, got 0$"),
-    ({"kind": "adversarial", "lead": 10, "window": 7}, r"^births\.lead \+ births\.window must be <= bounds\.horizon"),
-    ({"kind": "adversarial", "bursts": 0}, r"^births\.bursts must be a positive integer, got 0$"),
-    ({"kind": "trace", "path": ""}, r"^births\.path must be a non-empty string, got ''$"),
-    ({"kind": "blocking", "overload": 2}, r"^births: unknown key\(s\) 'overload' for kind 'blocking' \(known: kind, "
-                                          r"signal, waves, gap, nodes_hint, low_demand, high_demand, concurrency, "),
-    ({"kind": "blocking", "waves": 0}, r"^births\.waves must be a positive integer, got 0$"),
-    ({"kind": "blocking", "gap": -1}, r"^births\.gap must be an integer >= 0, got -1$"),
-    ({"kind": "blocking", "nodes_hint": 0}, r"^births\.nodes_hint must be a positive integer, got 0$"),
-    ({"kind": "blocking", "nodes_hint": 3}, r"^births\.nodes_hint must be >= the highest concurrency 4 "
-                                            r"\(births\.concurrency\), got 3$"),
-    ({"kind": "blocking", "low_demand": 0}, r"^births\.low_demand must be a finite number > 0, got 0$"),
-    ({"kind": "blocking", "high_demand": "x"}, r"^births\.high_demand must be a finite number > 0, got 'x'$"),
-    ({"kind": "blocking", "concurrency": [1, 5]}, r"^births\.concurrency must lie within \[1, 4\] "
-                                                  r"\(bounds\.max_concurrency = 4\), got \[1, 5\]$"),
-    ({"kind": "blocking", "concurrency": 4}, r"^births\.concurrency must be a pair \[low, high\] of numbers, got 4$"),
-    ({"kind": "blocking", "low_value": 0.5}, r"^births\.low_value must be in \[1, 16\], got 0\.5$"),
-    ({"kind": "blocking", "high_value": 17}, r"^births\.high_value must be in \[1, 16\], got 17$"),
-    ({"kind": "blocking", "low_duration": 5}, r"^births\.low_duration must be an integer in \[1, 4\], got 5$"),
-    ({"kind": "blocking", "high_duration": 0}, r"^births\.high_duration must be an integer in \[1, 4\], got 0$"),
-    ({"kind": "blocking", "lead": -1}, r"^births\.lead must be an integer >= 0, got -1$"),
-    ({"kind": "blocking", "delay": 1.5}, r"^births\.delay must be an integer >= 0, got 1\.5$"),
-    ({"kind": "blocking", "jitter": -1}, r"^births\.jitter must be an integer >= 0, got -1$"),
-    ({"kind": "blocking", "low_slack": -2}, r"^births\.low_slack must be an integer >= 0, got -2$"),
-    ({"kind": "blocking", "low_slack": 11},
-     r"^births\.lead \+ births\.low_duration \+ births\.low_slack must be < bounds\.horizon = 16 \(the job must be "
-     r"able to finish with value before birth \+ S_max\), got 1 \+ 4 \+ 11$"),
-    ({"kind": "blocking", "jitter": 11, "low_slack": 0},
-     r"^births\.lead \+ births\.jitter \+ births\.high_duration must be < bounds\.horizon = 16 .*got 1 \+ 11 \+ 4$"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (
+            {"kind": "poisson"},
+            r"^births\.kind must be one of recurring, toy, adversarial, blocking, trace, (.*, )?prior(, .*)?, "
+            r"got 'poisson'$",
+        ),
+        ({"signal": "arrival"}, r"^births\.signal must be one of none, duration, got 'arrival'$"),
+        (
+            {"periods": [8, 24]},
+            r"^births: unknown key\(s\) 'periods' for kind 'recurring' \(known: kind, signal, rounds, ",
+        ),
+        (
+            {"kind": "toy", "pipelines": 2},
+            r"^births: unknown key\(s\) 'pipelines' for kind 'toy' \(known: kind, signal, jobs",
+        ),
+        ({"kind": "adversarial", "X": 2}, r"^births: unknown key\(s\) 'X' for kind 'adversarial'"),
+        (
+            {"kind": "trace", "rounds": 2},
+            r"^births: unknown key\(s\) 'rounds' for kind 'trace' \(known: kind, signal, path\)$",
+        ),
+        ({"period": [0, 4]}, r"^births\.period must satisfy 1 <= low <= high, got \[0, 4\]$"),
+        ({"period": [9, 8]}, r"^births\.period must satisfy 1 <= low <= high, got \[9, 8\]$"),
+        ({"period": 8}, r"^births\.period must be a pair \[low, high\] of numbers, got 8$"),
+        ({"rounds": 0}, r"^births\.rounds must be a positive integer, got 0$"),
+        ({"pipelines": -1}, r"^births\.pipelines must be a positive integer, got -1$"),
+        (
+            {"concurrency": [1, 5]},
+            r"^births\.concurrency must lie within \[1, 4\] \(bounds\.max_concurrency = 4\), "
+            r"got \[1, 5\]$",
+        ),
+        (
+            {"duration": [2, 6]},
+            r"^births\.duration must lie within \[1, 4\] \(bounds\.max_duration = 4\), got \[2, 6\]$",
+        ),
+        ({"value": [1, 20]}, r"^births\.value must lie within \[1, 16\] \(bounds\.max_value = 16\), got \[1, 20\]$"),
+        ({"value": [0.5, 4]}, r"^births\.value must satisfy 1 <= low <= high, got \[0\.5, 4\]$"),
+        ({"lead": 14, "arrival_jitter": 2}, r"^births\.lead \+ births\.arrival_jitter must be < bounds\.horizon = 16"),
+        ({"lead": -1}, r"^births\.lead must be an integer >= 0, got -1$"),
+        ({"duration_jitter": 0.5}, r"^births\.duration_jitter must be an integer in \[0, 3\], got 0\.5$"),
+        ({"duration_jitter": 4}, r"^births\.duration_jitter must be an integer in \[0, 3\], got 4$"),
+        ({"deadline": [-1, 3]}, r"^births\.deadline must satisfy 0 <= low <= high"),
+        ({"shape_mix": 1.5}, r"^births\.shape_mix must be in \[0, 1\], got 1\.5$"),
+        ({"half_life": 0}, r"^births\.half_life must be a positive integer, got 0$"),
+        ({"kind": "toy", "spacing": -1}, r"^births\.spacing must be an integer >= 0, got -1$"),
+        ({"kind": "toy", "jobs": 0}, r"^births\.jobs must be a positive integer, got 0$"),
+        ({"kind": "adversarial", "overload": 0}, r"^births\.overload must be a finite number > 0, got 0$"),
+        ({"kind": "adversarial", "nodes_hint": 3}, r"^births\.nodes_hint must be >= the highest concurrency 4 "),
+        ({"kind": "adversarial", "concurrency": [0, 4]}, r"^births\.concurrency must satisfy 1 <= low <= high"),
+        ({"kind": "adversarial", "concurrency": [2, 8]}, r"^births\.concurrency must lie within \[1, 4\]"),
+        ({"kind": "adversarial", "duration": [1, 5]}, r"^births\.duration must lie within \[1, 4\]"),
+        ({"kind": "adversarial", "window": 0}, r"^births\.window must be a positive integer, got 0$"),
+        (
+            {"kind": "adversarial", "lead": 10, "window": 7},
+            r"^births\.lead \+ births\.window must be <= bounds\.horizon",
+        ),
+        ({"kind": "adversarial", "bursts": 0}, r"^births\.bursts must be a positive integer, got 0$"),
+        ({"kind": "trace", "path": ""}, r"^births\.path must be a non-empty string, got ''$"),
+        (
+            {"kind": "blocking", "overload": 2},
+            r"^births: unknown key\(s\) 'overload' for kind 'blocking' \(known: kind, "
+            r"signal, waves, gap, nodes_hint, low_demand, high_demand, concurrency, ",
+        ),
+        ({"kind": "blocking", "waves": 0}, r"^births\.waves must be a positive integer, got 0$"),
+        ({"kind": "blocking", "gap": -1}, r"^births\.gap must be an integer >= 0, got -1$"),
+        ({"kind": "blocking", "nodes_hint": 0}, r"^births\.nodes_hint must be a positive integer, got 0$"),
+        (
+            {"kind": "blocking", "nodes_hint": 3},
+            r"^births\.nodes_hint must be >= the highest concurrency 4 "
+            r"\(births\.concurrency\), got 3$",
+        ),
+        ({"kind": "blocking", "low_demand": 0}, r"^births\.low_demand must be a finite number > 0, got 0$"),
+        ({"kind": "blocking", "high_demand": "x"}, r"^births\.high_demand must be a finite number > 0, got 'x'$"),
+        (
+            {"kind": "blocking", "concurrency": [1, 5]},
+            r"^births\.concurrency must lie within \[1, 4\] "
+            r"\(bounds\.max_concurrency = 4\), got \[1, 5\]$",
+        ),
+        (
+            {"kind": "blocking", "concurrency": 4},
+            r"^births\.concurrency must be a pair \[low, high\] of numbers, got 4$",
+        ),
+        ({"kind": "blocking", "low_value": 0.5}, r"^births\.low_value must be in \[1, 16\], got 0\.5$"),
+        ({"kind": "blocking", "high_value": 17}, r"^births\.high_value must be in \[1, 16\], got 17$"),
+        ({"kind": "blocking", "low_duration": 5}, r"^births\.low_duration must be an integer in \[1, 4\], got 5$"),
+        ({"kind": "blocking", "high_duration": 0}, r"^births\.high_duration must be an integer in \[1, 4\], got 0$"),
+        ({"kind": "blocking", "lead": -1}, r"^births\.lead must be an integer >= 0, got -1$"),
+        ({"kind": "blocking", "delay": 1.5}, r"^births\.delay must be an integer >= 0, got 1\.5$"),
+        ({"kind": "blocking", "jitter": -1}, r"^births\.jitter must be an integer >= 0, got -1$"),
+        ({"kind": "blocking", "low_slack": -2}, r"^births\.low_slack must be an integer >= 0, got -2$"),
+        (
+            {"kind": "blocking", "low_slack": 11},
+            r"^births\.lead \+ births\.low_duration \+ births\.low_slack must be < bounds\.horizon = 16 \(the job must be "
+            r"able to finish with value before birth \+ S_max\), got 1 \+ 4 \+ 11$",
+        ),
+        (
+            {"kind": "blocking", "jitter": 11, "low_slack": 0},
+            r"^births\.lead \+ births\.jitter \+ births\.high_duration must be < bounds\.horizon = 16 .*got 1 \+ 11 \+ 4$",
+        ),
+    ],
+)
 def test_bad_config_names_the_key(config, message):
     with pytest.raises(ValueError, match=message):
         BirthParams.from_config(config, BOUNDS)

@@ -3,6 +3,7 @@ x_j(L_j) of the launch plan of eq. (2) maximises (5), V~_j(x_j) - pi~(x_j), over
 allocations of all launch plans. Checked by brute force with (5) computed independently of
 launch_plan.py, from the aggregate allocation (each support point's c_j instances for d_i rounds
 from its start, scaled by P_i) and Alg. 3's per-round unit prices."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,7 +29,7 @@ def relaxed_objective(sow, starts, unit_price: np.ndarray) -> float:
         d = int(sow.duration[i])
         if s + d > unit_price.size:
             return -np.inf
-        usage[s:s + d] += sow.probability[i] * sow.concurrency
+        usage[s : s + d] += sow.probability[i] * sow.concurrency
         value += sow.probability[i] * sow.value(s + d)
     return value - float(usage @ unit_price)
 
@@ -41,8 +42,13 @@ def test_the_launch_plan_maximises_the_relaxed_objective_when_no_job_fails(signa
     for _ in range(40):
         birth = int(rng.integers(0, 3))
         sow = random_sow(rng, birth, BOUNDS, points=3)
-        prices = ExponentialPrices(capacity=6.0, max_value=BOUNDS.max_value, max_duration=D,
-                                   max_concurrency=BOUNDS.max_concurrency, rounds=birth + S + D)
+        prices = ExponentialPrices(
+            capacity=6.0,
+            max_value=BOUNDS.max_value,
+            max_duration=D,
+            max_concurrency=BOUNDS.max_concurrency,
+            rounds=birth + S + D,
+        )
         prices.allocate(np.arange(prices.rounds), rng.uniform(0, 6.0, prices.rounds))  # earlier jobs' usage
         unit = prices.unit_price(prices.usage)
         menu = prices.unit_menu(birth, birth + S - 1) * sow.concurrency  # pi(t', c, d), [t' - b, d - 1]

@@ -1,6 +1,7 @@
 """`births.kind: daily` (market/sow/daily_births.py): the daily cycle, the classes' shares and
 shapes, the busiest hour's load scaling with N, the experiment's classes against the Helios summary
 they are sized on, and validation errors naming the key."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,11 +16,28 @@ from sweep.cells import make_cell
 
 BOUNDS = bounds_from_config({})  # C_max = 4, D_max = 4, S_max = 16, V_bar = 16
 # Three classes told apart by their concurrency.
-MARKED = {"a": {"share": 0.5, "concurrency": [1, 1], "duration": [1, 1], "density": [2, 4]},
-          "b": {"share": 0.3, "concurrency": [2, 2], "duration": [2, 3], "density": [1, 2], "lead": 1,
-                "arrival_jitter": 1, "duration_jitter": 1, "slack": 2},
-          "c": {"share": 0.2, "concurrency": [3, 3], "duration": [4, 4], "density": [0.25, 1], "lead": 2,
-                "arrival_jitter": 2, "slack": 5}}
+MARKED = {
+    "a": {"share": 0.5, "concurrency": [1, 1], "duration": [1, 1], "density": [2, 4]},
+    "b": {
+        "share": 0.3,
+        "concurrency": [2, 2],
+        "duration": [2, 3],
+        "density": [1, 2],
+        "lead": 1,
+        "arrival_jitter": 1,
+        "duration_jitter": 1,
+        "slack": 2,
+    },
+    "c": {
+        "share": 0.2,
+        "concurrency": [3, 3],
+        "duration": [4, 4],
+        "density": [0.25, 1],
+        "lead": 2,
+        "arrival_jitter": 2,
+        "slack": 5,
+    },
+}
 
 
 def params(config, bounds=BOUNDS) -> BirthParams:
@@ -84,13 +102,14 @@ def test_a_jobs_shape_follows_its_class():
         low, high = job["density"]
         assert low * sow.concurrency * nominal - 1e-9 <= peak <= high * sow.concurrency * nominal
         last = lead + jitter + nominal + job.get("slack", 0)  # a deadline: full value, then 0
-        assert (sow.values[:last + 1] == peak).all() and (sow.values[last + 1:] == 0).all()
+        assert (sow.values[: last + 1] == peak).all() and (sow.values[last + 1 :] == 0).all()
 
 
 def test_the_draws_depend_on_the_seed_only():
     a, b = births({"nodes_hint": 20}, seed=3), births({"nodes_hint": 20}, seed=3)
-    assert [(s.birth, s.concurrency, s.values[0]) for s in a.jobs] == [(s.birth, s.concurrency, s.values[0])
-                                                                       for s in b.jobs]
+    assert [(s.birth, s.concurrency, s.values[0]) for s in a.jobs] == [
+        (s.birth, s.concurrency, s.values[0]) for s in b.jobs
+    ]
 
 
 def test_the_defaults_fit_the_family_bounds_and_mirror_the_births_file():
@@ -131,21 +150,35 @@ BAD = [
     ({"start": 24}, r"^births\.start must be an integer in \[0, 23\], got 24$"),
     ({"days": 0}, r"^births\.days must be a positive integer, got 0$"),
     ({"classes": {}}, r"^births\.classes must name at least one job class, got an empty mapping$"),
-    ({"classes": {"x": {"share": 1, "concurrency": [1, 1], "duration": [1, 1]}}},
-     r"^births\.classes\.x: missing key\(s\) density$"),
+    (
+        {"classes": {"x": {"share": 1, "concurrency": [1, 1], "duration": [1, 1]}}},
+        r"^births\.classes\.x: missing key\(s\) density$",
+    ),
     ({"classes": {"x": {**MARKED["a"], "colour": 1}}}, r"^births\.classes\.x: unknown key\(s\) 'colour' "),
-    ({"classes": {"x": {**MARKED["a"], "share": 0}}},
-     r"^births\.classes\.x\.share must be a finite number > 0, got 0$"),
-    ({"classes": {"x": {**MARKED["a"], "concurrency": [1, 5]}}},
-     r"^births\.classes\.x\.concurrency must lie within \[1, 4\] \(bounds\.max_concurrency = 4\), got \[1, 5\]$"),
-    ({"classes": {"x": {**MARKED["a"], "duration": [0, 1]}}},
-     r"^births\.classes\.x\.duration must satisfy 1 <= low <= high, got \[0, 1\]$"),
-    ({"classes": {"x": {**MARKED["a"], "density": [2, 20]}}},
-     r"^births\.classes\.x: peak values density x concurrency x duration span \[2, 20\], outside \[1, V_bar = 16\]"),
-    ({"classes": {"x": {**MARKED["a"], "slack": 15}}},
-     r"^births\.classes\.x\.lead \+ \.arrival_jitter \+ \.duration high \+ \.slack must be < bounds\.horizon = 16 "),
-    ({"classes": {"x": {**MARKED["a"], "duration_jitter": 4}}},
-     r"^births\.classes\.x\.duration_jitter must be an integer in \[0, 3\], got 4$"),
+    (
+        {"classes": {"x": {**MARKED["a"], "share": 0}}},
+        r"^births\.classes\.x\.share must be a finite number > 0, got 0$",
+    ),
+    (
+        {"classes": {"x": {**MARKED["a"], "concurrency": [1, 5]}}},
+        r"^births\.classes\.x\.concurrency must lie within \[1, 4\] \(bounds\.max_concurrency = 4\), got \[1, 5\]$",
+    ),
+    (
+        {"classes": {"x": {**MARKED["a"], "duration": [0, 1]}}},
+        r"^births\.classes\.x\.duration must satisfy 1 <= low <= high, got \[0, 1\]$",
+    ),
+    (
+        {"classes": {"x": {**MARKED["a"], "density": [2, 20]}}},
+        r"^births\.classes\.x: peak values density x concurrency x duration span \[2, 20\], outside \[1, V_bar = 16\]",
+    ),
+    (
+        {"classes": {"x": {**MARKED["a"], "slack": 15}}},
+        r"^births\.classes\.x\.lead \+ \.arrival_jitter \+ \.duration high \+ \.slack must be < bounds\.horizon = 16 ",
+    ),
+    (
+        {"classes": {"x": {**MARKED["a"], "duration_jitter": 4}}},
+        r"^births\.classes\.x\.duration_jitter must be an integer in \[0, 3\], got 4$",
+    ),
     ({"classes": MARKED, "nodes_hint": 2}, r"^births\.nodes_hint must be >= the highest class concurrency 3, got 2$"),
     ({"classes": ["a"]}, r"^births\.classes: must be a mapping, got list$"),
     ({"load": 1}, r"^births: unknown key\(s\) 'load' for kind 'daily' "),

@@ -1,6 +1,7 @@
 """`births.kind: dense` (market/sow/dense_births.py): demand scaled to N, the jobs' shape, the
 relaxed usage it produces under Alg. 3 (near N' when 4 V_bar D_max is large, never past eq. (7)'s
 ceiling), the framework's per-round usage record, and validation errors naming the key."""
+
 from __future__ import annotations
 
 import math
@@ -93,26 +94,36 @@ def test_the_framework_records_the_relaxed_usage_per_round():
     plans = {}
     rng = np.random.default_rng(100)
     real = realise(seq, rng)
-    out = run_framework(seq, real, FrameworkSettings(nodes=16, epsilon=0.2, samples=30), rng,
-                        on_birth=lambda ctx: plans.__setitem__(ctx.job, ctx.plan.start))
-    expected = sum(sow.concurrency * float(sow.probability[plans[j] >= 0] @ sow.duration[plans[j] >= 0])
-                   for j, sow in enumerate(seq.jobs))
+    out = run_framework(
+        seq,
+        real,
+        FrameworkSettings(nodes=16, epsilon=0.2, samples=30),
+        rng,
+        on_birth=lambda ctx: plans.__setitem__(ctx.job, ctx.plan.start),
+    )
+    expected = sum(
+        sow.concurrency * float(sow.probability[plans[j] >= 0] @ sow.duration[plans[j] >= 0])
+        for j, sow in enumerate(seq.jobs)
+    )
     usage = out.extra["relaxed_usage"]
     assert usage.shape == (seq.rounds(),) and np.isclose(usage.sum(), expected)
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"load": 0}, r"^births\.load must be a finite number > 0, got 0$"),
-    ({"rounds": 0}, r"^births\.rounds must be a positive integer, got 0$"),
-    ({"lead": 4, "arrival_jitter": 2}, r"^births\.lead \+ births\.arrival_jitter must be < bounds\.horizon = 6 "),
-    ({"concurrency": [1, 2]}, r"^births\.concurrency must lie within \[1, 1\] \(bounds\.max_concurrency = 1\), "),
-    ({"value": [100, 5000]}, r"^births\.value must lie within \[1, 4096\] \(bounds\.max_value = 4096\)"),
-    ({"value": [0.5, 10]}, r"^births\.value must satisfy 1 <= low <= high, got \[0\.5, 10\]$"),
-    ({"duration_jitter": 1}, r"^births\.duration_jitter must be an integer in \[0, 0\], got 1$"),
-    ({"half_life": 0}, r"^births\.half_life must be a positive integer, got 0$"),
-    ({"nodes_hint": 0}, r"^births\.nodes_hint must be a positive integer, got 0$"),
-    ({"pipelines": 3}, r"^births: unknown key\(s\) 'pipelines' for kind 'dense' \(known: kind, signal, rounds, "),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"load": 0}, r"^births\.load must be a finite number > 0, got 0$"),
+        ({"rounds": 0}, r"^births\.rounds must be a positive integer, got 0$"),
+        ({"lead": 4, "arrival_jitter": 2}, r"^births\.lead \+ births\.arrival_jitter must be < bounds\.horizon = 6 "),
+        ({"concurrency": [1, 2]}, r"^births\.concurrency must lie within \[1, 1\] \(bounds\.max_concurrency = 1\), "),
+        ({"value": [100, 5000]}, r"^births\.value must lie within \[1, 4096\] \(bounds\.max_value = 4096\)"),
+        ({"value": [0.5, 10]}, r"^births\.value must satisfy 1 <= low <= high, got \[0\.5, 10\]$"),
+        ({"duration_jitter": 1}, r"^births\.duration_jitter must be an integer in \[0, 0\], got 1$"),
+        ({"half_life": 0}, r"^births\.half_life must be a positive integer, got 0$"),
+        ({"nodes_hint": 0}, r"^births\.nodes_hint must be a positive integer, got 0$"),
+        ({"pipelines": 3}, r"^births: unknown key\(s\) 'pipelines' for kind 'dense' \(known: kind, signal, rounds, "),
+    ],
+)
 def test_validation_errors_name_the_key(config, message):
     with pytest.raises(ValueError, match=message):
         BirthParams.from_config({"kind": "dense", **config}, UNIT)

@@ -1,4 +1,5 @@
 """The failure oracle (Lemma 3.1, Alg. 2 line 6, Appendix F) and Lemma 3.1 itself."""
+
 import itertools
 
 import numpy as np
@@ -18,8 +19,14 @@ def every_realisation(sequence):
     for points in itertools.product(*[range(len(s.probability)) for s in sequence.jobs]):
         p = np.array(points)
         weight = float(np.prod([s.probability[i] for s, i in zip(sequence.jobs, points)]))
-        yield weight, Realisation(p, np.array([s.arrival[i] for s, i in zip(sequence.jobs, points)]),
-                                  np.array([s.duration[i] for s, i in zip(sequence.jobs, points)]))
+        yield (
+            weight,
+            Realisation(
+                p,
+                np.array([s.arrival[i] for s, i in zip(sequence.jobs, points)]),
+                np.array([s.duration[i] for s, i in zip(sequence.jobs, points)]),
+            ),
+        )
 
 
 @pytest.mark.parametrize("signal", ["none", "duration"])
@@ -34,8 +41,13 @@ def test_exact_failure_probability_is_the_chance_of_failing(signal):
         fail_mass, q_mass = {}, {}
         for weight, real in every_realisation(seq):
             seen = {}
-            out = run_framework(seq, real, settings, np.random.default_rng(0),
-                                on_birth=lambda ctx: seen.__setitem__(ctx.job, (ctx.raw_failure, ctx.plan.start)))
+            out = run_framework(
+                seq,
+                real,
+                settings,
+                np.random.default_rng(0),
+                on_birth=lambda ctx: seen.__setitem__(ctx.job, (ctx.raw_failure, ctx.plan.start)),
+            )
             for j in range(len(seq)):
                 q_table, plan = seen[j]
                 start = int(plan_for_points(plan, seq.jobs[j], real.arrival[j], real.duration[j], signal)[0])
@@ -61,8 +73,8 @@ def test_sampled_oracle_is_within_hoeffding_of_the_exact_one():
         conc.append(int(rng.integers(1, 3)))
     cands = Candidates.build(runs, conc)
     R = hoeffding_samples(0.05, 0.01, 3, 8)
-    assert R == int(np.ceil(np.log(3 * 8 / 0.01) / (2 * 0.05 ** 2)))
-    exact = exact_paths(cands, 0, 11, 4, 10 ** 6).failure(2, 4, 8, 3)
+    assert R == int(np.ceil(np.log(3 * 8 / 0.01) / (2 * 0.05**2)))
+    exact = exact_paths(cands, 0, 11, 4, 10**6).failure(2, 4, 8, 3)
     sampled = sampled_paths(cands, 0, 11, 4, R, np.random.default_rng(1)).failure(2, 4, 8, 3)
     assert 0 < exact.max() < 1
     assert np.abs(exact - sampled).max() <= 0.05
@@ -87,8 +99,12 @@ def test_lemma_3_1_later_jobs_change_nothing_for_earlier_ones(oracle):
         full = run_framework(seq, real, settings, np.random.default_rng(seed))
         m = 6
         cut = BirthSequence(seq.jobs[: m + 1], seq.bounds, seq.signal)
-        part = run_framework(cut, Realisation(real.point[: m + 1], real.arrival[: m + 1], real.duration[: m + 1]),
-                             settings, np.random.default_rng(seed))
+        part = run_framework(
+            cut,
+            Realisation(real.point[: m + 1], real.arrival[: m + 1], real.duration[: m + 1]),
+            settings,
+            np.random.default_rng(seed),
+        )
         for name in ("start", "completed", "evicted", "cancelled", "payment"):
             assert np.array_equal(getattr(full, name)[: m + 1], getattr(part, name)), (seed, name)
 
@@ -102,7 +118,8 @@ def test_fifo_eviction_breaks_lemma_3_1_somewhere():
         settings = FrameworkSettings(nodes=2, oracle="exact", eviction="fifo")
         full = run_framework(seq, real, settings, np.random.default_rng(0))
         cut = BirthSequence(seq.jobs[:7], seq.bounds, seq.signal)
-        part = run_framework(cut, Realisation(real.point[:7], real.arrival[:7], real.duration[:7]), settings,
-                             np.random.default_rng(0))
+        part = run_framework(
+            cut, Realisation(real.point[:7], real.arrival[:7], real.duration[:7]), settings, np.random.default_rng(0)
+        )
         differs += not np.array_equal(full.completed[:7], part.completed)
     assert differs > 0

@@ -1,6 +1,7 @@
 """Definition 1 (paper 004, Appendix E) on the fractional unit allocation we build from Appendix E's
 LP (algorithms/sow/fractional_unit_allocation.py): the partition of every round's C' units and the
 three conditions, on 200 random instances and by hand."""
+
 import numpy as np
 import pytest
 
@@ -41,14 +42,28 @@ def test_definition_1_holds_on_200_random_instances():
 def outcome_lp(starts, durations, widths, values, capacity):
     """An LP-like object for hand cases: one job, one variant, one point per outcome."""
     from algorithms.sow.stochastic_lp import StochasticLP
+
     n = len(starts)
+
     def ints(xs):
         return np.asarray(xs, np.int64)
 
     z = np.ones(n)
-    return StochasticLP(capacity, ints(range(n)), ints([0] * n), ints([0] * n), ints(starts), ints(durations),
-                        ints(widths), np.ones(n), np.ones(n), np.asarray(values, float), z,
-                        float(np.sum(values)), float(np.sum(values)))
+    return StochasticLP(
+        capacity,
+        ints(range(n)),
+        ints([0] * n),
+        ints([0] * n),
+        ints(starts),
+        ints(durations),
+        ints(widths),
+        np.ones(n),
+        np.ones(n),
+        np.asarray(values, float),
+        z,
+        float(np.sum(values)),
+        float(np.sum(values)),
+    )
 
 
 def test_hand_case_groups_lanes_and_the_leftover_units():
@@ -75,9 +90,12 @@ def test_the_checker_sees_each_broken_condition():
     lp = outcome_lp([0, 0, 1, 1], [2, 2, 2, 1], [1, 1, 2, 1], [4, 2, 6, 1], 5.0)
     fua = build_fractional_unit_allocation(lp, 2, rounds=4)
     from dataclasses import replace
+
     assert any("condition 1" in v for v in definition1_violations(replace(fua, stop=np.array([1, 3])), lp))
-    assert any("condition 2" in v for v in definition1_violations(
-        replace(fua, bundle=np.array([0, 0, 0, -1]), stop=np.array([3, 3])), lp))
+    assert any(
+        "condition 2" in v
+        for v in definition1_violations(replace(fua, bundle=np.array([0, 0, 0, -1]), stop=np.array([3, 3])), lp)
+    )
     assert any("condition 3" in v for v in definition1_violations(replace(fua, unit=3), lp))
 
 

@@ -1,4 +1,5 @@
 """Eq. (1)-(2): the launch plan by enumeration equals the best of every plan (brute force)."""
+
 import itertools
 
 import numpy as np
@@ -59,14 +60,14 @@ def test_hand_case_waiting_for_a_cheaper_round():
     failure[2, 0] = 0.5
     plan = best_plan(sow, price, failure, "none")
     assert plan.start.tolist() == [1] and plan.estimated_utility == pytest.approx(4.0)
-    price[:3, 0] = [6.0, 6.0, 6.0]           # nothing pays: never
+    price[:3, 0] = [6.0, 6.0, 6.0]  # nothing pays: never
     assert best_plan(sow, price, failure, "none").start.tolist() == [NEVER]
 
 
 def test_no_signal_shares_a_start_the_duration_signal_does_not():
     # arrival 0, durations 1 (p 0.5) or 3 (p 0.5); V = 4 up to finish 3, then 0.
     sow = sow_from_lists(0, 1, [4, 4, 4, 4, 0, 0, 0, 0], [(0, 1, 0.5), (0, 3, 0.5)])
-    price = np.tile(np.arange(1, 4, dtype=float), (7, 1)) * 0.5     # 0.5 per round
+    price = np.tile(np.arange(1, 4, dtype=float), (7, 1)) * 0.5  # 0.5 per round
     failure = np.zeros((7, 3))
     # no signal: start 0 gives 0.5 (4 - 0.5) + 0.5 (4 - 1.5) = 3; start 1: 0.5 (3.5) + 0.5 (0 - 1.5) = 1
     plan = best_plan(sow, price, failure, "none")

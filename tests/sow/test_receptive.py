@@ -1,5 +1,6 @@
 """Alg. 2's receptive condition (Sec. 4.1): the forced allocation x_j(L_j) must have
 V~_j(x_j) >= pi~^t(x_j); scheduler_framework.py counts the births that break it."""
+
 import numpy as np
 import pytest
 
@@ -53,9 +54,17 @@ def test_random_worlds_with_the_duration_signal_never_break():
 
 
 def test_the_rows_count_the_breaks():
-    rows = family.simulate_replicate(family.prepare({
-        "bounds": {"max_concurrency": 2, "max_duration": 2, "horizon": 10, "max_value": 8.0},
-        "births": {"kind": "recurring", "pipelines": 6, "rounds": 12, "signal": "none"},
-        "cluster": {"nodes": 3}, "oracle": {"samples": 20}, "mechanisms": ["Reduction", "FirstComeGreedy"]}),
-        0, np.random.default_rng(0))
+    rows = family.simulate_replicate(
+        family.prepare(
+            {
+                "bounds": {"max_concurrency": 2, "max_duration": 2, "horizon": 10, "max_value": 8.0},
+                "births": {"kind": "recurring", "pipelines": 6, "rounds": 12, "signal": "none"},
+                "cluster": {"nodes": 3},
+                "oracle": {"samples": 20},
+                "mechanisms": ["Reduction", "FirstComeGreedy"],
+            }
+        ),
+        0,
+        np.random.default_rng(0),
+    )
     assert isinstance(rows[0]["receptive_breaks"], int) and "receptive_breaks" not in rows[1]

@@ -1,5 +1,6 @@
 """reproduction/sow_regimes.py: its ratios are ratios of means with paired intervals, and its
 checks on hand-made results can fail."""
+
 from pathlib import Path
 
 import numpy as np
@@ -17,20 +18,45 @@ def _results(rates: dict[int, list[float]], peak: float) -> pd.DataFrame:
     for nodes, lost in rates.items():
         for replicate, k in enumerate(lost):
             welfare = 90.0 + replicate * 10
-            rows += [{"cluster.nodes": nodes, "replicate": replicate, "mechanism": "Reduction(epsilon=0.2)",
-                      "welfare": welfare, "relaxed_value": welfare + 5, "relaxed_peak": peak, "completions": 100.0 - k,
-                      "evictions": 0.0, "cancellations": float(k)},
-                     {"cluster.nodes": nodes, "replicate": replicate, "mechanism": "FirstComeGreedy",
-                      "welfare": welfare / 2, "completions": 100.0, "evictions": 0.0, "cancellations": 0.0},
-                     {"cluster.nodes": nodes, "replicate": replicate, "mechanism": "OPT", "welfare": 2 * welfare,
-                      "opt_proven": True}]
+            rows += [
+                {
+                    "cluster.nodes": nodes,
+                    "replicate": replicate,
+                    "mechanism": "Reduction(epsilon=0.2)",
+                    "welfare": welfare,
+                    "relaxed_value": welfare + 5,
+                    "relaxed_peak": peak,
+                    "completions": 100.0 - k,
+                    "evictions": 0.0,
+                    "cancellations": float(k),
+                },
+                {
+                    "cluster.nodes": nodes,
+                    "replicate": replicate,
+                    "mechanism": "FirstComeGreedy",
+                    "welfare": welfare / 2,
+                    "completions": 100.0,
+                    "evictions": 0.0,
+                    "cancellations": 0.0,
+                },
+                {
+                    "cluster.nodes": nodes,
+                    "replicate": replicate,
+                    "mechanism": "OPT",
+                    "welfare": 2 * welfare,
+                    "opt_proven": True,
+                },
+            ]
     return pd.DataFrame(rows)
 
 
 def _checks(frame: pd.DataFrame) -> dict:
     table = _cell_table(frame, ["cluster.nodes"])
-    return {c.check.split(":")[1].strip().split(" (")[0] if ":" in c.check else c.check: c
-            for c in checks(Context(Path("."), Path("."), {"theorem41": table})) if c.experiment == "theorem41"}
+    return {
+        c.check.split(":")[1].strip().split(" (")[0] if ":" in c.check else c.check: c
+        for c in checks(Context(Path("."), Path("."), {"theorem41": table}))
+        if c.experiment == "theorem41"
+    }
 
 
 def test_ratios_are_ratios_of_means_not_means_of_ratios():
@@ -56,5 +82,7 @@ def test_the_usage_and_eviction_checks_can_fail():
 
 
 def test_the_experiments_are_the_two_regimes():
-    assert [(e.name, e.experiment) for e in REGIMES_EXPERIMENTS] == [("theorem41", "sow/theorem41"),
-                                                                     ("daily", "sow/daily")]
+    assert [(e.name, e.experiment) for e in REGIMES_EXPERIMENTS] == [
+        ("theorem41", "sow/theorem41"),
+        ("daily", "sow/daily"),
+    ]

@@ -1,4 +1,5 @@
 """reproduction/sow.py's checks on hand-made report tables: each rule can fail."""
+
 from pathlib import Path
 
 import pandas as pd
@@ -12,8 +13,14 @@ def _checks(name: str, table: pd.DataFrame) -> list:
 
 
 def _lemma31(lifo_changed: int, fifo_changed: int) -> pd.DataFrame:
-    return pd.DataFrame({"births.signal": ["none", "none"], "mechanism": ["PrefixAudit", "PrefixAudit(eviction=fifo)"],
-                         "compared": [100, 100], "changed": [lifo_changed, fifo_changed]})
+    return pd.DataFrame(
+        {
+            "births.signal": ["none", "none"],
+            "mechanism": ["PrefixAudit", "PrefixAudit(eviction=fifo)"],
+            "compared": [100, 100],
+            "changed": [lifo_changed, fifo_changed],
+        }
+    )
 
 
 def test_lemma31_holds_only_when_lifo_changes_nothing_and_fifo_something():
@@ -22,9 +29,16 @@ def test_lemma31_holds_only_when_lifo_changes_nothing_and_fifo_something():
 
 
 def _misreports(gain: float, within_mu: bool, mu: float) -> pd.DataFrame:
-    return pd.DataFrame({"mechanism": ["TruthAudit"] * 3, "kind": ["truthful", "value", "concurrency"],
-                         "gain": [0.0, gain, 0.5], "within_mu": [True, within_mu, False],
-                         "within_plans": [True, True, True], "mu": [mu, mu, mu]})
+    return pd.DataFrame(
+        {
+            "mechanism": ["TruthAudit"] * 3,
+            "kind": ["truthful", "value", "concurrency"],
+            "gain": [0.0, gain, 0.5],
+            "within_mu": [True, within_mu, False],
+            "within_plans": [True, True, True],
+            "mu": [mu, mu, mu],
+        }
+    )
 
 
 def test_truthfulness_checks_count_reports_over_the_bounds_and_the_oracle_error():
@@ -38,12 +52,19 @@ def test_truthfulness_checks_count_reports_over_the_bounds_and_the_oracle_error(
 
 
 def _toy(reserve_per_unit: float) -> pd.DataFrame:
-    return pd.DataFrame({"births.X": [8, 8, 8], "mechanism": ["FirstComeGreedy", "ReserveWorstCase", "Reduction"],
-                         "welfare_per_job": [8.0, 4.0, 8.0], "welfare_per_node_round": [8.0, reserve_per_unit, 8.0]})
+    return pd.DataFrame(
+        {
+            "births.X": [8, 8, 8],
+            "mechanism": ["FirstComeGreedy", "ReserveWorstCase", "Reduction"],
+            "welfare_per_job": [8.0, 4.0, 8.0],
+            "welfare_per_node_round": [8.0, reserve_per_unit, 8.0],
+        }
+    )
 
 
 def test_toy_per_unit_check_fails_when_reserving_earns_as_much_per_unit():
     def per_unit(table):
         return next(c for c in _checks("toy", table) if "node-round" in c.check)
+
     assert per_unit(_toy(1.0)).holds
     assert not per_unit(_toy(6.0)).holds

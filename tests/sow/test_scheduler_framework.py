@@ -1,4 +1,5 @@
 """Alg. 1 + Alg. 2 + Alg. 3 on random worlds: capacity, payments, prices, the relaxed usage."""
+
 import math
 
 import numpy as np
@@ -18,7 +19,7 @@ def usage(sequence, out):
         if out.start[j] < 0:
             continue
         end = out.finish[j] if out.completed[j] else out.extra["stopped"][j]
-        used[out.start[j]: end] += sow.concurrency
+        used[out.start[j] : end] += sow.concurrency
     return used
 
 
@@ -58,8 +59,9 @@ def test_announced_prices_never_fall_and_payment_is_the_birth_price():
     by_job = {ctx.job: ctx for ctx in seen}
     for j in np.flatnonzero(out.completed):
         ctx, sow = by_job[j], seq.jobs[j]
-        assert out.payment[j] == pytest.approx(sow.concurrency * ctx.unit_price[out.start[j] - sow.birth,
-                                                                                 real.duration[j] - 1])
+        assert out.payment[j] == pytest.approx(
+            sow.concurrency * ctx.unit_price[out.start[j] - sow.birth, real.duration[j] - 1]
+        )
 
 
 def test_relaxed_usage_stays_within_capacity_under_the_theorem_5_1_condition():
@@ -91,12 +93,17 @@ def test_hand_case_lifo_cancels_the_later_job():
     # LIFO cancels job 1, the later born. The exact oracle announces q(1, 1, 1) = 1/2 > eps/10:
     # round 1 is worth 0.5 x 7.71 = 3.86 < 4.75 at round 3, so both complete.
     b = Bounds(1, 2, 8, 10.0)
-    seq = BirthSequence((sow_from_lists(0, 1, [10] * 8 + [0], [(1, 2, 0.5), (4, 2, 0.5)]),
-                         sow_from_lists(0, 1, [10, 10, 10, 5, 5, 5, 5, 5, 0], [(1, 1, 1.0)])), b).check()
+    seq = BirthSequence(
+        (
+            sow_from_lists(0, 1, [10] * 8 + [0], [(1, 2, 0.5), (4, 2, 0.5)]),
+            sow_from_lists(0, 1, [10, 10, 10, 5, 5, 5, 5, 5, 0], [(1, 1, 1.0)]),
+        ),
+        b,
+    ).check()
     real = Realisation(np.array([0, 0]), np.array([1, 1]), np.array([2, 1]))
     out = run_framework(seq, real, FrameworkSettings(nodes=1, oracle="none"), np.random.default_rng(0))
     assert out.completed.tolist() == [True, False] and out.cancelled.tolist() == [False, True]
     assert out.start.tolist() == [1, -1] and out.extra["stopped"][1] == 1
     out = run_framework(seq, real, FrameworkSettings(nodes=1, oracle="exact"), np.random.default_rng(0))
     assert out.completed.tolist() == [True, True] and out.start.tolist() == [1, 3]
-    assert out.payment[1] == pytest.approx(0.25)   # p(0) = 1/(2 D_max), nothing else in round 3
+    assert out.payment[1] == pytest.approx(0.25)  # p(0) = 1/(2 D_max), nothing else in round 3

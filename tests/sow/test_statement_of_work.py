@@ -28,27 +28,30 @@ def test_a_valid_sow_passes_and_reads_its_values():
     assert pickle.loads(pickle.dumps(s)).values.tolist() == VALUES
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"values": [10, 10, 6, 7, 1, 0, 0]}, r"increases from 6 at birth\+2 to 7 at birth\+3"),
-    ({"values": [10, 10, 6, 0.5, 0, 0, 0]}, r"value at finish birth\+3 is 0\.5, outside \{0\} U \[1, V_bar = 10\]"),
-    ({"values": [-1, 0, 0, 0, 0, 0, 0]}, r"value at finish birth\+0 is -1, outside"),
-    ({"values": [12, 10, 6, 2, 1, 0, 0]}, r"value at finish birth\+0 is 12, outside \{0\} U \[1, V_bar = 10\]"),
-    ({"values": [10, 10, 6, 2, 1, 1, 1]}, r"V\(birth \+ S_max\) must be 0, got 1"),
-    ({"values": [10, 10, 6, 2, 1, 0]}, r"must have S_max \+ 1 = 7 values .*got 6"),
-    ({"values": [10, np.nan, 6, 2, 1, 0, 0]}, r"not finite"),
-    ({"points": [(5, 1, 0.25), (5, 2, 0.25), (7, 3, 0.4)]}, r"probabilities sum to 0\.9, not 1"),
-    ({"points": [(5, 1, 0.5), (5, 2, 0.5), (7, 3, 0.0)]}, r"probabilities must be positive"),
-    ({"points": [(5, 1, 0.5), (5, 2, 0.75), (7, 3, -0.25)]}, r"probabilities must be positive"),
-    ({"points": []}, r"equal, non-empty lists"),
-    ({"points": [(5, 1, 0.5), (5, 4, 0.5)]}, r"duration 4 is outside \[1, D_max = 3\]"),
-    ({"points": [(5, 1, 0.5), (5, 0, 0.5)]}, r"duration 0 is outside \[1, D_max = 3\]"),
-    ({"points": [(3, 1, 0.5), (5, 1, 0.5)]}, r"arrival 3 is outside \[birth, birth \+ S_max\) = \[4, 10\)"),
-    ({"points": [(10, 1, 0.5), (5, 1, 0.5)]}, r"arrival 10 is outside \[birth, birth \+ S_max\) = \[4, 10\)"),
-    ({"points": [(5, 1, 0.5), (5, 1, 0.5)]}, r"lists an \(arrival, duration\) pair twice"),
-    ({"concurrency": 4}, r"concurrency 4 is above C_max = 3"),
-    ({"concurrency": 0}, r"concurrency must be a positive integer, got 0"),
-    ({"birth": -1, "points": [(0, 1, 1.0)]}, r"birth must be a non-negative integer, got -1"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"values": [10, 10, 6, 7, 1, 0, 0]}, r"increases from 6 at birth\+2 to 7 at birth\+3"),
+        ({"values": [10, 10, 6, 0.5, 0, 0, 0]}, r"value at finish birth\+3 is 0\.5, outside \{0\} U \[1, V_bar = 10\]"),
+        ({"values": [-1, 0, 0, 0, 0, 0, 0]}, r"value at finish birth\+0 is -1, outside"),
+        ({"values": [12, 10, 6, 2, 1, 0, 0]}, r"value at finish birth\+0 is 12, outside \{0\} U \[1, V_bar = 10\]"),
+        ({"values": [10, 10, 6, 2, 1, 1, 1]}, r"V\(birth \+ S_max\) must be 0, got 1"),
+        ({"values": [10, 10, 6, 2, 1, 0]}, r"must have S_max \+ 1 = 7 values .*got 6"),
+        ({"values": [10, np.nan, 6, 2, 1, 0, 0]}, r"not finite"),
+        ({"points": [(5, 1, 0.25), (5, 2, 0.25), (7, 3, 0.4)]}, r"probabilities sum to 0\.9, not 1"),
+        ({"points": [(5, 1, 0.5), (5, 2, 0.5), (7, 3, 0.0)]}, r"probabilities must be positive"),
+        ({"points": [(5, 1, 0.5), (5, 2, 0.75), (7, 3, -0.25)]}, r"probabilities must be positive"),
+        ({"points": []}, r"equal, non-empty lists"),
+        ({"points": [(5, 1, 0.5), (5, 4, 0.5)]}, r"duration 4 is outside \[1, D_max = 3\]"),
+        ({"points": [(5, 1, 0.5), (5, 0, 0.5)]}, r"duration 0 is outside \[1, D_max = 3\]"),
+        ({"points": [(3, 1, 0.5), (5, 1, 0.5)]}, r"arrival 3 is outside \[birth, birth \+ S_max\) = \[4, 10\)"),
+        ({"points": [(10, 1, 0.5), (5, 1, 0.5)]}, r"arrival 10 is outside \[birth, birth \+ S_max\) = \[4, 10\)"),
+        ({"points": [(5, 1, 0.5), (5, 1, 0.5)]}, r"lists an \(arrival, duration\) pair twice"),
+        ({"concurrency": 4}, r"concurrency 4 is above C_max = 3"),
+        ({"concurrency": 0}, r"concurrency must be a positive integer, got 0"),
+        ({"birth": -1, "points": [(0, 1, 1.0)]}, r"birth must be a non-negative integer, got -1"),
+    ],
+)
 def test_check_sow_rejects_and_names_the_place(changes, message):
     with pytest.raises(ValueError, match=r"^data/x\.csv:12: .*" + message):
         check_sow(sow(**changes), BOUNDS, "data/x.csv:12")
@@ -66,8 +69,11 @@ def test_probabilities_within_tolerance_pass():
 def test_sequence_names_the_job_and_rejects_births_out_of_order():
     good = BirthSequence((sow(birth=0, points=[(0, 1, 1.0)]), sow(birth=4)), BOUNDS).check()
     assert len(good) == 2 and good.rounds() == 4 + 6 + 3
-    with pytest.raises(ValueError, match=r"^births\[1\]: born at 0, before job 0 \(4\): jobs must be listed in "
-                                         r"submission order$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^births\[1\]: born at 0, before job 0 \(4\): jobs must be listed in "
+        r"submission order$",
+    ):
         BirthSequence((sow(birth=4), sow(birth=0, points=[(0, 1, 1.0)])), BOUNDS).check(where="births")
     with pytest.raises(ValueError, match=r"^jobs\[1\]: concurrency 3 is above the 2 nodes$"):
         BirthSequence((sow(concurrency=1), sow(concurrency=3)), BOUNDS).check(nodes=2)
@@ -75,12 +81,15 @@ def test_sequence_names_the_job_and_rejects_births_out_of_order():
         BirthSequence((), BOUNDS, "arrival")
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"max_concurrency": 0}, r"^bounds\.max_concurrency must be a positive integer, got 0$"),
-    ({"max_duration": 1.5}, r"^bounds\.max_duration must be a positive integer, got 1\.5$"),
-    ({"horizon": True}, r"^bounds\.horizon must be a positive integer, got True$"),
-    ({"max_value": 0.5}, r"^bounds\.max_value must be a finite number >= 1, got 0\.5$"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"max_concurrency": 0}, r"^bounds\.max_concurrency must be a positive integer, got 0$"),
+        ({"max_duration": 1.5}, r"^bounds\.max_duration must be a positive integer, got 1\.5$"),
+        ({"horizon": True}, r"^bounds\.horizon must be a positive integer, got True$"),
+        ({"max_value": 0.5}, r"^bounds\.max_value must be a finite number >= 1, got 0\.5$"),
+    ],
+)
 def test_bounds_reject_bad_values(config, message):
     fields = {"max_concurrency": 3, "max_duration": 3, "horizon": 6, "max_value": 10.0, **config}
     with pytest.raises(ValueError, match=message):
@@ -111,4 +120,8 @@ def test_realise_is_one_uniform_per_job_in_order():
 def test_sow_arrays_have_the_documented_types():
     s = StatementOfWork(0, 1, [1, 0], [0], [1], [1])
     assert (s.values.dtype, s.arrival.dtype, s.duration.dtype, s.probability.dtype) == (
-        np.float64, np.int64, np.int64, np.float64)
+        np.float64,
+        np.int64,
+        np.int64,
+        np.float64,
+    )

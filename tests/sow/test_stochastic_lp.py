@@ -1,4 +1,5 @@
 """Appendix E's LP (algorithms/sow/stochastic_lp.py), solved by hand on a small instance."""
+
 import numpy as np
 import pytest
 
@@ -21,8 +22,10 @@ def test_a_hand_computed_lp():
     b1 = sow_from_lists(0, 1, [2, 2, 0, 0, 0], [(0, 1, 1.0)])
     lp = solve_stochastic_lp([Prior((a,), np.ones(1), 0), Prior((b0, b1), np.array([0.5, 0.5]), 1)], 1.0)
     assert lp.objective == pytest.approx(9.0) and lp.bound == pytest.approx(9.0)
-    outcomes = {(int(j), int(v), int(i), int(s)): float(z) for j, v, i, s, z in
-                zip(lp.job, lp.variant, lp.point, lp.start, lp.z)}
+    outcomes = {
+        (int(j), int(v), int(i), int(s)): float(z)
+        for j, v, i, s, z in zip(lp.job, lp.variant, lp.point, lp.start, lp.z)
+    }
     assert set(outcomes) == {(0, 0, 0, 0), (0, 0, 0, 1), (0, 0, 1, 1), (1, 0, 0, 0), (1, 1, 0, 0)}
     assert outcomes[(0, 0, 0, 1)] == pytest.approx(1.0) and outcomes[(0, 0, 1, 1)] == pytest.approx(1.0)
     assert outcomes[(0, 0, 0, 0)] == pytest.approx(0.0, abs=1e-9)

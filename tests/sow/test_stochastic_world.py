@@ -1,6 +1,7 @@
 """The stochastic variant's world (`births.kind: prior`, market/sow/prior_births.py), its config rules
 in the family (Stochastic needs it; the oracle accuracy warning) and the Theorem 5.2 report's checks
 (reproduction/sow_theorem52.py) on hand-made frames."""
+
 import warnings
 
 import numpy as np
@@ -19,8 +20,11 @@ PRIOR_BOUNDS = Bounds(2, 4, 24, 64.0)
 
 
 def prior(config=None, bounds=PRIOR_BOUNDS, seed=0):
-    return draw_births(BirthParams.from_config({"kind": "prior", "signal": "duration", **(config or {})}, bounds),
-                       bounds, np.random.default_rng(seed))
+    return draw_births(
+        BirthParams.from_config({"kind": "prior", "signal": "duration", **(config or {})}, bounds),
+        bounds,
+        np.random.default_rng(seed),
+    )
 
 
 def test_priors_births_and_the_drawn_variant():
@@ -43,8 +47,9 @@ def test_swept_bounds_keep_the_same_stream_and_quantiles():
         for va, vb in zip(a.variants, b.variants):
             assert va.concurrency == vb.concurrency and va.arrival.min() == vb.arrival.min()
             # log-uniform values: ln V / ln V_bar is the same quantile (up to the 3-decimal floor)
-            assert np.log(va.values.max()) / np.log(4.0) == pytest.approx(np.log(vb.values.max()) / np.log(1024.0),
-                                                                          abs=2e-3)
+            assert np.log(va.values.max()) / np.log(4.0) == pytest.approx(
+                np.log(vb.values.max()) / np.log(1024.0), abs=2e-3
+            )
             assert vb.duration.max() >= va.duration.max()
 
 
@@ -54,27 +59,36 @@ def test_ascending_order_submits_low_expected_values_first():
     assert worth == sorted(worth)
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"signal": "none"}, r"^births\.signal must be 'duration' for births\.kind 'prior', got 'none'$"),
-    ({"lead": 1}, r"^births\.lead must be >= births\.shift \+ births\.arrival_jitter"),
-    ({"rounds": 30}, r"^births\.lead \+ births\.rounds - 1 \+ .* must be < bounds\.horizon = 16"),
-    ({"value": [1, 99]}, r"^births\.value must lie within \[1, 16\] \(bounds\.max_value = 16\)"),
-    ({"order": "descending"}, r"^births\.order must be one of random, ascending, got 'descending'$"),
-    ({"period": [1, 2]}, r"^births: unknown key\(s\) 'period' for kind 'prior'"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"signal": "none"}, r"^births\.signal must be 'duration' for births\.kind 'prior', got 'none'$"),
+        ({"lead": 1}, r"^births\.lead must be >= births\.shift \+ births\.arrival_jitter"),
+        ({"rounds": 30}, r"^births\.lead \+ births\.rounds - 1 \+ .* must be < bounds\.horizon = 16"),
+        ({"value": [1, 99]}, r"^births\.value must lie within \[1, 16\] \(bounds\.max_value = 16\)"),
+        ({"order": "descending"}, r"^births\.order must be one of random, ascending, got 'descending'$"),
+        ({"period": [1, 2]}, r"^births: unknown key\(s\) 'period' for kind 'prior'"),
+    ],
+)
 def test_prior_config_errors_name_the_key(config, message):
     with pytest.raises(ValueError, match=message):
         BirthParams.from_config({"kind": "prior", "signal": "duration", **config}, bounds_from_config({}))
 
 
-BASE = {"bounds": {"max_concurrency": 2, "max_duration": 3, "horizon": 16, "max_value": 16.0},
-        "births": {"kind": "prior", "signal": "duration", "jobs": 10}, "cluster": {"nodes": 8},
-        "oracle": {"samples": 20}}
+BASE = {
+    "bounds": {"max_concurrency": 2, "max_duration": 3, "horizon": 16, "max_value": 16.0},
+    "births": {"kind": "prior", "signal": "duration", "jobs": 10},
+    "cluster": {"nodes": 8},
+    "oracle": {"samples": 20},
+}
 
 
 def test_stochastic_needs_the_prior_world_and_a_lane():
-    with pytest.raises(ValueError, match=r"^mechanisms\[1\]: Stochastic needs the priors of births\.kind: prior .* "
-                                         r"got births\.kind: recurring$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^mechanisms\[1\]: Stochastic needs the priors of births\.kind: prior .* "
+        r"got births\.kind: recurring$",
+    ):
         family.prepare({**BASE, "births": {"kind": "recurring"}, "mechanisms": ["OPT", "Stochastic"]})
     with pytest.raises(ValueError, match=r"^mechanisms\[0\] Stochastic: the stochastic variant's LP supply"):
         family.prepare({**BASE, "cluster": {"nodes": 3}, "mechanisms": ["Stochastic"]})
@@ -85,8 +99,9 @@ def test_stochastic_needs_the_prior_world_and_a_lane():
 
 
 def test_the_family_runs_stochastic_and_its_audit():
-    prepared = family.prepare({**BASE, "oracle": {"kind": "exact"},
-                               "mechanisms": ["Stochastic", "StochasticAudit", "Reduction", "OPT"]})
+    prepared = family.prepare(
+        {**BASE, "oracle": {"kind": "exact"}, "mechanisms": ["Stochastic", "StochasticAudit", "Reduction", "OPT"]}
+    )
     rows = family.simulate_replicate(prepared, 0, np.random.default_rng(2))
     stoch, audit = rows[0], rows[1]
     assert 0 < stoch["fua_share"] <= 1 and stoch["relaxed_peak"] <= 1 + 1e-9 and stoch["receptive_breaks"] == 0
@@ -98,7 +113,9 @@ def test_the_family_runs_stochastic_and_its_audit():
 def test_the_oracle_accuracy_warning():
     with pytest.warns(OracleAccuracyWarning, match=r"Reduction: oracle\.eps0 = 0\.1 > reduction\.epsilon / 10 = 0\.01"):
         family.prepare({**BASE, "oracle": {}, "mechanisms": ["Reduction"]})
-    with pytest.warns(OracleAccuracyWarning, match=r"Stochastic: Lemma F\.1's eps0 for R = 20 at oracle\.delta0 = 0\.1"):
+    with pytest.warns(
+        OracleAccuracyWarning, match=r"Stochastic: Lemma F\.1's eps0 for R = 20 at oracle\.delta0 = 0\.1"
+    ):
         family.prepare({**BASE, "mechanisms": ["Stochastic"]})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -112,12 +129,24 @@ def frame(stochastic_ratio):
     for v in (4.0, 64.0, 1024.0):
         for d in (2, 8):
             for r in (0, 1):
-                for mechanism, welfare in (("Stochastic", 10.0 / stochastic_ratio(v, d) + 0.01 * r),
-                                           ("Reduction", 10.0 / (1 + 0.1 * np.log(4 * v * d)) + 0.01 * r),
-                                           ("OPT", 10.0)):
-                    rows.append({"bounds.max_value": v, "bounds.max_duration": d, "mechanism": mechanism,
-                                 "replicate": r, "welfare": welfare, "fua_share": 0.6, "relaxed_peak": 0.5,
-                                 "receptive_breaks": 0, "opt_proven": True})
+                for mechanism, welfare in (
+                    ("Stochastic", 10.0 / stochastic_ratio(v, d) + 0.01 * r),
+                    ("Reduction", 10.0 / (1 + 0.1 * np.log(4 * v * d)) + 0.01 * r),
+                    ("OPT", 10.0),
+                ):
+                    rows.append(
+                        {
+                            "bounds.max_value": v,
+                            "bounds.max_duration": d,
+                            "mechanism": mechanism,
+                            "replicate": r,
+                            "welfare": welfare,
+                            "fua_share": 0.6,
+                            "relaxed_peak": 0.5,
+                            "receptive_breaks": 0,
+                            "opt_proven": True,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 

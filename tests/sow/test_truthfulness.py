@@ -1,5 +1,6 @@
 """Theorem 3.2 (paper 004, Sec. 3 "Incentives", Appendix B) audited at every birth: a job's true
 expected utility under a misreport against its utility when it reports the truth."""
+
 import numpy as np
 import pytest
 
@@ -59,11 +60,14 @@ def test_exact_oracle_is_exactly_truthful_except_for_the_eviction_option():
     assert option_gains and not any(r["within_mu"] for r in option_gains)
 
 
-@pytest.mark.parametrize("oracle, epsilon, seeds", [
-    ("sampled", 0.1, range(8, 14)),   # R = 10 replays: |q_hat - q| up to ~0.4
-    ("sampled", 0.9, range(8, 14)),   # and every estimate <= 0.09 zeroed
-    ("exact", 0.9, range(45, 51)),    # exact, but every estimate <= 0.09 zeroed
-])
+@pytest.mark.parametrize(
+    "oracle, epsilon, seeds",
+    [
+        ("sampled", 0.1, range(8, 14)),  # R = 10 replays: |q_hat - q| up to ~0.4
+        ("sampled", 0.9, range(8, 14)),  # and every estimate <= 0.09 zeroed
+        ("exact", 0.9, range(45, 51)),  # exact, but every estimate <= 0.09 zeroed
+    ],
+)
 def test_coarse_oracles_gain_at_most_the_per_plan_bound(oracle, epsilon, seeds):
     """With wrong estimates a misreport may gain, but never more than err(L) + err(L'') + option;
     where no run point has |V - pi| > V_bar and there is no option, that bound is within
@@ -87,8 +91,16 @@ def alone(unit, true_sow, signal="none"):
     S, D = unit.shape
     price = true_sow.concurrency * unit
     plan = best_plan(true_sow, price, np.zeros((S, D)), signal)
-    return BirthContext(0, true_sow.birth, unit, zero_paths(true_sow.birth, S + D), Candidates.build([], []),
-                        np.zeros((S, D)), np.zeros((S, D)), plan)
+    return BirthContext(
+        0,
+        true_sow.birth,
+        unit,
+        zero_paths(true_sow.birth, S + D),
+        Candidates.build([], []),
+        np.zeros((S, D)),
+        np.zeros((S, D)),
+        plan,
+    )
 
 
 def test_hand_case_overstated_value_buys_an_early_expensive_start():
@@ -163,14 +175,21 @@ def test_overreported_concurrency_buys_a_free_walk_away():
     assert over["mu"] == 0 and over["bound_mu"] == 0
     assert over["gain"] == pytest.approx(p1 / 2) and over["gain"] > 1.0
     assert not over["within_mu"] and over["within_plans"]
-    assert over["option"] == pytest.approx((p0 + p1) / 2)   # q rises 0 -> 1 on the point losing p0 + p1
+    assert over["option"] == pytest.approx((p0 + p1) / 2)  # q rises 0 -> 1 on the point losing p0 + p1
     # the audit's utilities are what Alg. 1 really pays out, over both durations of job 1
-    for report, expected in ((second, rows["truthful", 0.0]["utility"]), (second.replace(concurrency=2),
-                                                                          over["utility"])):
+    for report, expected in (
+        (second, rows["truthful", 0.0]["utility"]),
+        (second.replace(concurrency=2), over["utility"]),
+    ):
         mean = 0.0
         for point, d in ((0, 1), (1, 2)):
-            out = run_framework(seq, Realisation(np.array([0, point]), np.array([1, 0]), np.array([1, d])),
-                                settings, np.random.default_rng(0), reported=(first, report))
+            out = run_framework(
+                seq,
+                Realisation(np.array([0, point]), np.array([1, 0]), np.array([1, d])),
+                settings,
+                np.random.default_rng(0),
+                reported=(first, report),
+            )
             mean += 0.5 * (out.value[1] - out.payment[1])
         assert mean == pytest.approx(expected)
 
@@ -199,7 +218,7 @@ def test_misreports_are_valid_and_cover_every_kind():
     merged = {(k, p): r for k, p, r in misreports(one, BOUNDS, 2)}
     assert merged["arrival", -1.0].arrival.tolist() == [0] and merged["arrival", -1.0].probability.tolist() == [1.0]
     assert "concurrency" not in {k for k, _ in merged}  # c = C_max already
-    assert ("duration", -1.0) not in merged                # d = 1 cannot shrink: no change, skipped
+    assert ("duration", -1.0) not in merged  # d = 1 cannot shrink: no change, skipped
     assert ("value", 4.0) in merged and merged["value", 4.0].values[0] == BOUNDS.max_value
 
 

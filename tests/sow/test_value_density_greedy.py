@@ -1,6 +1,7 @@
 """The value-density greedy baseline (algorithms/sow/value_density_greedy.py): hand cases worked
 out in comments, its densities with and without the duration signal, properties on random
 worlds, and the mechanism name through the family."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,8 +22,7 @@ def test_the_denser_job_goes_first_where_first_come_blocks_it():
     # b + 1: density 3. First come starts job 0 (rounds 0-1) and job 1 can no longer finish by
     # round 1: dropped, welfare 2. The value-density greedy starts job 1 at 0 (f = 1, V = 3), then
     # job 0 at 1 (f = 3 <= 6, V = 2): welfare 5.
-    sequence, real = world([(0, 1, values(2.0, 6), [(0, 2, 1.0)]),
-                            (0, 1, values(3.0, 1), [(0, 1, 1.0)])], drawn=[0, 0])
+    sequence, real = world([(0, 1, values(2.0, 6), [(0, 2, 1.0)]), (0, 1, values(3.0, 1), [(0, 1, 1.0)])], drawn=[0, 0])
     first = first_come_greedy(sequence, real, 1)
     assert first.start.tolist() == [0, NOT_STARTED] and first.extra["dropped"].tolist() == [False, True]
     assert first.welfare() == 2.0
@@ -42,15 +42,19 @@ def test_list_scheduling_lets_a_smaller_job_pass_and_ties_go_first_come():
     # (a tie with job 0: first come, job 0 goes first). Job 2: c = 1, d = 1, V = 9: density 9.
     # Round 0: job 2 (9) takes one node; job 0 (c = 2) does not fit; job 1 takes the other node.
     # Round 1: job 1 still runs, one node free: job 0 waits. Round 2: job 0 starts.
-    sequence, real = world([(0, 2, values(6.0, 9), [(0, 1, 1.0)]),
-                            (0, 1, values(6.0, 9), [(0, 2, 1.0)]),
-                            (0, 1, values(9.0, 9), [(0, 1, 1.0)])], drawn=[0, 0, 0])
+    sequence, real = world(
+        [
+            (0, 2, values(6.0, 9), [(0, 1, 1.0)]),
+            (0, 1, values(6.0, 9), [(0, 2, 1.0)]),
+            (0, 1, values(9.0, 9), [(0, 1, 1.0)]),
+        ],
+        drawn=[0, 0, 0],
+    )
     out = value_density_greedy(sequence, real, 2)
     assert out.start.tolist() == [2, 0, 0]
     assert out.welfare() == 21.0
     # the tie: with room for one of them only (N = 2, job 2 removed), job 0 comes first
-    sequence, real = world([(0, 2, values(6.0, 9), [(0, 1, 1.0)]),
-                            (0, 1, values(6.0, 9), [(0, 2, 1.0)])], drawn=[0, 0])
+    sequence, real = world([(0, 2, values(6.0, 9), [(0, 1, 1.0)]), (0, 1, values(6.0, 9), [(0, 2, 1.0)])], drawn=[0, 0])
     assert value_density_greedy(sequence, real, 2).start.tolist() == [0, 1]
 
 
@@ -80,7 +84,7 @@ def test_random_worlds_respect_capacity_arrivals_and_deadlines(signal, seed):
     assert (started ^ out.extra["dropped"]).all()  # every job ends started or dropped
     load = np.zeros(sequence.rounds() + B.max_duration + 1, np.int64)
     for j in np.flatnonzero(started):
-        load[out.start[j]:out.start[j] + real.duration[j]] += sequence.jobs[j].concurrency
+        load[out.start[j] : out.start[j] + real.duration[j]] += sequence.jobs[j].concurrency
     assert load.max() <= nodes
     assert np.allclose(out.value[started], [sequence.jobs[j].value(out.finish[j]) for j in np.flatnonzero(started)])
     assert (out.extra["density"][started] > 0).all() and out.payment.sum() == 0
@@ -92,11 +96,18 @@ def test_bad_input_and_the_mechanism_name():
     sequence, real = world([(0, 3, values(6.0, 9), [(0, 1, 1.0)])], drawn=[0])
     with pytest.raises(ValueError):
         value_density_greedy(sequence, real, 2)  # concurrency 3 above the 2 nodes
-    config = {"bounds": {}, "births": {"kind": "toy", "jobs": 4}, "cluster": {"nodes": 4},
-              "mechanisms": ["ValueDensityGreedy", "FirstComeGreedy"]}
+    config = {
+        "bounds": {},
+        "births": {"kind": "toy", "jobs": 4},
+        "cluster": {"nodes": 4},
+        "mechanisms": ["ValueDensityGreedy", "FirstComeGreedy"],
+    }
     assert mechanism_names(config) == ["ValueDensityGreedy", "FirstComeGreedy"]
     rows = simulate_replicate(prepare(config), 0, np.random.default_rng(0))
     assert rows[0]["mechanism"] == "ValueDensityGreedy" and rows[0]["payments"] == 0.0
-    with pytest.raises(ValueError, match=r"mechanisms\[0\]: 'ValueDensityGreedy\(x=1\)': ValueDensityGreedy takes no "
-                                         r"parameters"):
+    with pytest.raises(
+        ValueError,
+        match=r"mechanisms\[0\]: 'ValueDensityGreedy\(x=1\)': ValueDensityGreedy takes no "
+        r"parameters",
+    ):
         prepare({**config, "mechanisms": ["ValueDensityGreedy(x=1)"]})

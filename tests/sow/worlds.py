@@ -1,5 +1,6 @@
 """Small random birth sequences for the sow tests (not a generator of the family: see
 market/sow/birth_sequences.py for those)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,14 @@ def random_sow(rng: np.random.Generator, birth: int, bounds: Bounds, points: int
     return StatementOfWork(birth, int(rng.integers(1, bounds.max_concurrency + 1)), values, a, d, p)
 
 
-def random_sequence(rng: np.random.Generator, jobs: int, bounds: Bounds, signal: str = "none",
-                    births_per_round: float = 1.0, points: int = 3) -> BirthSequence:
+def random_sequence(
+    rng: np.random.Generator,
+    jobs: int,
+    bounds: Bounds,
+    signal: str = "none",
+    births_per_round: float = 1.0,
+    points: int = 3,
+) -> BirthSequence:
     """`jobs` random SoWs, born at non-decreasing rounds (about `births_per_round` a round)."""
     births = np.sort(rng.integers(0, max(1, int(np.ceil(jobs / births_per_round))), size=jobs))
     return BirthSequence(tuple(random_sow(rng, int(b), bounds, points) for b in births), bounds, signal).check()

@@ -25,7 +25,7 @@ from numba import njit
 from algorithms.spot.window_kernels import _grow_f, _grow_i, _pick, _simple_bound
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, inline="always")
 def _interp(x, xp, fp, n):
     """np.interp(x, xp[:n], fp[:n]) for one x, with NumPy's operations (arr_interp in
     numpy/_core/src/multiarray/compiled_base.c): below/above the ends the end values,
@@ -57,7 +57,7 @@ def _interp(x, xp, fp, n):
     return r
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, inline="always")
 def cost_floor(work, xp, fp, n, tail_rate):
     """`_CostFloor.__call__` for one amount of work (xp, fp its knots, n of them)."""
     if work < 0.0:  # np.maximum(work, 0.0); the sign of a zero does not matter below
@@ -67,7 +67,7 @@ def cost_floor(work, xp, fp, n, tail_rate):
     return fp[n - 1] + (work - xp[n - 1]) * tail_rate
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, inline="always")
 def _before(z, c, key, a, b):
     """Candidate a sorts before b: more progress, then less cost, then a smaller tie key."""
     if z[a] != z[b]:
@@ -157,8 +157,9 @@ def _undominated_row(cand, z, c, key, dz, dc, keep):
 
 
 @njit(cache=True)
-def dp_steps_reference(work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc,
-                       floor_x, floor_y, floor_n, tails):
+def dp_steps_reference(
+    work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc, floor_x, floor_y, floor_n, tails
+):
     """The DP steps of `solve_window` over the slots k = 0..len(costs)-1, as first compiled
     (commit 6f5e221); `window_kernels.dp_steps` is the faster equivalent the solver uses,
     this one is its reference in the tests (`solve_reference`).
@@ -293,20 +294,96 @@ def dp_steps_reference(work_t, costs, opts, n_prev, progress, value, done_at, ti
                 rank[position[v]] = r
                 r += 1
         prev, z, c, s = new_prev, new_z, new_c, new_s
-    return (best, finished[:n_fin], fin_idx[:n_fin], links[:offsets[steps]], offsets[:steps + 1],
-            complete, z, c, s, prev)
+    return (
+        best,
+        finished[:n_fin],
+        fin_idx[:n_fin],
+        links[: offsets[steps]],
+        offsets[: steps + 1],
+        complete,
+        z,
+        c,
+        s,
+        prev,
+    )
 
 
 @njit(cache=True)
-def solve_reference(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, tie, dz, dc,
-                    floor_x, floor_y, floor_n, tails, slots_after, p_o, jf, ji, counts, count_h,
-                    count_first, first_late, tilde_first, cap):
+def solve_reference(
+    work_t,
+    costs,
+    opts,
+    cheap,
+    usable,
+    n_prev,
+    progress,
+    value,
+    done_at,
+    tie,
+    dz,
+    dc,
+    floor_x,
+    floor_y,
+    floor_n,
+    tails,
+    slots_after,
+    p_o,
+    jf,
+    ji,
+    counts,
+    count_h,
+    count_first,
+    first_late,
+    tilde_first,
+    cap,
+):
     """`window_kernels.solve` with `dp_steps_reference` (test_spot_window_dp.py: the two agree
     bit for bit)."""
-    best = _simple_bound(work_t, costs, opts, cheap, usable, n_prev, progress, value, done_at, slots_after,
-                         p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap)
-    (best, finished_rows, fin_idx, links, offsets, complete,
-     z, c, s, prev) = dp_steps_reference(work_t, costs, opts, n_prev, progress, value, done_at, tie, best,
-                                         dz, dc, floor_x, floor_y, floor_n, tails)
-    return _pick(costs.shape[0], opts, tie, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev,
-                 slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap)
+    best = _simple_bound(
+        work_t,
+        costs,
+        opts,
+        cheap,
+        usable,
+        n_prev,
+        progress,
+        value,
+        done_at,
+        slots_after,
+        p_o,
+        jf,
+        ji,
+        counts,
+        count_h,
+        count_first,
+        first_late,
+        tilde_first,
+        cap,
+    )
+    (best, finished_rows, fin_idx, links, offsets, complete, z, c, s, prev) = dp_steps_reference(
+        work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc, floor_x, floor_y, floor_n, tails
+    )
+    return _pick(
+        costs.shape[0],
+        opts,
+        tie,
+        finished_rows,
+        fin_idx,
+        links,
+        offsets,
+        complete,
+        z,
+        c,
+        s,
+        prev,
+        slots_after,
+        p_o,
+        jf,
+        ji,
+        counts,
+        count_h,
+        count_first,
+        first_late,
+        tilde_first,
+        cap,
+    )

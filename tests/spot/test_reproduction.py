@@ -5,6 +5,7 @@ forecasts, computed with the seeds the sweep engine gives that cell: they are th
 same worlds as the first replicates of `make reproduce-spot`'s run, so a change in
 any mechanism, the market or the seeding shows here.
 """
+
 from pathlib import Path
 
 import numpy as np
@@ -64,9 +65,17 @@ def test_best_of_groups_reports_cost_ratios_and_unproven_optima():
 
 
 def test_readings_are_groups_of_their_own():
-    assert [spot.group_of(n) for n in ("AHAP(w=2,v=1,sigma=0.5)", "AHANP(sigma=0.5)", "AHANP(sigma=0.5,start=fresh)",
-                                       "MSU", "MSU(switch=time)", "UP-track")] == [
-        "AHAP", "AHANP", "AHANP(start=fresh)", "MSU", "MSU(switch=time)", "UP-track"]
+    assert [
+        spot.group_of(n)
+        for n in (
+            "AHAP(w=2,v=1,sigma=0.5)",
+            "AHANP(sigma=0.5)",
+            "AHANP(sigma=0.5,start=fresh)",
+            "MSU",
+            "MSU(switch=time)",
+            "UP-track",
+        )
+    ] == ["AHAP", "AHANP", "AHANP(start=fresh)", "MSU", "MSU(switch=time)", "UP-track"]
 
 
 def test_gain_is_a_ratio_of_paired_means_and_undefined_near_zero():
@@ -81,8 +90,10 @@ def test_gain_is_a_ratio_of_paired_means_and_undefined_near_zero():
 def test_value_for_gain_interpolates_between_swept_values():
     rows = []
     for v, od, ahap in ((100.0, 19.0, 40.0), (130.0, 49.0, 70.0)):  # gains 110.5% and 42.9%
-        rows += [{"market": "m", "job.value": v, "group": "OD-Only", "utility_mean": od},
-                 {"market": "m", "job.value": v, "group": "AHAP", "utility_mean": ahap}]
+        rows += [
+            {"market": "m", "job.value": v, "group": "OD-Only", "utility_mean": od},
+            {"market": "m", "job.value": v, "group": "AHAP", "utility_mean": ahap},
+        ]
     got = spot.value_for_gain(pd.DataFrame(rows), target=49.0)["m"]
     g1, g2 = 100 * 21 / 19, 100 * 21 / 49
     assert got == pytest.approx(100 + (49 - g1) * 30 / (g2 - g1))
@@ -117,11 +128,23 @@ def _fig5_slice(replicates: int) -> pd.DataFrame:
 # Mean utility of the best member of each group (reading) over replicates 0..11 of the Fig. 5
 # cell (market=vast_like, d = 10, oracle) under the experiment's defaults (v = 110, sigma read
 # as ahead, AHANP's three starts); docs/spot/reproduction.md.
-PINNED = {"OD-Only": 29.0, "MSU": 62.1662, "MSU(switch=time)": 33.2038, "UP-track": 65.7237, "UP": 42.3525,
-          "AHANP": 55.7273, "AHANP(start=fresh)": 56.8095, "AHANP(start=cold)": 55.7273, "AHAP": 65.3779,
-          "OPT": 67.0793}
-PINNED_POLICIES = {"AHANP": "AHANP(sigma=0.9)", "AHANP(start=fresh)": "AHANP(sigma=0.3,start=fresh)",
-                   "AHAP": "AHAP(w=5,v=1,sigma=0.3)"}
+PINNED = {
+    "OD-Only": 29.0,
+    "MSU": 62.1662,
+    "MSU(switch=time)": 33.2038,
+    "UP-track": 65.7237,
+    "UP": 42.3525,
+    "AHANP": 55.7273,
+    "AHANP(start=fresh)": 56.8095,
+    "AHANP(start=cold)": 55.7273,
+    "AHAP": 65.3779,
+    "OPT": 67.0793,
+}
+PINNED_POLICIES = {
+    "AHANP": "AHANP(sigma=0.9)",
+    "AHANP(start=fresh)": "AHANP(sigma=0.3,start=fresh)",
+    "AHAP": "AHAP(w=5,v=1,sigma=0.3)",
+}
 
 
 def test_pinned_fig5_numbers_at_d10():
@@ -141,9 +164,25 @@ def test_reproduce_runs_a_grid_and_writes_its_report(tmp_path):
     import sys
 
     root = Path(__file__).resolve().parents[2]
-    command = [sys.executable, "-m", "reproduction", "spot", "--only", "fig6", "--replicates", "2",
-               "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "tracking=off",
-               "runner.progress=false", "runner.num_workers=2", "pool.window=[1,2]", "pool.threshold=[0.5]"]
+    command = [
+        sys.executable,
+        "-m",
+        "reproduction",
+        "spot",
+        "--only",
+        "fig6",
+        "--replicates",
+        "2",
+        "--runs",
+        str(tmp_path / "runs"),
+        "--out",
+        str(tmp_path / "out"),
+        "tracking=off",
+        "runner.progress=false",
+        "runner.num_workers=2",
+        "pool.window=[1,2]",
+        "pool.threshold=[0.5]",
+    ]
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     table = pd.read_csv(tmp_path / "out" / "fig6_reconfiguration.csv")
@@ -172,14 +211,23 @@ def test_sigma_report_counts_distinct_policies_for_both_readings(tmp_path):
     from sweep.api import CONF_DIR
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=["experiment=spot/fig5", "job.deadline=10", "forecast.kind=oracle",
-                                           "pool.window=[2,3]", "pool.threshold=[0.3,0.6,0.9]"])
+        cfg = compose(
+            "config",
+            overrides=[
+                "experiment=spot/fig5",
+                "job.deadline=10",
+                "forecast.kind=oracle",
+                "pool.window=[2,3]",
+                "pool.threshold=[0.3,0.6,0.9]",
+            ],
+        )
     config = OmegaConf.to_container(cfg, resolve=True)
     config.pop("hydra", None)
     (tmp_path / "fig5" / "0").mkdir(parents=True)
     (tmp_path / "fig5" / "0" / "config.yaml").write_text(yaml.safe_dump(config))
     pd.DataFrame([{"cell_index": 0, "market": "vast_like", "job.deadline": 10, "forecast.kind": "oracle"}]).to_parquet(
-        tmp_path / "fig5" / "results.parquet")
+        tmp_path / "fig5" / "results.parquet"
+    )
     table = spot.sigma_report(tmp_path / "fig5", tmp_path, worlds=6).set_index("sigma_reading")
     assert list(table.index) == ["ahead", "line"]
     assert (table["ahap_policies"] == 15).all() and (table["worlds"] == 6).all()
@@ -192,13 +240,18 @@ def test_selection_runs_normalise_job_by_job():
     """job_minmax maps each job's best policy to 1 and its worst to 0, whatever the job's scale."""
     from algorithms.common.policy_selection import exponentiated_gradient
 
-    config = {"job": {}, "market": {"kind": "synthetic"}, "mechanisms": ["AHAP", "AHANP"],
-              "pool": {"window": [1], "threshold": [0.5, 0.9]}}
+    config = {
+        "job": {},
+        "market": {"kind": "synthetic"},
+        "mechanisms": ["AHAP", "AHANP"],
+        "pool": {"window": [1], "threshold": [0.5, 0.9]},
+    }
     names = ["AHAP(w=1,v=1,sigma=0.5)", "AHAP(w=1,v=1,sigma=0.9)", "AHANP(sigma=0.5)", "AHANP(sigma=0.9)"]
     rng = np.random.default_rng(3)
     utilities = rng.uniform(0, 100, (50, 4))
-    frame = pd.DataFrame([{"replicate": k, "mechanism": n, "utility": utilities[k, i]}
-                          for k in range(50) for i, n in enumerate(names)])
+    frame = pd.DataFrame(
+        [{"replicate": k, "mechanism": n, "utility": utilities[k, i]} for k in range(50) for i, n in enumerate(names)]
+    )
     run = spot.selection_runs(frame, config, normalisation="job_minmax")["full pool (105 AHAP + 7 AHANP)"][1]
     ordered = utilities[:, np.argsort(names)]  # the pivot's column order
     lo, hi = ordered.min(axis=1), ordered.max(axis=1)

@@ -33,8 +33,7 @@ def decide(t, progress, n_prev, price, avail, prev_avail, job=JOB, sigma=SIGMA, 
 
 
 def state(t, progress, n_prev, price, avail, job=JOB):
-    return SlotState(t, progress, n_prev, price, avail, job, 1.0,
-                     np.array([price]), np.array([avail]))
+    return SlotState(t, progress, n_prev, price, avail, job, 1.0, np.array([price]), np.array([avail]))
 
 
 def test_name_and_validation():
@@ -122,8 +121,8 @@ def test_infinite_n_hat_when_the_previous_availability_is_zero():
 
 def test_first_slot_is_on_schedule_with_infinite_n_hat():
     # t = 1: Z^exp_0 = 0, z_hat taken as 1; no previous availability -> n_hat = infinity.
-    assert decide(1, 0.0, 0, 0.4, 6, None) == (5, (0, 6))   # cheap: all spot
-    assert decide(1, 0.0, 0, 0.6, 6, None) == (4, (0, 0))   # expensive: keep n_0 = 0
+    assert decide(1, 0.0, 0, 0.4, 6, None) == (5, (0, 6))  # cheap: all spot
+    assert decide(1, 0.0, 0, 0.6, 6, None) == (4, (0, 0))  # expensive: keep n_0 = 0
     # t = 2 after an idle first slot: behind (0 < 8), n_hat = 6/6 finite: case 7 doubles
     # n_1 = 0, which restarts at N_min instead of leaving a late job idle.
     assert decide(2, 0.0, 0, 0.6, 6, 6) == (7, (0, 1))
@@ -249,8 +248,9 @@ def test_outage_world_literal_restarts_cold_doubles():
     assert cold.progress_at_deadline == pytest.approx(72.3)
     # Without an outage the cold reading is the literal one.
     steady = SpotMarket(np.full(10, 0.6), np.full(10, 6))
-    assert repr(simulate(JOB, steady, AHANP(SIGMA, "cold")).record("x")) == \
-        repr(simulate(JOB, steady, AHANP(SIGMA)).record("x"))
+    assert repr(simulate(JOB, steady, AHANP(SIGMA, "cold")).record("x")) == repr(
+        simulate(JOB, steady, AHANP(SIGMA)).record("x")
+    )
 
 
 @pytest.mark.parametrize("outages", [0.0, 0.2])
@@ -279,10 +279,17 @@ def worlds(draw):
     if alpha * n_min + beta <= 0:
         beta = 0.0
     job = FineTuneJob(
-        workload=draw(st.floats(1.0, 200.0)), deadline=draw(st.integers(1, 12)),
-        n_min=n_min, n_max=n_max, alpha=alpha, beta=beta,
-        mu1=draw(st.floats(0.3, 1.0)), mu2=draw(st.floats(0.3, 1.0)),
-        value=draw(st.floats(1.0, 500.0)), gamma=draw(st.floats(1.1, 4.0)))
+        workload=draw(st.floats(1.0, 200.0)),
+        deadline=draw(st.integers(1, 12)),
+        n_min=n_min,
+        n_max=n_max,
+        alpha=alpha,
+        beta=beta,
+        mu1=draw(st.floats(0.3, 1.0)),
+        mu2=draw(st.floats(0.3, 1.0)),
+        value=draw(st.floats(1.0, 500.0)),
+        gamma=draw(st.floats(1.1, 4.0)),
+    )
     d = job.deadline
     p_o = draw(st.sampled_from([1.0, 0.5, 2.0]))
     price = np.array(draw(st.lists(st.floats(0.05, 3.0), min_size=d, max_size=d))) * p_o

@@ -41,13 +41,16 @@ def assert_mixed_same_as_reference(job, market):
     assert_same_as_reference(job, market, [s for s, _ in MIXED], [start for _, start in MIXED])
 
 
-@pytest.mark.parametrize("job", [
-    FineTuneJob(workload=4.0, deadline=1, n_max=4),
-    FineTuneJob(workload=9.0, deadline=2, n_min=2, n_max=6, mu1=0.6, mu2=0.8),
-    FineTuneJob(workload=80.0, deadline=10, n_min=4, n_max=12, mu1=0.7, mu2=0.9),
-    FineTuneJob(workload=95.0, deadline=10, n_min=1, n_max=16, beta=0.5, mu1=0.9, mu2=0.6),
-    FineTuneJob(workload=200.0, deadline=8, n_min=2, n_max=12, gamma=1.5),
-])
+@pytest.mark.parametrize(
+    "job",
+    [
+        FineTuneJob(workload=4.0, deadline=1, n_max=4),
+        FineTuneJob(workload=9.0, deadline=2, n_min=2, n_max=6, mu1=0.6, mu2=0.8),
+        FineTuneJob(workload=80.0, deadline=10, n_min=4, n_max=12, mu1=0.7, mu2=0.9),
+        FineTuneJob(workload=95.0, deadline=10, n_min=1, n_max=16, beta=0.5, mu1=0.9, mu2=0.6),
+        FineTuneJob(workload=200.0, deadline=8, n_min=2, n_max=12, gamma=1.5),
+    ],
+)
 def test_edge_case_jobs(job):
     for seed in range(5):
         market = SyntheticMarketParams().sample(np.random.default_rng(seed), job.deadline + 5)
@@ -70,9 +73,15 @@ def test_one_start_per_pool(start):
 @given(st.integers(1, 10), st.integers(1, 4), st.data())
 def test_random_worlds(deadline, n_min, data):
     n_max = n_min + data.draw(st.integers(0, 10))
-    job = FineTuneJob(workload=data.draw(st.floats(1.0, 14.0 * deadline)), deadline=deadline, n_min=n_min,
-                      n_max=n_max, mu1=data.draw(st.sampled_from([1.0, 0.9, 0.6])),
-                      mu2=data.draw(st.sampled_from([1.0, 0.8])), beta=data.draw(st.sampled_from([0.0, 0.25])))
+    job = FineTuneJob(
+        workload=data.draw(st.floats(1.0, 14.0 * deadline)),
+        deadline=deadline,
+        n_min=n_min,
+        n_max=n_max,
+        mu1=data.draw(st.sampled_from([1.0, 0.9, 0.6])),
+        mu2=data.draw(st.sampled_from([1.0, 0.8])),
+        beta=data.draw(st.sampled_from([0.0, 0.25])),
+    )
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
     price = rng.uniform(0.1, 1.5, deadline)
     avail = rng.integers(0, n_max + 3, deadline) * rng.integers(0, 2, deadline)  # zeros often

@@ -38,9 +38,14 @@ class ScriptedSolver(WindowSolver):
 def test_name_and_validation():
     assert AHAP(3, 2, 0.5).name == "AHAP(w=3,v=2,sigma=0.5)"
     assert AHAP(1, 1, 0.7).name == "AHAP(w=1,v=1,sigma=0.7)"
-    for args, match in [((0, 1, 0.5), "window"), ((2, 0, 0.5), "commitment"),
-                        ((2, 3, 0.5), "must not exceed"), ((2, 1, 0.0), "threshold"),
-                        ((2, 1, float("nan")), "threshold"), ((2.5, 1, 0.5), "window")]:
+    for args, match in [
+        ((0, 1, 0.5), "window"),
+        ((2, 0, 0.5), "commitment"),
+        ((2, 3, 0.5), "must not exceed"),
+        ((2, 1, 0.0), "threshold"),
+        ((2, 1, float("nan")), "threshold"),
+        ((2.5, 1, 0.5), "window"),
+    ]:
         with pytest.raises(ValueError, match=match):
             AHAP(*args)
 
@@ -94,11 +99,11 @@ def test_commitment_two_averages_and_rounds_by_hand():
     # L = 100 in d = 4 keeps the job behind Z^exp_{t+2} = 25 (t + 2): every slot solves (10)
     # (here: scripted plans). N in [2, 6]; real availability 5, 2, 5, 5.
     job = FineTuneJob(workload=100, deadline=4, n_min=2, n_max=6, value=300)
-    plans = {                       # (on-demand, spot) for the slots of each window
+    plans = {  # (on-demand, spot) for the slots of each window
         1: ((1, 2, 1), (2, 2, 0)),  # made at slot 1 for slots 1, 2, 3
         2: ((0, 1, 0), (3, 0, 0)),  # made at slot 2 for slots 2, 3, 4
-        3: ((0, 0), (0, 0)),        # slots 3, 4 (the window is cut at d = 4)
-        4: ((0,), (0,)),            # slot 4
+        3: ((0, 0), (0, 0)),  # slots 3, 4 (the window is cut at d = 4)
+        4: ((0,), (0,)),  # slot 4
     }
     market, forecast = oracle_world(np.full(8, 0.9), [5, 2, 5, 5, 5, 5, 5, 5], 4, 2)
     out = simulate(job, market, AHAP(2, 2, 0.5, ScriptedSolver(plans)), forecast=forecast)
@@ -114,8 +119,7 @@ def test_commitment_two_averages_and_rounds_by_hand():
 
 def test_commitment_one_executes_the_current_plan_by_hand():
     job = FineTuneJob(workload=100, deadline=4, n_min=2, n_max=6, value=300)
-    plans = {1: ((1, 6, 6), (2, 0, 0)), 2: ((0, 6, 6), (4, 0, 0)),
-             3: ((3, 0), (2, 0)), 4: ((0,), (0,))}
+    plans = {1: ((1, 6, 6), (2, 0, 0)), 2: ((0, 6, 6), (4, 0, 0)), 3: ((3, 0), (2, 0)), 4: ((0,), (0,))}
     market, forecast = oracle_world(np.full(8, 0.9), [5, 4, 5, 5, 5, 5, 5, 5], 4, 2)
     out = simulate(job, market, AHAP(2, 1, 0.5, ScriptedSolver(plans)), forecast=forecast)
     assert out.n_on_demand.tolist() == [1, 0, 3, 0]
@@ -160,8 +164,7 @@ def test_commitment_two_with_the_real_solver():
 
 
 def ahead_state(job, t, progress, price, avail, forecast, n_prev=0):
-    return SlotState(t, progress, n_prev, price, avail, job, 1.0,
-                     np.array([price]), np.array([avail]))
+    return SlotState(t, progress, n_prev, price, avail, job, 1.0, np.array([price]), np.array([avail]))
 
 
 def test_ahead_branch_uses_spot_below_the_threshold_only():
@@ -171,7 +174,7 @@ def test_ahead_branch_uses_spot_below_the_threshold_only():
     eps = 1e-9
     price = np.full((10, 3), 0.3)
     avail = np.full((10, 3), 6)
-    price[1] = [0.5, 0.5 + eps, 0.5 - eps]       # at, just above, just below sigma p_o
+    price[1] = [0.5, 0.5 + eps, 0.5 - eps]  # at, just above, just below sigma p_o
     avail[1] = [6, 16, 16]
     forecast = SpotForecast(price=price, availability=avail)
     policy = AHAP(2, 1, sigma)
@@ -217,10 +220,17 @@ def worlds(draw):
     if alpha * n_min + beta <= 0:
         beta = 0.0
     job = FineTuneJob(
-        workload=draw(st.floats(1.0, 60.0)), deadline=draw(st.integers(1, 8)),
-        n_min=n_min, n_max=n_max, alpha=alpha, beta=beta,
-        mu1=draw(st.floats(0.3, 1.0)), mu2=draw(st.floats(0.3, 1.0)),
-        value=draw(st.floats(1.0, 200.0)), gamma=draw(st.floats(1.1, 4.0)))
+        workload=draw(st.floats(1.0, 60.0)),
+        deadline=draw(st.integers(1, 8)),
+        n_min=n_min,
+        n_max=n_max,
+        alpha=alpha,
+        beta=beta,
+        mu1=draw(st.floats(0.3, 1.0)),
+        mu2=draw(st.floats(0.3, 1.0)),
+        value=draw(st.floats(1.0, 200.0)),
+        gamma=draw(st.floats(1.1, 4.0)),
+    )
     window = draw(st.integers(1, 3))
     commitment = draw(st.integers(1, window))
     sigma = draw(st.floats(0.1, 1.5))
@@ -288,8 +298,7 @@ def test_best_ahap_beats_the_baselines_with_oracle_forecasts():
         policies = [OnDemandOnly(), MaximalSpotUtilization(), UniformProgress()]
         policies += [AHAP(w, v, s, solver) for w, v, s in GRID]
         for policy in policies:
-            utility.setdefault(policy.name, []).append(
-                simulate(job, market, policy, forecast=forecast).utility)
+            utility.setdefault(policy.name, []).append(simulate(job, market, policy, forecast=forecast).utility)
     mean = {name: float(np.mean(u)) for name, u in utility.items()}
     best = max((name for name in mean if name.startswith("AHAP")), key=mean.get)
     for baseline in ("OD-Only", "MSU", "UP"):

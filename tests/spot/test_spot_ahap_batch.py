@@ -26,16 +26,26 @@ FULL_POOL = [(w, v, s) for w in range(1, 6) for v in range(1, w + 1) for s in (0
 
 
 def fields(outcome):
-    return (repr(outcome.utility), repr(outcome.cost), repr(outcome.spot_cost), repr(outcome.on_demand_cost),
-            outcome.completion_time, repr(outcome.progress_at_deadline), outcome.met_deadline,
-            outcome.reconfigurations, outcome.termination_slots, outcome.n_on_demand.tolist(),
-            outcome.n_spot.tolist(), outcome.n_on_demand.dtype, outcome.n_spot.flags.writeable)
+    return (
+        repr(outcome.utility),
+        repr(outcome.cost),
+        repr(outcome.spot_cost),
+        repr(outcome.on_demand_cost),
+        outcome.completion_time,
+        repr(outcome.progress_at_deadline),
+        outcome.met_deadline,
+        outcome.reconfigurations,
+        outcome.termination_slots,
+        outcome.n_on_demand.tolist(),
+        outcome.n_spot.tolist(),
+        outcome.n_on_demand.dtype,
+        outcome.n_spot.flags.writeable,
+    )
 
 
 def assert_same_as_reference(job, market, forecast, params, reading="ahead"):
     solver = WindowSolver()
-    want = [simulate(job, market, AHAP(w, v, s, solver=solver, sigma_reading=reading), forecast)
-            for w, v, s in params]
+    want = [simulate(job, market, AHAP(w, v, s, solver=solver, sigma_reading=reading), forecast) for w, v, s in params]
     result = AHAPPool(params, reading).run(job, market, forecast)
     got = result.outcomes()
     assert [fields(o) for o in got] == [fields(o) for o in want]
@@ -48,16 +58,35 @@ def assert_same_as_reference(job, market, forecast, params, reading="ahead"):
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.one_of(st.floats(0.0, 1e4), st.floats(-1e7, 1e7), st.integers(0, 2**40).map(lambda k: (k + 0.5) / 1e9),
-                 st.tuples(st.integers(0, 2**30), st.integers(0, 40)).map(lambda p: p[0] / 2.0 ** p[1])))
+@given(
+    st.one_of(
+        st.floats(0.0, 1e4),
+        st.floats(-1e7, 1e7),
+        st.integers(0, 2**40).map(lambda k: (k + 0.5) / 1e9),
+        st.tuples(st.integers(0, 2**30), st.integers(0, 40)).map(lambda p: p[0] / 2.0 ** p[1]),
+    )
+)
 def test_round9_is_pythons_round(x):
     for y in (x, float(np.nextafter(x, -np.inf)), float(np.nextafter(x, np.inf))):
         assert repr(round9(y)) == repr(round(y, 9))
 
 
 def test_round9_halves_and_specials():
-    for x in [0.0, -0.0, 1 / 1024, 3 / 1024, 5 / 2048, 0.5e-9, 2.5e-9, 1e-300, 8388607.75, 8388608.5, 1e20,
-              float("inf"), float("-inf")]:
+    for x in [
+        0.0,
+        -0.0,
+        1 / 1024,
+        3 / 1024,
+        5 / 2048,
+        0.5e-9,
+        2.5e-9,
+        1e-300,
+        8388607.75,
+        8388608.5,
+        1e20,
+        float("inf"),
+        float("-inf"),
+    ]:
         assert repr(round9(x)) == repr(round(x, 9))
     assert np.isnan(round9(float("nan")))
 
@@ -69,16 +98,31 @@ def test_round9_halves_and_specials():
 @given(st.integers(1, 6), st.integers(1, 4), st.integers(0, 3), st.data())
 def test_window_arrays_match_the_python_set_up(length, n_min, extra, data):
     n_max = n_min + data.draw(st.integers(0, 12))
-    job = FineTuneJob(workload=data.draw(st.floats(5.0, 150.0)), n_min=n_min, n_max=n_max,
-                      beta=data.draw(st.sampled_from([0.0, 0.5, -0.5 * n_min])), mu1=0.8, mu2=0.7)
+    job = FineTuneJob(
+        workload=data.draw(st.floats(5.0, 150.0)),
+        n_min=n_min,
+        n_max=n_max,
+        beta=data.draw(st.sampled_from([0.0, 0.5, -0.5 * n_min])),
+        mu1=0.8,
+        mu2=0.7,
+    )
     p_o = data.draw(st.sampled_from([1.0, 0.7, 2.5]))
     price = [data.draw(st.floats(0.05, 3.0)) for _ in range(length)]
     avail = [data.draw(st.integers(0, n_max + extra)) for _ in range(length)]
     tables = wp._job_tables(job)
     want = wp._window_arrays(job, tables, {}, price, avail, p_o)
     tail = min(n * p_o / job.throughput(n) for n in range(job.n_min, job.n_max + 1))
-    got = wk.window_arrays(np.array(price), np.array(avail, dtype=np.int64), p_o, tables.opts_np,
-                           np.array(tables.throughput), job.n_max, job.workload, tables.work_max, tail)
+    got = wk.window_arrays(
+        np.array(price),
+        np.array(avail, dtype=np.int64),
+        p_o,
+        tables.opts_np,
+        np.array(tables.throughput),
+        job.n_max,
+        job.workload,
+        tables.work_max,
+        tail,
+    )
     assert len(got) == len(want)
     for g, w in zip(got, want):
         if isinstance(w, np.ndarray):
@@ -141,15 +185,18 @@ def test_fig9_worlds_outcomes_equal_the_reference(reading):
         assert_same_as_reference(job, market, forecast, FULL_POOL, reading)
 
 
-@pytest.mark.parametrize("job", [
-    FineTuneJob(workload=4.0, deadline=1, n_max=4),
-    FineTuneJob(workload=7.0, deadline=1, n_min=2, n_max=6),
-    FineTuneJob(workload=9.0, deadline=2, n_min=2, n_max=6, mu1=0.6, mu2=0.8),
-    FineTuneJob(workload=30.0, deadline=3, n_min=3, n_max=8, mu1=0.5, mu2=0.5),
-    FineTuneJob(workload=80.0, deadline=10, n_min=4, n_max=12, mu1=0.7, mu2=0.9),
-    FineTuneJob(workload=95.0, deadline=10, n_min=1, n_max=16, beta=0.5, mu1=0.9, mu2=0.6),
-    FineTuneJob(workload=200.0, deadline=8, n_min=2, n_max=12, mu1=0.8, mu2=0.8, gamma=1.5),
-])
+@pytest.mark.parametrize(
+    "job",
+    [
+        FineTuneJob(workload=4.0, deadline=1, n_max=4),
+        FineTuneJob(workload=7.0, deadline=1, n_min=2, n_max=6),
+        FineTuneJob(workload=9.0, deadline=2, n_min=2, n_max=6, mu1=0.6, mu2=0.8),
+        FineTuneJob(workload=30.0, deadline=3, n_min=3, n_max=8, mu1=0.5, mu2=0.5),
+        FineTuneJob(workload=80.0, deadline=10, n_min=4, n_max=12, mu1=0.7, mu2=0.9),
+        FineTuneJob(workload=95.0, deadline=10, n_min=1, n_max=16, beta=0.5, mu1=0.9, mu2=0.6),
+        FineTuneJob(workload=200.0, deadline=8, n_min=2, n_max=12, mu1=0.8, mu2=0.8, gamma=1.5),
+    ],
+)
 def test_edge_case_jobs_on_synthetic_worlds(job):
     for seed, reading in [(0, "ahead"), (1, "ahead"), (2, "ahead"), (0, "line"), (3, "line")]:
         rng = np.random.default_rng(seed)
@@ -164,9 +211,15 @@ def test_edge_case_jobs_on_synthetic_worlds(job):
 @given(st.integers(1, 6), st.integers(1, 3), st.data())
 def test_random_worlds_with_noisy_forecasts(deadline, n_min, data):
     n_max = n_min + data.draw(st.integers(0, 8))
-    job = FineTuneJob(workload=data.draw(st.floats(1.0, 12.0 * deadline)), deadline=deadline, n_min=n_min,
-                      n_max=n_max, mu1=data.draw(st.sampled_from([1.0, 0.9, 0.6])),
-                      mu2=data.draw(st.sampled_from([1.0, 0.8])), beta=data.draw(st.sampled_from([0.0, 0.25])))
+    job = FineTuneJob(
+        workload=data.draw(st.floats(1.0, 12.0 * deadline)),
+        deadline=deadline,
+        n_min=n_min,
+        n_max=n_max,
+        mu1=data.draw(st.sampled_from([1.0, 0.9, 0.6])),
+        mu2=data.draw(st.sampled_from([1.0, 0.8])),
+        beta=data.draw(st.sampled_from([0.0, 0.25])),
+    )
     slots = deadline + 5
     p_o = data.draw(st.sampled_from([1.0, 0.6]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
@@ -177,12 +230,13 @@ def test_random_worlds_with_noisy_forecasts(deadline, n_min, data):
     f_price = np.empty((deadline, horizon + 1))
     f_avail = np.empty((deadline, horizon + 1), dtype=float if data.draw(st.booleans()) else np.int64)
     for t in range(deadline):
-        f_price[t] = price[t:t + horizon + 1] * rng.uniform(0.5, 1.5, horizon + 1)
-        f_avail[t] = avail[t:t + horizon + 1] + rng.integers(-3, 3, horizon + 1)
+        f_price[t] = price[t : t + horizon + 1] * rng.uniform(0.5, 1.5, horizon + 1)
+        f_avail[t] = avail[t : t + horizon + 1] + rng.integers(-3, 3, horizon + 1)
         f_price[t, 0], f_avail[t, 0] = price[t], avail[t]
     forecast = SpotForecast(price=f_price, availability=f_avail)
-    params = data.draw(st.lists(st.sampled_from(FULL_POOL + [(2, 1, 1.2), (3, 2, 1.0)]), min_size=1,
-                                max_size=12, unique=True))
+    params = data.draw(
+        st.lists(st.sampled_from(FULL_POOL + [(2, 1, 1.2), (3, 2, 1.0)]), min_size=1, max_size=12, unique=True)
+    )
     assert_same_as_reference(job, market, forecast, params, data.draw(st.sampled_from(["ahead", "line"])))
 
 
@@ -216,12 +270,18 @@ def test_the_first_failing_policy_names_the_error():
     job = FineTuneJob()
     market = SpotMarket(np.full(15, 0.5), np.full(15, 8))
     params = [(2, 1, 0.5), (4, 1, 0.5), (3, 2, 0.5)]
-    for forecast in (oracle_forecast(market, 10, 2), oracle_forecast(market, 10, 3),
-                     oracle_forecast(market, 9, 3), oracle_forecast(market, 9, 1)):
+    for forecast in (
+        oracle_forecast(market, 10, 2),
+        oracle_forecast(market, 10, 3),
+        oracle_forecast(market, 9, 3),
+        oracle_forecast(market, 9, 1),
+    ):
         for order in (params, params[::-1]):
             errors = []
-            for pool_run, one_by_one in ((lambda: AHAPPool(order).run(job, market, forecast), None),
-                                         (None, lambda: [simulate(job, market, AHAP(*p), forecast) for p in order])):
+            for pool_run, one_by_one in (
+                (lambda: AHAPPool(order).run(job, market, forecast), None),
+                (None, lambda: [simulate(job, market, AHAP(*p), forecast) for p in order]),
+            ):
                 try:
                     (pool_run or one_by_one)()
                     errors.append(None)

@@ -349,6 +349,6 @@ def test_msu_with_a_fixed_switch_time_meets_every_feasible_deadline(world):
     job, market = world
     out = simulate(job, market, MaximalSpotUtilization(switch="time"))
     first = switch_slot(job)
-    assert np.all(out.n_spot[first - 1:] == 0) and np.all(out.n_on_demand[: first - 1] == 0)
+    assert np.all(out.n_spot[first - 1 :] == 0) and np.all(out.n_on_demand[: first - 1] == 0)
     if can_finish(job.workload, job.deadline, 0, job):
         assert out.met_deadline

@@ -15,14 +15,20 @@ ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "data" / "market_aws_us-west-2a_v100.csv"
 ALL = ["OD-Only", "MSU", "UP"]
 KEYS = {
-    "mechanism", "utility", "cost", "completion_time", "spot_cost", "on_demand_cost",
-    "progress_at_deadline", "met_deadline", "reconfigurations",
+    "mechanism",
+    "utility",
+    "cost",
+    "completion_time",
+    "spot_cost",
+    "on_demand_cost",
+    "progress_at_deadline",
+    "met_deadline",
+    "reconfigurations",
 }
 
 
 def synthetic(**market):
-    return {"job": {}, "market": {"kind": "synthetic", **market}, "mechanisms": list(ALL),
-            "seed": 0, "replicates": 3}
+    return {"job": {}, "market": {"kind": "synthetic", **market}, "mechanisms": list(ALL), "seed": 0, "replicates": 3}
 
 
 def trace(**market):
@@ -106,8 +112,10 @@ def test_prepared_is_picklable():
 @pytest.mark.parametrize(
     "cfg, message",
     [
-        ({**synthetic(), "mechanisms": ["OD-Only", "X"]},
-         r"mechanisms: unknown mechanism 'X' \(known: OD-Only, MSU, UP, UP-track, OPT, AHAP, AHANP"),
+        (
+            {**synthetic(), "mechanisms": ["OD-Only", "X"]},
+            r"mechanisms: unknown mechanism 'X' \(known: OD-Only, MSU, UP, UP-track, OPT, AHAP, AHANP",
+        ),
         ({**synthetic(), "mechanisms": []}, "mechanisms: must be a non-empty list"),
         ({**synthetic(), "mechanisms": "MSU"}, "mechanisms: must be a non-empty list"),
         ({**synthetic(), "job": {"deadline": -1}}, "job.deadline must be a positive integer, got -1"),
@@ -116,8 +124,10 @@ def test_prepared_is_picklable():
         (synthetic(mean_price=-1.0), "market.mean_price must be > 0"),
         (synthetic(mean_prize=0.3), r"market: unknown key\(s\) 'mean_prize'"),
         ({"job": {}, "mechanisms": ALL}, "market: missing section"),
-        ({"job": {}, "market": {"kind": "vast"}, "mechanisms": ALL},
-         "market.kind must be 'synthetic' or 'trace', got 'vast'"),
+        (
+            {"job": {}, "market": {"kind": "vast"}, "mechanisms": ALL},
+            "market.kind must be 'synthetic' or 'trace', got 'vast'",
+        ),
         (trace(path=None), "market.path must be a file path"),
         (trace(capacity=0), "market.capacity must be a positive integer"),
         (trace(on_demand_price=0), "market.on_demand_price must be > 0"),
@@ -150,6 +160,7 @@ def test_a_mechanism_listed_twice_is_an_error():
 def test_noise_growth_reaches_the_forecasts():
     """`noise.growth: sqrt` multiplies the error of look-ahead k by sqrt(k) in the family's
     forecasts (the same draws as `flat`)."""
+
     def forecast(noise):
         prepared = family.prepare({"job": {}, "market": {"kind": "synthetic"}, "mechanisms": ["UP"], "noise": noise})
         rng = np.random.default_rng(4)
@@ -187,8 +198,9 @@ def test_sigma_reading_reaches_every_ahap_path():
         forecast = family.make_forecast(line, world, job, r, rng)
         market = world.window(line.forecast.history, job.deadline + line.forecast.horizon)
         solver = WindowSolver()
-        ref = [simulate(job, market, family.make_policy(n, solver, "line"), forecast).record(n)
-               for n in line.mechanisms]
+        ref = [
+            simulate(job, market, family.make_policy(n, solver, "line"), forecast).record(n) for n in line.mechanisms
+        ]
         assert repr(ref) == repr(b)
     assert differ > 0  # sigma acts in the behind branch under the line reading
 
@@ -199,8 +211,16 @@ def test_ahanp_starts_reach_the_fast_path_and_make_policy():
     cfg = synthetic(mean_price=1.0, outage_fraction=0.2)
     cfg["mechanisms"] = ["AHANP", "AHANP(sigma=0.5,start=literal)", "UP"]
     cfg["pool"] = {"threshold": [0.4, 0.7], "ahanp_start": ["literal", "fresh", "cold"]}
-    names = ["AHANP(sigma=0.4)", "AHANP(sigma=0.7)", "AHANP(sigma=0.4,start=fresh)", "AHANP(sigma=0.7,start=fresh)",
-             "AHANP(sigma=0.4,start=cold)", "AHANP(sigma=0.7,start=cold)", "AHANP(sigma=0.5)", "UP"]
+    names = [
+        "AHANP(sigma=0.4)",
+        "AHANP(sigma=0.7)",
+        "AHANP(sigma=0.4,start=fresh)",
+        "AHANP(sigma=0.7,start=fresh)",
+        "AHANP(sigma=0.4,start=cold)",
+        "AHANP(sigma=0.7,start=cold)",
+        "AHANP(sigma=0.5)",
+        "UP",
+    ]
     assert family.mechanism_names(cfg) == names
     with pytest.raises(ValueError, match="pool.ahanp_start must be a non-empty list"):
         family.prepare({**cfg, "pool": {"ahanp_start": ["lazy"]}})
@@ -217,9 +237,11 @@ def test_ahanp_starts_reach_the_fast_path_and_make_policy():
         assert repr(ref) == repr(rows)
         by_name = {row["mechanism"]: row for row in rows}
         for start in ("fresh", "cold"):
-            if any(by_name[f"AHANP(sigma={s},start={start})"] != {**by_name[f"AHANP(sigma={s})"],
-                                                                  "mechanism": f"AHANP(sigma={s},start={start})"}
-                   for s in (0.4, 0.7)):
+            if any(
+                by_name[f"AHANP(sigma={s},start={start})"]
+                != {**by_name[f"AHANP(sigma={s})"], "mechanism": f"AHANP(sigma={s},start={start})"}
+                for s in (0.4, 0.7)
+            ):
                 differ.add(start)
     assert differ == {"fresh", "cold"}
 

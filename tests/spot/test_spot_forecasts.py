@@ -40,8 +40,8 @@ def default_world():
 def test_shapes_column0_and_validity(default_world):
     market, f = default_world
     assert f.price.shape == f.availability.shape == (10, 6)
-    assert np.array_equal(f.price[:, 0], market.price[HISTORY:HISTORY + 10])
-    assert np.array_equal(f.availability[:, 0], market.availability[HISTORY:HISTORY + 10])
+    assert np.array_equal(f.price[:, 0], market.price[HISTORY : HISTORY + 10])
+    assert np.array_equal(f.availability[:, 0], market.availability[HISTORY : HISTORY + 10])
     assert f.availability.dtype == np.int64
     assert f.availability.min() >= 0 and f.availability.max() <= market.capacity
     assert np.all(np.isfinite(f.price)) and np.all(f.price > 0)
@@ -52,8 +52,8 @@ def test_rows_never_read_the_future(default_world):
     market, f = default_world
     price = market.price.copy()
     avail = market.availability.copy()
-    price[HISTORY + 5:] *= 3.0
-    avail[HISTORY + 5:] = 0
+    price[HISTORY + 5 :] *= 3.0
+    avail[HISTORY + 5 :] = 0
     g = arima_forecast(SpotMarket(price, avail), HISTORY, 10, 5)
     assert np.array_equal(f.price[:5], g.price[:5])
     assert np.array_equal(f.availability[:5], g.availability[:5])
@@ -85,9 +85,9 @@ def test_refit_changes_the_parameters_and_extension_does_not():
     series = ArimaSeries()
     series.fit(y[:HISTORY])
     first = series.results.params.copy()
-    series.forecast_block(y[HISTORY:HISTORY + 20], 3)
+    series.forecast_block(y[HISTORY : HISTORY + 20], 3)
     assert np.array_equal(series.results.params, first)
-    series.fit(y[:HISTORY + 20])
+    series.fit(y[: HISTORY + 20])
     assert series.fits == 2
     assert not np.allclose(series.results.params, first)
 
@@ -97,11 +97,11 @@ def test_block_forecasts_equal_statsmodels_forecast():
     series = ArimaSeries((2, 0, 1))
     series.fit(y[:HISTORY])
     fitted = series.results
-    block = series.forecast_block(y[HISTORY:HISTORY + 4], 5)
+    block = series.forecast_block(y[HISTORY : HISTORY + 4], 5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for j in range(4):
-            ref = fitted.extend(y[HISTORY:HISTORY + j + 1]).forecast(5)
+            ref = fitted.extend(y[HISTORY : HISTORY + j + 1]).forecast(5)
             np.testing.assert_allclose(block[j], ref, rtol=1e-10, atol=1e-12)
 
 
@@ -129,12 +129,13 @@ def test_beats_last_value_on_a_daily_cycle():
         market = PARAMS.sample(np.random.default_rng(100 + seed), HISTORY + rows + h)
         f = arima_forecast(market, HISTORY, rows, h, refit_every=None)
         for i, k in enumerate((1, h)):
-            truth_p = np.log(market.price[HISTORY + k:HISTORY + k + rows])
-            truth_a = market.availability[HISTORY + k:HISTORY + k + rows]
-            sq[0, i] += [np.sum((np.log(f.price[:, k]) - truth_p) ** 2),
-                         np.sum((np.log(f.price[:, 0]) - truth_p) ** 2)]
-            sq[1, i] += [np.sum((f.availability[:, k] - truth_a) ** 2.0),
-                         np.sum((f.availability[:, 0] - truth_a) ** 2.0)]
+            truth_p = np.log(market.price[HISTORY + k : HISTORY + k + rows])
+            truth_a = market.availability[HISTORY + k : HISTORY + k + rows]
+            sq[0, i] += [np.sum((np.log(f.price[:, k]) - truth_p) ** 2), np.sum((np.log(f.price[:, 0]) - truth_p) ** 2)]
+            sq[1, i] += [
+                np.sum((f.availability[:, k] - truth_a) ** 2.0),
+                np.sum((f.availability[:, 0] - truth_a) ** 2.0),
+            ]
     ratio = np.sqrt(sq[:, :, 0] / sq[:, :, 1])
     assert np.all(ratio[:, 0] <= 1.03), ratio
     assert np.all(ratio[:, 1] <= 0.95), ratio
@@ -171,7 +172,7 @@ def noisy(f, kind, level, seed=0, capacity=16, scales=(8.0, 0.5)):
 @pytest.mark.parametrize("kind", NOISE_KINDS)
 def test_level_zero_and_none_give_the_input_back(kind):
     _, f = forecast_of(0)
-    for level in ([0.0, 0.5] if kind == "none" else [0.0]):
+    for level in [0.0, 0.5] if kind == "none" else [0.0]:
         g = noisy(f, kind, level)
         assert np.array_equal(g.price, f.price) and np.array_equal(g.availability, f.availability)
 
@@ -189,8 +190,9 @@ def test_deterministic_given_the_rng():
     for kind in NOISE_KINDS:
         a, b = noisy(f, kind, 0.5, seed=7), noisy(f, kind, 0.5, seed=7)
         assert np.array_equal(a.price, b.price) and np.array_equal(a.availability, b.availability)
-    assert not np.array_equal(noisy(f, "mag_dep_heavy", 0.5, seed=7).price,
-                              noisy(f, "mag_dep_heavy", 0.5, seed=8).price)
+    assert not np.array_equal(
+        noisy(f, "mag_dep_heavy", 0.5, seed=7).price, noisy(f, "mag_dep_heavy", 0.5, seed=8).price
+    )
 
 
 def big_price_forecast(rows=2000, horizon=5, price=2.0):
@@ -296,9 +298,10 @@ def test_growth_is_checked_and_flat_is_the_default():
     from algorithms.spot.world_config import NoiseConfig
 
     _, f = forecast_of(5)
-    assert np.array_equal(noisy(f, "fixed_heavy", 0.3, seed=2).price,
-                          apply_noise(f, "fixed_heavy", 0.3, np.random.default_rng(2), 16, 8.0, 0.5,
-                                      growth="flat").price)
+    assert np.array_equal(
+        noisy(f, "fixed_heavy", 0.3, seed=2).price,
+        apply_noise(f, "fixed_heavy", 0.3, np.random.default_rng(2), 16, 8.0, 0.5, growth="flat").price,
+    )
     with pytest.raises(ValueError, match="noise.growth must be one of"):
         apply_noise(f, "fixed_heavy", 0.3, np.random.default_rng(2), 16, 8.0, 0.5, growth="linear")
     assert NoiseConfig.from_dict({"kind": "fixed_uniform", "level": 0.5, "growth": "sqrt"}).growth == "sqrt"

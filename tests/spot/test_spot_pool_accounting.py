@@ -39,20 +39,59 @@ def run_accounts(job, market, scripts):
     p_o = float(market.on_demand_price)
     tol = 1e-9 * max(1.0, job.workload)  # as the pools compute it
     done_at = job.workload - tol
-    (progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od,
-     n_sp) = open_accounts(len(scripts), d)
+    (progress, n_prev, running, spot_cost, od_cost, reconf, completion, error, n_od, n_sp) = open_accounts(
+        len(scripts), d
+    )
     for t in range(1, d + 1):
         price, avail = float(market.price[t - 1]), int(market.availability[t - 1])
         on_demand = np.array([script[t - 1][0] for script in scripts], dtype=np.int64)
         spot = np.array([script[t - 1][1] for script in scripts], dtype=np.int64)
-        account_slot(t, on_demand, spot, price, avail, job.n_min, job.n_max, job.alpha, job.beta, job.mu1,
-                     job.mu2, p_o, done_at, progress, n_prev, running, spot_cost, od_cost, reconf, completion,
-                     error, n_od, n_sp)
-    utility, cost, extra = finish(progress, n_prev, completion, od_cost, spot_cost, reconf, error, d,
-                                  job.workload, tol, job.n_max, job.alpha, job.beta, job.mu1, job.mu2, p_o,
-                                  job.value, job.gamma)
-    result = PoolResult.of(d, n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf,
-                           extra)
+        account_slot(
+            t,
+            on_demand,
+            spot,
+            price,
+            avail,
+            job.n_min,
+            job.n_max,
+            job.alpha,
+            job.beta,
+            job.mu1,
+            job.mu2,
+            p_o,
+            done_at,
+            progress,
+            n_prev,
+            running,
+            spot_cost,
+            od_cost,
+            reconf,
+            completion,
+            error,
+            n_od,
+            n_sp,
+        )
+    utility, cost, extra = finish(
+        progress,
+        n_prev,
+        completion,
+        od_cost,
+        spot_cost,
+        reconf,
+        error,
+        d,
+        job.workload,
+        tol,
+        job.n_max,
+        job.alpha,
+        job.beta,
+        job.mu1,
+        job.mu2,
+        p_o,
+        job.value,
+        job.gamma,
+    )
+    result = PoolResult.of(d, n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra)
     return result, error, running
 
 
@@ -61,10 +100,16 @@ def worlds(draw):
     deadline = draw(st.integers(1, 8))
     n_min = draw(st.integers(1, 3))
     n_max = n_min + draw(st.integers(0, 6))
-    job = FineTuneJob(workload=draw(st.floats(1.0, 10.0 * deadline)), deadline=deadline, n_min=n_min,
-                      n_max=n_max, mu1=draw(st.sampled_from([1.0, 0.9, 0.6])),
-                      mu2=draw(st.sampled_from([1.0, 0.8, 0.7])), beta=draw(st.sampled_from([0.0, 0.25])),
-                      gamma=draw(st.sampled_from([2.0, 1.5])))
+    job = FineTuneJob(
+        workload=draw(st.floats(1.0, 10.0 * deadline)),
+        deadline=deadline,
+        n_min=n_min,
+        n_max=n_max,
+        mu1=draw(st.sampled_from([1.0, 0.9, 0.6])),
+        mu2=draw(st.sampled_from([1.0, 0.8, 0.7])),
+        beta=draw(st.sampled_from([0.0, 0.25])),
+        gamma=draw(st.sampled_from([2.0, 1.5])),
+    )
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     price = rng.uniform(0.1, 1.5, deadline)
     avail = rng.integers(0, n_max + 3, deadline) * rng.integers(0, 2, deadline)

@@ -73,8 +73,15 @@ def test_completion_stops_the_run_and_pads_decisions():
 def test_record_has_the_engine_keys_with_plain_types():
     row = simulate(JOB, MARKET, Script([(0, 3), (0, 0), (1, 3), (3, 1)])).record("X")
     assert list(row) == [
-        "mechanism", "utility", "cost", "completion_time", "spot_cost",
-        "on_demand_cost", "progress_at_deadline", "met_deadline", "reconfigurations",
+        "mechanism",
+        "utility",
+        "cost",
+        "completion_time",
+        "spot_cost",
+        "on_demand_cost",
+        "progress_at_deadline",
+        "met_deadline",
+        "reconfigurations",
     ]
     assert type(row["completion_time"]) is int and type(row["reconfigurations"]) is int
     assert type(row["met_deadline"]) is bool and type(row["utility"]) is float

@@ -30,8 +30,7 @@ def test_forecast_row_matches_the_arrays_read_only_or_not():
     solver = WindowSolver()
     for t in range(1, 7):
         for length in range(1, 5):
-            want = ([float(p) for p in price[t - 1, :length]],
-                    [max(0, int(a)) for a in avail[t - 1, :length]])
+            want = ([float(p) for p in price[t - 1, :length]], [max(0, int(a)) for a in avail[t - 1, :length]])
             assert solver.forecast_row(writable, t, length) == want
             got = solver.forecast_row(frozen, t, length)
             assert got == want
@@ -58,8 +57,7 @@ def test_read_only_forecasts_and_equal_jobs_change_no_decision():
         for window, commitment, sigma in ((1, 1, 0.5), (2, 2, 0.7), (3, 1, 0.9), (3, 3, 0.5)):
             a = simulate(job, market, AHAP(window, commitment, sigma), forecast=forecast)
             twin = dataclasses.replace(job)  # equal, not the same object: shares the memo
-            b = simulate(twin, market, AHAP(window, commitment, sigma, shared),
-                         forecast=read_only(forecast))
+            b = simulate(twin, market, AHAP(window, commitment, sigma, shared), forecast=read_only(forecast))
             assert repr(a.record("x")) == repr(b.record("x"))
             assert a.n_on_demand.tolist() == b.n_on_demand.tolist()
             assert a.n_spot.tolist() == b.n_spot.tolist()

@@ -1,4 +1,5 @@
 """Rows that check paper 000's Theorems 1 and 2 (reproduction/spot_theorems.py)."""
+
 import math
 import os
 from pathlib import Path
@@ -57,8 +58,10 @@ def test_theorem2_rows_one_check_and_one_ratio_per_cell_and_normalisation(monkey
     rows = []
     for cell in (0, 1):
         for r, utilities in enumerate([(10, 0, 5, 1), (5, 15, 5, 1), (12, 3, 4, 1)]):
-            rows += [{"cell_index": cell, "replicate": r, "mechanism": n, "utility": float(x)}
-                     for n, x in zip(names, utilities)]
+            rows += [
+                {"cell_index": cell, "replicate": r, "mechanism": n, "utility": float(x)}
+                for n, x in zip(names, utilities)
+            ]
     frame = pd.DataFrame(rows)
     out = th.theorem2_rows(frame, {"0": _fig9_config(), "1": _fig9_config("mag_dep_heavy")})
     assert len(out) == 2 * 2 * 2  # cells x normalisations x (check, ratio)
@@ -87,18 +90,32 @@ A3 = "AHAP(w=2,v=1,sigma=0.3)"
 def _availability():
     rows = []
     #           replicate, k, sigma, D
-    for r, k, s, d in [(0, 1, 0.5, 2), (0, 2, 0.5, 4), (0, 1, 0.3, 0), (0, 2, 0.3, 0),
-                       (1, 1, 0.5, 0), (1, 2, 0.5, 1), (1, 1, 0.3, 0), (1, 2, 0.3, 0)]:
-        rows.append({"replicate": r, "lookahead": k, "threshold": s, "D": float(d), "deadline": 10,
-                     "on_demand_price": 1.0})
+    for r, k, s, d in [
+        (0, 1, 0.5, 2),
+        (0, 2, 0.5, 4),
+        (0, 1, 0.3, 0),
+        (0, 2, 0.3, 0),
+        (1, 1, 0.5, 0),
+        (1, 2, 0.5, 1),
+        (1, 1, 0.3, 0),
+        (1, 2, 0.3, 0),
+    ]:
+        rows.append(
+            {"replicate": r, "lookahead": k, "threshold": s, "D": float(d), "deadline": 10, "on_demand_price": 1.0}
+        )
     return pd.DataFrame(rows)
 
 
 def _gap_frame():
     #                 OPT   A1    A2    A3
     utilities = {0: (50.0, 45.0, 30.0, 50.0), 1: (40.0, 40.0, 39.0, 38.0)}
-    return pd.DataFrame([{"replicate": r, "mechanism": n, "utility": x}
-                         for r, us in utilities.items() for n, x in zip(["OPT", A1, A2, A3], us)])
+    return pd.DataFrame(
+        [
+            {"replicate": r, "mechanism": n, "utility": x}
+            for r, us in utilities.items()
+            for n, x in zip(["OPT", A1, A2, A3], us)
+        ]
+    )
 
 
 def test_bound_12_by_hand():
@@ -152,9 +169,11 @@ def test_theorem1_noise_rows_check_the_gap_against_the_level():
         for r in range(30):
             opt = 50 + rng.normal()
             gap = mean_gap + rng.normal(scale=0.5)
-            rows += [{"noise.level": level, "replicate": r, "mechanism": "OPT", "utility": opt},
-                     {"noise.level": level, "replicate": r, "mechanism": A1, "utility": opt - gap},
-                     {"noise.level": level, "replicate": r, "mechanism": A3, "utility": opt - gap - 5}]
+            rows += [
+                {"noise.level": level, "replicate": r, "mechanism": "OPT", "utility": opt},
+                {"noise.level": level, "replicate": r, "mechanism": A1, "utility": opt - gap},
+                {"noise.level": level, "replicate": r, "mechanism": A3, "utility": opt - gap - 5},
+            ]
     out = th.theorem1_noise_rows(pd.DataFrame(rows))
     assert all(Check(**row) for row in out)
     info = [r for r in out if r["holds"] is None]
@@ -248,9 +267,13 @@ def test_tied_best_policies_are_judged_by_the_largest_bound():
     # A1 and AHAP(w=1,v=1,sigma=0.3) behave the same (equal utilities): the row takes the one
     # whose bound is larger (sigma = 0.5 here), and says how many tied
     a0 = "AHAP(w=1,v=1,sigma=0.3)"
-    frame = pd.DataFrame([{"replicate": r, "mechanism": n, "utility": x}
-                          for r, (opt, a) in enumerate([(50.0, 45.0), (40.0, 40.0)])
-                          for n, x in [("OPT", opt), (A1, a), (a0, a)]])
+    frame = pd.DataFrame(
+        [
+            {"replicate": r, "mechanism": n, "utility": x}
+            for r, (opt, a) in enumerate([(50.0, 45.0), (40.0, 40.0)])
+            for n, x in [("OPT", opt), (A1, a), (a0, a)]
+        ]
+    )
     rows = th.theorem1_oracle_rows(frame, _availability())
     mean = next(r for r in rows if ": mean" in r["check"])
     assert A1 in mean["check"] and "tied with 1 other" in mean["check"] and mean["paper"] == 5.0

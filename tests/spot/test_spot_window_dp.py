@@ -24,19 +24,53 @@ def kernel_args(job, t, z, n_prev, prices, avails, p_o, sigma=None):
     avail = [int(a) for a in avails[:length]]
     tables = wp._job_tables(job)
     costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails = wp._window_arrays(
-        job, tables, tables.memo, price, avail, p_o)
+        job, tables, tables.memo, price, avail, p_o
+    )
     cap = math.inf
     if sigma is not None:
         costs, cheap = costs.copy(), cheap.copy()
-        wk.spot_floor(costs, cheap, np.array(price), np.array(avail, dtype=np.int64), p_o, sigma * p_o,
-                      job.n_min, job.n_max, tables.opts_np)
+        wk.spot_floor(
+            costs,
+            cheap,
+            np.array(price),
+            np.array(avail, dtype=np.int64),
+            p_o,
+            sigma * p_o,
+            job.n_min,
+            job.n_max,
+            tables.opts_np,
+        )
         end = t + length - 1
         cap = math.inf if end >= job.deadline else job.workload / job.deadline * end
     tie = wp.TIE_TOL * max(1.0, job.value)
-    return (tables.work_t, costs, tables.opts_np, cheap, usable, n_prev, float(z), float(job.value),
-            float(job.workload - job.tolerance()), tie, dz, dc, floor_x, floor_y, floor_n, tails,
-            job.deadline - (t + length - 1), p_o, tables.jf, tables.ji, tables.counts_np, tables.count_h_np,
-            tables.count_first_np, tables.first_late_np, tables.tilde_first_np, cap)
+    return (
+        tables.work_t,
+        costs,
+        tables.opts_np,
+        cheap,
+        usable,
+        n_prev,
+        float(z),
+        float(job.value),
+        float(job.workload - job.tolerance()),
+        tie,
+        dz,
+        dc,
+        floor_x,
+        floor_y,
+        floor_n,
+        tails,
+        job.deadline - (t + length - 1),
+        p_o,
+        tables.jf,
+        tables.ji,
+        tables.counts_np,
+        tables.count_h_np,
+        tables.count_first_np,
+        tables.first_late_np,
+        tables.tilde_first_np,
+        cap,
+    )
 
 
 def assert_same(args):
@@ -71,14 +105,19 @@ def test_small_windows_with_exact_ties(case):
 
 
 @PROPS
-@given(st.integers(0, 2**32 - 1), st.sampled_from([(0.9, 0.9), (0.7, 0.9), (1.0, 0.6), (0.5, 0.5)]),
-       st.booleans())
+@given(st.integers(0, 2**32 - 1), st.sampled_from([(0.9, 0.9), (0.7, 0.9), (1.0, 0.6), (0.5, 0.5)]), st.booleans())
 def test_paper_size_windows(seed, mu, dyadic):
     rng = np.random.default_rng(seed)
     n_min = int(rng.integers(1, 5))
     n_max = int(rng.integers(max(n_min, 8), 17))
-    job = FineTuneJob(workload=float(rng.uniform(70, 120)) if not dyadic else 96.0, deadline=10,
-                      n_min=n_min, n_max=n_max, mu1=mu[0], mu2=mu[1])
+    job = FineTuneJob(
+        workload=float(rng.uniform(70, 120)) if not dyadic else 96.0,
+        deadline=10,
+        n_min=n_min,
+        n_max=n_max,
+        mu1=mu[0],
+        mu2=mu[1],
+    )
     t = int(rng.integers(1, 11))
     length = int(rng.integers(1, 7))
     if dyadic:

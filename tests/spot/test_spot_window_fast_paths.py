@@ -29,9 +29,17 @@ def test_memo_does_not_change_plans():
     for _ in range(40):
         t = int(rng.integers(1, job.deadline + 1))
         omega = int(rng.integers(0, 5))
-        cases.append((job, t, float(rng.uniform(0, 0.8)) * job.workload, int(rng.choice([0, *range(2, 15)])),
-                      rng.choice([0.3, 0.45, 0.6, 0.9, 1.2], omega + 1).tolist(),
-                      rng.integers(0, 17, omega + 1).tolist(), 1.0))
+        cases.append(
+            (
+                job,
+                t,
+                float(rng.uniform(0, 0.8)) * job.workload,
+                int(rng.choice([0, *range(2, 15)])),
+                rng.choice([0.3, 0.45, 0.6, 0.9, 1.2], omega + 1).tolist(),
+                rng.integers(0, 17, omega + 1).tolist(),
+                1.0,
+            )
+        )
     cold = []
     for case in cases:
         wp._job_tables.cache_clear()
@@ -39,5 +47,6 @@ def test_memo_does_not_change_plans():
     wp._job_tables.cache_clear()
     warm = [wp.solve_window(*case) for case in reversed(cases)][::-1]
     assert len(wp._job_tables(job).memo) > 0
-    assert [(p.on_demand, p.spot, repr(p.objective)) for p in warm] == \
-        [(p.on_demand, p.spot, repr(p.objective)) for p in cold]
+    assert [(p.on_demand, p.spot, repr(p.objective)) for p in warm] == [
+        (p.on_demand, p.spot, repr(p.objective)) for p in cold
+    ]

@@ -21,8 +21,11 @@ def numpy_floor(floor, work):
 
 
 @PROPS
-@given(st.lists(st.tuples(st.floats(0.01, 50.0), st.floats(0.001, 30.0)), min_size=0, max_size=12),
-       st.floats(0.01, 5.0), st.lists(st.floats(-10.0, 400.0), min_size=1, max_size=30))
+@given(
+    st.lists(st.tuples(st.floats(0.01, 50.0), st.floats(0.001, 30.0)), min_size=0, max_size=12),
+    st.floats(0.01, 5.0),
+    st.lists(st.floats(-10.0, 400.0), min_size=1, max_size=30),
+)
 def test_cost_floor_is_numpy_interp(points, tail_rate, work):
     floor = wp._CostFloor(wp._envelope(points), tail_rate)
     # the knots themselves and points just beside them too
@@ -55,8 +58,7 @@ def test_dominance_matches_its_definition(group):
     expected = np.zeros(z.size, dtype=bool)
     for i in cand:
         expected[i] = not any(
-            j != i and z[j] >= z[i] and c[j] <= c[i]
-            and (z[j] > z[i] + dz or c[j] < c[i] - dc or key[j] < key[i])
+            j != i and z[j] >= z[i] and c[j] <= c[i] and (z[j] > z[i] + dz or c[j] < c[i] - dc or key[j] < key[i])
             for j in cand
         )
     assert keep.tolist() == expected.tolist()

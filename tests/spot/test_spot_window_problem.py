@@ -118,9 +118,18 @@ def window_cases(draw, dyadic=False):
         value = draw(st.floats(1.0, 80.0))
         price = st.floats(0.05, 2.0)
     deadline = draw(st.integers(1, 6))
-    job = FineTuneJob(workload=workload, deadline=deadline, n_min=n_min, n_max=n_max,
-                      alpha=alpha, beta=beta, mu1=mu1, mu2=mu2, value=value,
-                      gamma=draw(st.sampled_from([1.5, 2.0, 3.0])))
+    job = FineTuneJob(
+        workload=workload,
+        deadline=deadline,
+        n_min=n_min,
+        n_max=n_max,
+        alpha=alpha,
+        beta=beta,
+        mu1=mu1,
+        mu2=mu2,
+        value=value,
+        gamma=draw(st.sampled_from([1.5, 2.0, 3.0])),
+    )
     t = draw(st.integers(1, deadline))
     omega = draw(st.integers(0, 3))
     prices = draw(st.lists(price, min_size=omega + 1, max_size=omega + 1))
@@ -246,8 +255,7 @@ def vectorized_brute_force(job, t, z0, n_prev, prices, avails, p_o):
     length = min(len(prices), job.deadline - t + 1)
     opts = np.array([0, *range(job.n_min, job.n_max + 1)])
     seqs = opts[np.array(list(itertools.product(range(opts.size), repeat=length)))]
-    work = np.array([[job.slot_work(int(n), p) for n in range(job.n_max + 1)]
-                     for p in range(job.n_max + 1)])
+    work = np.array([[job.slot_work(int(n), p) for n in range(job.n_max + 1)] for p in range(job.n_max + 1)])
     rows = seqs.shape[0]
     z, c = np.full(rows, float(z0)), np.zeros(rows)
     prev = np.full(rows, n_prev)
@@ -273,11 +281,14 @@ def vectorized_brute_force(job, t, z0, n_prev, prices, avails, p_o):
     return obj.max(), obj[i], tuple(seqs[i].tolist())
 
 
-@pytest.mark.parametrize("job", [
-    FineTuneJob(),
-    FineTuneJob(n_min=2, beta=0.5, mu1=0.8, mu2=0.95),
-    FineTuneJob(mu1=1.0, mu2=1.0),
-])
+@pytest.mark.parametrize(
+    "job",
+    [
+        FineTuneJob(),
+        FineTuneJob(n_min=2, beta=0.5, mu1=0.8, mu2=0.95),
+        FineTuneJob(mu1=1.0, mu2=1.0),
+    ],
+)
 def test_solver_matches_brute_force_at_the_paper_size(job):
     # N in [n_min, 12], windows of 2-4 slots, half of them with prices on a coarse grid
     # (many exact ties), progress anywhere before the deadline.
@@ -366,10 +377,18 @@ def continuation_cases(draw):
     beta = draw(st.floats(-0.2, 1.0))
     if alpha * n_min + beta <= 0:
         beta = 0.0
-    job = FineTuneJob(workload=draw(st.floats(1.0, 200.0)), deadline=draw(st.integers(1, 12)),
-                      n_min=n_min, n_max=n_max, alpha=alpha, beta=beta,
-                      mu1=draw(st.floats(0.3, 1.0)), mu2=draw(st.floats(0.3, 1.0)),
-                      value=draw(st.floats(1.0, 500.0)), gamma=draw(st.floats(1.1, 4.0)))
+    job = FineTuneJob(
+        workload=draw(st.floats(1.0, 200.0)),
+        deadline=draw(st.integers(1, 12)),
+        n_min=n_min,
+        n_max=n_max,
+        alpha=alpha,
+        beta=beta,
+        mu1=draw(st.floats(0.3, 1.0)),
+        mu2=draw(st.floats(0.3, 1.0)),
+        value=draw(st.floats(1.0, 500.0)),
+        gamma=draw(st.floats(1.1, 4.0)),
+    )
     z = draw(st.lists(st.floats(0.0, 1.2), min_size=1, max_size=30))
     n_last = draw(st.sampled_from([0, *range(n_min, n_max + 1)]))
     slots_left = draw(st.integers(0, job.deadline))

@@ -1,4 +1,5 @@
 """Forecast, noise, job-sampling and selection sections of the spot family's config."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,12 +9,16 @@ from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfi
 
 
 def test_noise_phases_follow_fig10():
-    noise = NoiseConfig.from_dict({"phases": [
-        {"start": 0, "kind": "fixed_uniform", "level": 0.1},
-        {"start": 800, "kind": "fixed_heavy", "level": 0.3},
-        {"start": 1600, "kind": "fixed_uniform", "level": 0.5},
-        {"start": 2400, "kind": "fixed_uniform", "level": 2.0},
-    ]})
+    noise = NoiseConfig.from_dict(
+        {
+            "phases": [
+                {"start": 0, "kind": "fixed_uniform", "level": 0.1},
+                {"start": 800, "kind": "fixed_heavy", "level": 0.3},
+                {"start": 1600, "kind": "fixed_uniform", "level": 0.5},
+                {"start": 2400, "kind": "fixed_uniform", "level": 2.0},
+            ]
+        }
+    )
     assert noise.at(0) == ("fixed_uniform", 0.1)
     assert noise.at(799) == ("fixed_uniform", 0.1)
     assert noise.at(800) == ("fixed_heavy", 0.3)
@@ -21,18 +26,31 @@ def test_noise_phases_follow_fig10():
     assert NoiseConfig.from_dict({"kind": "mag_dep_heavy", "level": 0.3}).at(5) == ("mag_dep_heavy", 0.3)
 
 
-@pytest.mark.parametrize("section, cls, value, message", [
-    ("noise", NoiseConfig, {"kind": "gaussian"}, "noise.kind"),
-    ("noise", NoiseConfig, {"level": -1}, "noise.level"),
-    ("noise", NoiseConfig, {"phases": [{"start": 5, "kind": "none", "level": 0}]}, r"noise.phases\[0\].start must be 0"),
-    ("noise", NoiseConfig, {"phases": [{"start": 0, "kind": "none"}, {"start": 0, "kind": "none"}]}, r"noise.phases\[1\].start"),
-    ("forecast", ForecastConfig, {"kind": "prophet"}, "forecast.kind"),
-    ("forecast", ForecastConfig, {"horizon": -1}, "forecast.horizon"),
-    ("forecast", ForecastConfig, {"lags": 3}, "forecast: unknown key"),
-    ("job_sampling", JobSampling, {"workload": [120, 70]}, "job_sampling.workload"),
-    ("job_sampling", JobSampling, {"n_min": [1, 14], "n_max": [12, 16]}, "job_sampling.n_min"),
-    ("selection", SelectionConfig, {"mechanisms": "AHAP"}, "selection.mechanisms"),
-])
+@pytest.mark.parametrize(
+    "section, cls, value, message",
+    [
+        ("noise", NoiseConfig, {"kind": "gaussian"}, "noise.kind"),
+        ("noise", NoiseConfig, {"level": -1}, "noise.level"),
+        (
+            "noise",
+            NoiseConfig,
+            {"phases": [{"start": 5, "kind": "none", "level": 0}]},
+            r"noise.phases\[0\].start must be 0",
+        ),
+        (
+            "noise",
+            NoiseConfig,
+            {"phases": [{"start": 0, "kind": "none"}, {"start": 0, "kind": "none"}]},
+            r"noise.phases\[1\].start",
+        ),
+        ("forecast", ForecastConfig, {"kind": "prophet"}, "forecast.kind"),
+        ("forecast", ForecastConfig, {"horizon": -1}, "forecast.horizon"),
+        ("forecast", ForecastConfig, {"lags": 3}, "forecast: unknown key"),
+        ("job_sampling", JobSampling, {"workload": [120, 70]}, "job_sampling.workload"),
+        ("job_sampling", JobSampling, {"n_min": [1, 14], "n_max": [12, 16]}, "job_sampling.n_min"),
+        ("selection", SelectionConfig, {"mechanisms": "AHAP"}, "selection.mechanisms"),
+    ],
+)
 def test_bad_values_name_their_key(section, cls, value, message):
     with pytest.raises(ValueError, match=message):
         cls.from_dict(value)
@@ -95,8 +113,11 @@ def test_selection_normalised_job_by_job(normalisation):
     names = ["AHAP(w=1,v=1,sigma=0.5)", "AHANP(sigma=0.7)", "UP", "OPT"]
     config = base(mechanisms=names, selection={"mechanisms": names[:3], "normalisation": normalisation})
     prepared = family.prepare(config)
-    rows = [{"replicate": r, **row} for r in range(30)
-            for row in family.simulate_replicate(prepared, r, np.random.default_rng(r))]
+    rows = [
+        {"replicate": r, **row}
+        for r in range(30)
+        for row in family.simulate_replicate(prepared, r, np.random.default_rng(r))
+    ]
     metrics = family.cell_outputs(config, pd.DataFrame(rows))["metrics"]
     assert metrics["selection/final_regret_normalised"] <= metrics["selection/regret_bound_normalised"]
     assert "selection/regret_bound" not in metrics and "selection/lower_bound" not in metrics
