@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -34,6 +32,18 @@ import pandas as pd
 from .cell_outputs import read_series
 from .cells import Cell
 from .cli import counted
+from .comparison_tables import (
+    LONG_TABLE,
+    NAMES_FILE,
+    WIDE_TABLE,
+    best_mechanism,
+    long_table,
+    mechanism_keys,
+    metric_key,
+    renamed_metrics,
+    short_keys,
+    wide_table,
+)
 from .results import CELL_META, RESULTS, SUMMARY, atomic_write_text, read_meta, update_meta
 from .schema import TrackingConfig
 from .seeding import get_dotted
@@ -42,107 +52,6 @@ log = logging.getLogger(__name__)
 TRACKING_STATE = "tracking.json"
 STOPPING_WAIT_SECONDS = 6.0  # a stopped sweep waits this long for the logging call in progress
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
-_ALLOWED = re.compile(r"[^A-Za-z0-9_\-. /:]")
-_KEY_PUNCTUATION = str.maketrans({"(": " ", ")": " ", ",": " ", "=": ":", "/": " "})
-WIDE_TABLE = "utility_by_cell.json"
-LONG_TABLE = "summary_table.json"
-NAMES_FILE = "mechanism_names.json"
-
-
-def metric_key(*parts: str) -> str:
-    """A metric name MLflow accepts: mechanism names like ``AHAP(w=3,v=2)`` become ``AHAP_w3_v2``."""
-    text = "/".join(parts)
-    text = text.replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
-    return _ALLOWED.sub("_", text)
-
-
-def mechanism_key(name: str) -> str:
-    """The mechanism's name as MLflow takes it in a metric name: MLflow 3.17 accepts letters,
-    digits, ``_ - . : /`` and spaces, so ``AHAP(w=3,v=2,sigma=0.5)`` becomes
-    ``AHAP w:3 v:2 sigma:0.5`` (``=`` -> ``:``; brackets, commas and ``/`` -> spaces), which
-    still reads as the name; ``OD-Only`` stays ``OD-Only``."""
-    text = " ".join(_ALLOWED.sub("_", name.translate(_KEY_PUNCTUATION)).split())
-    return "_" + text if text in ("", ".", "..") else text
-
-
-def mechanism_keys(names: Sequence[str]) -> dict[str, str]:
-    """Name -> metric key for a sweep's mechanisms, one key per name: two names that read alike
-    after ``mechanism_key`` get ``_2``, ``_3`` ... (``mechanism_names.json`` maps them back)."""
-    keys: dict[str, str] = {}
-    taken: set[str] = set()
-    for name in dict.fromkeys(names):
-        key, count = mechanism_key(name), 1
-        while key in taken:
-            count += 1
-            key = f"{mechanism_key(name)}_{count}"
-        keys[name] = key
-        taken.add(key)
-    return keys
-
-
-def table_header(name: str) -> str:
-    """A column name MLflow's table viewer shows: it reads ``a.b`` as a nested path and shows
-    the column empty (seen in the UI), so grid keys write ``job/deadline`` and mechanism names
-    ``sigma=0·5``."""
-    return name.replace(".", "·")
-
-
-def interval_text(mean: float, half: float, n: float) -> str:
-    """``104.8 ± 1.2``: the mean to the precision of its 95% half-width (two significant digits)."""
-    if pd.isna(mean):
-        return ""
-    if pd.isna(half) or n < 2:
-        return f"{mean:.4g} (n={int(n)})"
-    if half == 0:
-        return f"{mean:g} ± 0"
-    digits = min(max(0, 1 - math.floor(math.log10(half))), 8)
-    return f"{mean:.{digits}f} ± {half:.{digits}f}"
-
-
-def wide_table(summary: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """One row per cell (its grid ``keys``, by their last part: the viewer's columns show about
-    15 characters), one column per mechanism: mean utility ± the 95%
-    half-width as text, then ``best``: the best mechanism, ``A ≈ B`` when the two best 95%
-    intervals overlap (the ranking is not settled), ``tie: A, B`` when equal. Text rather than
-    number columns: the UI's table viewer has room for a column per mechanism but not three,
-    and the numbers stay in ``summary.csv`` and ``summary_table.json``."""
-    keys = [key for key in keys if key in summary]
-    headers = dict(zip(keys, short_keys(keys)))
-    rows = []
-    for _, cell in summary.groupby("cell_index", sort=True):
-        row = {headers[key].replace(".", "/"): cell[key].iloc[0] for key in keys}
-        for _, line in cell.iterrows():
-            half = (line["utility_ci95_high"] - line["utility_ci95_low"]) / 2
-            row[table_header(str(line["mechanism"]))] = interval_text(line["utility_mean"], half, line["n"])
-        row["best"] = best_text(best_mechanism(cell))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def best_text(best: dict[str, str | float]) -> str:
-    """The wide table's ``best`` column from ``best_mechanism``."""
-    if not best:
-        return ""
-    name = str(best["best_mechanism"])
-    overlaps = best.get("best_overlaps_second") == "true" and "runner_up" in best
-    return f"{name} ≈ {best['runner_up']}" if overlaps else name
-
-
-def long_table(summary: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """``summary.csv`` as the UI's table viewer shows it: the grid keys, the mechanism and its
-    utility first (the viewer has room for about seven columns), the cell's long name dropped
-    (its keys are the first columns), ``.`` in names written ``/``."""
-    first = [key for key in keys if key in summary] + [
-        "mechanism",
-        "n",
-        "utility_mean",
-        "utility_ci95_low",
-        "utility_ci95_high",
-    ]
-    first = [column for column in first if column in summary]
-    rest = [column for column in summary.columns if column not in first and column != "cell"]
-    table = summary[first + rest]
-    return table.rename(columns={column: column.replace(".", "/") for column in table.columns})
 
 
 def experiment_description(spec) -> str:
@@ -609,47 +518,6 @@ class MlflowTracker(NullTracker):
         return "MLflow: " + ", ".join(
             f"{self.uri}/#/experiments/{experiment}/runs/{run}" for experiment, run in self.parents.values()
         )
-
-
-def best_mechanism(summary: pd.DataFrame) -> dict[str, str | float]:
-    """The cell's best mechanism by mean utility, with its margin over the second and whether
-    the two are tied or their 95% intervals overlap (tags ``best_*``, metric ``best_margin``;
-    ``runner_up`` names the second)."""
-    if not len(summary) or "utility_mean" not in summary:
-        return {}
-    ranked = summary.sort_values("utility_mean", ascending=False, kind="stable")
-    first = ranked.iloc[0]
-    best: dict[str, str | float] = {"best_mechanism": str(first["mechanism"])}
-    if len(ranked) > 1:
-        second = ranked.iloc[1]
-        margin = float(first["utility_mean"] - second["utility_mean"])
-        tied = list(ranked.loc[ranked["utility_mean"] == first["utility_mean"], "mechanism"].astype(str))
-        best.update(
-            {
-                "runner_up": str(second["mechanism"]),
-                "best_margin": margin,
-                "best_tie": "true" if len(tied) > 1 else "false",
-                "best_overlaps_second": "true"
-                if float(second["utility_ci95_high"]) >= float(first["utility_ci95_low"])
-                else "false",
-            }
-        )
-        if len(tied) > 1:
-            best["best_mechanism"] = "tie: " + ", ".join(tied)
-    return best
-
-
-def short_keys(keys: Sequence[str]) -> list[str]:
-    """Grid keys by their last part (``job.deadline`` -> ``deadline``), in full where two share it."""
-    last = [key.split(".")[-1] for key in keys]
-    return [short if last.count(short) == 1 else key for key, short in zip(keys, last)]
-
-
-def renamed_metrics(values: dict[str, float], names: dict[str, str]) -> dict[str, float]:
-    """The parent's metrics with ``utility_mean/<metric_key(name)>`` (the engine's) renamed to
-    ``utility_mean/<mechanism_key(name)>``, the name MLflow shows for the mechanism."""
-    renames = {metric_key("utility_mean", name): f"utility_mean/{key}" for name, key in names.items()}
-    return {renames.get(key, key): value for key, value in values.items()}
 
 
 def make_tracker(config: TrackingConfig) -> NullTracker:

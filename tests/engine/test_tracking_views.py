@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
+from sweep.comparison_tables import best_mechanism
 from sweep.engine import run_cells
 from sweep.plots import interval_lines
 from sweep.schema import TrackingConfig
-from sweep.tracking import best_mechanism
 
 from .test_side_tables import in_process_queue, make_cell, runner
 

@@ -15,13 +15,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 from mlflow.utils.validation import _validate_metric_name
 
-from sweep.engine import run_cells
-from sweep.family import load_family
-from sweep.plots import MAX_PANELS, interval_lines, mean_of_means
-from sweep.schema import TrackingConfig
-from sweep.statistics import student_t_interval
-from sweep.tracking import (
-    experiment_description,
+from sweep.comparison_tables import (
     interval_text,
     long_table,
     mechanism_key,
@@ -30,6 +24,12 @@ from sweep.tracking import (
     renamed_metrics,
     wide_table,
 )
+from sweep.engine import run_cells
+from sweep.family import load_family
+from sweep.plots import MAX_PANELS, interval_lines, mean_of_means
+from sweep.schema import TrackingConfig
+from sweep.statistics import student_t_interval
+from sweep.tracking import experiment_description
 from sweep.upload import upload
 
 from .test_side_tables import in_process_queue, make_cell, runner
