@@ -138,7 +138,7 @@ def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announ
     chunks = make_chunks(todo, runner.chunk_size, first)
     # Ray first: a cluster that refuses this driver (ConfigError) is bad input, found before any
     # file or tracking run exists.
-    cpus = _connect(runner) if chunks else 0
+    cpus = _connect(runner, sorted({cell.module for cell in cells})) if chunks else 0
     stop_signals.check()
     timeline.mark("ray_ready", once=True)  # the launcher may have started Ray already
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -207,11 +207,11 @@ def utility_means(results: pd.DataFrame, cells: Sequence[Cell], family: str) -> 
     }
 
 
-def _connect(runner: RunnerConfig) -> int:
+def _connect(runner: RunnerConfig, family_modules: list[str]) -> int:
     from .task_queue import connect
 
     with stop_signals.around_ray_init():
-        return connect(runner)
+        return connect(runner, family_modules)
 
 
 def _simulate(

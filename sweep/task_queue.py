@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import ray
+import yaml
 from ray.exceptions import (
     ActorDiedError,
     ActorUnavailableError,
-    AuthenticationError,
     RayActorError,
     RayTaskError,
     WorkerCrashedError,
 )
 
-from . import stop_signals
+from . import ray_auth, stop_signals
 from .errors import ConfigError
 from .schema import RunnerConfig
 from .worker import SimulationWorker
@@ -48,107 +48,51 @@ class Chunk:
     whole: bool = False  # the cell's only chunk: the worker also builds its frame and files
 
 
-# Ray's token authentication (Ray >= 2.52; docs/usage.md, "A Ray cluster"). `ray start --head` turns it on
-# when a token already exists (ray.init() of a local instance writes ~/.ray/auth_token), but a driver joining
-# an explicit address presents the token only with RAY_AUTH_MODE=token (ray/_private/worker.py: init).
-AUTH_MODE = "RAY_AUTH_MODE"
-_TOKEN_HELP = (
-    "give this driver the cluster's token, which `ray get-auth-token` prints on the head node: in ~/.ray/auth_token, "
-    "or in a file named by RAY_AUTH_TOKEN_PATH, or in RAY_AUTH_TOKEN (Ray takes the first of RAY_AUTH_TOKEN, "
-    "RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token)"
-)
+# What every worker imports whatever its family: the engine, and the rooms a family module may import.
+CORE_PACKAGES = ("market", "algorithms", "sweep")
 
 
-def auth_token_source(environ: Mapping[str, str], home: str | os.PathLike | None) -> str | None:
-    """Where Ray would read its auth token from, or None when no source holds one.
-
-    Ray's order (AuthenticationTokenLoader::TryLoadTokenFromSources): the RAY_AUTH_TOKEN variable, else the
-    file named by RAY_AUTH_TOKEN_PATH (unreadable or empty is an error, not a fall-through), else
-    $HOME/.ray/auth_token; a file counts by its first line, stripped. Raises ConfigError for a bad
-    RAY_AUTH_TOKEN_PATH, which Ray itself would abort on.
-    """
-    if environ.get("RAY_AUTH_TOKEN", "").strip():
-        return "the RAY_AUTH_TOKEN environment variable"
-    named = environ.get("RAY_AUTH_TOKEN_PATH", "")
-    if named:
-        if not _first_line(Path(named)):
-            raise ConfigError(
-                f"RAY_AUTH_TOKEN_PATH={named}: the file cannot be read or is empty (it must hold "
-                f"the Ray cluster's auth token)"
-            )
-        return f"{named} (RAY_AUTH_TOKEN_PATH)"
-    default = Path(home or ".") / ".ray" / "auth_token"  # Ray's fallback without HOME is ./.ray/auth_token
-    return str(default) if _first_line(default) else None
+def declared_family_modules(root: Path = _PROJECT_ROOT) -> list[str]:
+    """The ``family.module`` of every family config (``conf/family/*.yaml``): the families a sweep
+    picks by name, known before its cells are composed."""
+    modules = []
+    for path in sorted((root / "conf" / "family").glob("*.yaml")):
+        section = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("family") or {}
+        if section.get("module"):
+            modules.append(str(section["module"]))
+    return modules
 
 
-def _first_line(path: Path) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.readline().strip()
-    except OSError:
-        return ""
+def worker_packages(family_modules: Iterable[str], root: Path = _PROJECT_ROOT) -> list[Path]:
+    """The packages a simulation worker imports, which ``runner.ship_code`` sends to a remote
+    cluster: ``market/``, ``algorithms/`` and ``sweep/`` always, and the top-level package of each
+    family module the configs name (``arena.family`` -> ``arena/``), so that a new room needs a
+    config and no edit here. A family module under ``root`` (a user's ``mine.family``) is shipped
+    as its own top-level folder or file; one elsewhere is left to the user's own runtime_env (Ray
+    then imports it from wherever the cluster's workers find it)."""
+    packages = [root / name for name in CORE_PACKAGES]
+    for module in family_modules:
+        package = _top_level_path(module, root)
+        if package is not None and package not in packages:
+            packages.append(package)
+    return packages
 
 
-def driver_auth(environ: Mapping[str, str], home: str | os.PathLike | None) -> tuple[dict[str, str], str | None]:
-    """How a driver joining a cluster presents Ray's auth token: (variables to set, the token's source).
-
-    RAY_AUTH_MODE unset and a token available: set RAY_AUTH_MODE=token, as Ray itself does for
-    ``ray start --head`` and ``ray.init(address="auto")``. RAY_AUTH_MODE set: respected as it is (never
-    changed), but ``token`` without a token is a ConfigError. No token and no mode: nothing is set
-    (a cluster without authentication accepts the driver).
-    """
-    mode = environ.get(AUTH_MODE)
-    if mode is not None and mode.lower() != "token":
-        return {}, None  # the user's explicit choice
-    source = auth_token_source(environ, home)
-    if source is None:
-        if mode is not None:
-            raise ConfigError(f"{AUTH_MODE}={mode} is set but no Ray auth token was found; {_TOKEN_HELP}")
-        return {}, None
-    return ({} if mode is not None else {AUTH_MODE: "token"}), source
+def _top_level_path(module: str, root: Path) -> Path | None:
+    top = module.split(".")[0]
+    for path in (root / top, root / f"{top}.py"):
+        if path.exists():
+            return path
+    return None
 
 
-def auth_failure_message(address: str, environ: Mapping[str, str], source: str | None) -> str:
-    """What to set when the cluster at ``address`` refused the driver (InvalidAuthToken)."""
-    refused = f"runner.address={address}: the Ray cluster refused this driver (InvalidAuthToken)"
-    if source is not None:
-        return f"{refused}: its token is not the one from {source}; {_TOKEN_HELP}"
-    mode = environ.get(AUTH_MODE)
-    if mode is not None:
-        return (
-            f"{refused}: it requires token authentication and {AUTH_MODE}={mode} is set here; unset it or "
-            f"set {AUTH_MODE}=token, and {_TOKEN_HELP}"
-        )
-    return f"{refused}: it requires token authentication and no auth token was found here; {_TOKEN_HELP}"
-
-
-def _is_auth_failure(err: BaseException) -> bool:
-    seen = 0
-    while err is not None and seen < 10:  # ray.init wraps the GCS client's AuthenticationError in two errors
-        if isinstance(err, AuthenticationError) or "InvalidAuthToken" in str(err):
-            return True
-        err, seen = err.__cause__ or err.__context__, seen + 1
-    return False
-
-
-def _present_token(env: dict[str, str]) -> None:
-    os.environ.update(env)
-    try:  # Ray caches the mode read from the environment; refresh it as ray start --head does
-        from ray._raylet import Config
-
-        Config.initialize("")
-    except (ImportError, AttributeError):  # a Ray without the cache: the environment is enough
-        pass
-
-
-def worker_packages(root: Path = _PROJECT_ROOT) -> list[Path]:
-    """The project's packages a simulation worker imports, which ``runner.ship_code`` sends to a
-    remote cluster: ``market/``, ``algorithms/``, ``sweep/`` and every top-level room that holds a
-    family contract of its own (``*/family.py``, such as ``arena/``), so that a new room needs no
-    edit here."""
-    rooms = sorted(path.parent for path in root.glob("*/family.py") if (path.parent / "__init__.py").exists())
-    core = [root / name for name in ("market", "algorithms", "sweep")]
-    return core + [room for room in rooms if room not in core]
+def shipped_packages(runner: RunnerConfig, family_modules: Iterable[str] = ()) -> list[Path]:
+    """What ``connect`` sends as ``runtime_env.py_modules``: nothing unless ``runner`` joins a
+    cluster with ``ship_code``; else the packages of every declared family (the cells are often
+    composed while Ray starts) and of ``family_modules``, the families the sweep names besides."""
+    if runner.kind != "cluster" or not runner.ship_code:
+        return []
+    return worker_packages([*declared_family_modules(), *family_modules])
 
 
 def _probe_cluster(runner: RunnerConfig):
@@ -158,15 +102,6 @@ def _probe_cluster(runner: RunnerConfig):
     from .ray_address import reachable_or_error
 
     return reachable_or_error(runner.address, runner.connect_timeout, os.environ)
-
-
-def _token_auth_for_local_ray() -> None:
-    """A new local Ray turns token authentication on by default (Ray >= 2.52: it sets
-    RAY_AUTH_MODE=token for this process) and warns how to turn it off. Doing the same first keeps
-    authentication on and every run's output free of that advice; an explicit RAY_AUTH_MODE is
-    the user's and left as it is."""
-    if AUTH_MODE not in os.environ:
-        _present_token({AUTH_MODE: "token"})
 
 
 # Ray's setting (ray_config_def.h) for the niceness of the worker processes a raylet starts.
@@ -184,13 +119,14 @@ def local_system_config(environ: Mapping[str, str]) -> dict[str, Any]:
     return {} if NICENESS in environ else {"worker_niceness": 0}
 
 
-def connect(runner: RunnerConfig) -> int:
+def connect(runner: RunnerConfig, family_modules: Iterable[str] = ()) -> int:
     """Start or join Ray as the runner says; return the number of CPUs the cluster offers.
 
     Joining a cluster, the driver first checks that a Ray cluster answers at the address
-    (``_probe_cluster``), and presents Ray's auth token when one is available (``driver_auth``);
+    (``_probe_cluster``), and presents Ray's auth token when one is available (``ray_auth.driver_auth``);
     an address where none answers, or a cluster that refuses the token, is a ConfigError saying
-    what to do.
+    what to do. With ``runner.ship_code`` it sends the packages of the declared families and of
+    ``family_modules`` (``shipped_packages``).
     """
     target = None if runner.kind == "local" else runner.address
     if ray.is_initialized():
@@ -207,27 +143,28 @@ def connect(runner: RunnerConfig) -> int:
         kwargs["address"] = "local"  # a new instance even where RAY_ADDRESS points elsewhere
         kwargs["num_cpus"] = max(os.cpu_count() or 1, runner.num_workers or 0)
         kwargs["_system_config"] = local_system_config(os.environ)
-        _token_auth_for_local_ray()
+        ray_auth.token_auth_for_local_ray()
     else:
         kwargs["address"] = runner.address
         kwargs.pop("include_dashboard")
-        if runner.ship_code:
-            kwargs["runtime_env"] = {"py_modules": [str(path) for path in worker_packages()]}
-        env, source = driver_auth(os.environ, os.environ.get("HOME"))
+        packages = shipped_packages(runner, family_modules)
+        if packages:
+            kwargs["runtime_env"] = {"py_modules": [str(path) for path in packages]}
+        env, source = ray_auth.driver_auth(os.environ, os.environ.get("HOME"))
         endpoint = _probe_cluster(runner)
         if env:
             log.info(
                 "presenting the Ray auth token from %s to %s (%s=token for this driver)",
                 source,
                 runner.address,
-                AUTH_MODE,
+                ray_auth.AUTH_MODE,
             )
-            _present_token(env)
+            ray_auth.present_token(env)
     try:
         ray.init(**kwargs)
     except Exception as err:
-        if runner.kind == "cluster" and _is_auth_failure(err):
-            raise ConfigError(auth_failure_message(str(runner.address), os.environ, source)) from None
+        if runner.kind == "cluster" and ray_auth.is_auth_failure(err):
+            raise ConfigError(ray_auth.auth_failure_message(str(runner.address), os.environ, source)) from None
         if runner.kind == "cluster":
             from .ray_address import join_failure
 

@@ -3,7 +3,9 @@
 `make test` runs the suite on two pytest-xdist workers (`-n 2 --dist loadgroup`). The tests that
 start sweeps (a Ray cluster, subprocesses, MLflow servers) take most of the time and load both
 cores themselves, so they share one worker (the xdist group `sweeps`) and never overlap one
-another; the unit tests run beside them on the other worker."""
+another; the unit tests run beside them on the other worker. A module says it starts sweeps with
+`pytestmark = pytest.mark.sweeps` (tests/common/test_sweeps_marker.py checks that those that do
+say so)."""
 
 from __future__ import annotations
 
@@ -11,22 +13,19 @@ from __future__ import annotations
 import sweep.common_env  # noqa: F401  (first: the pinned arithmetic, before anything loads numpy)
 # isort: on
 
-from pathlib import Path
-
 import pytest
 
-SWEEP_MARKERS = ("run_cli", "subprocess", "mlflow_server")
+SWEEPS = (
+    "sweeps: starts a sweep, a Ray instance, a subprocess sweep or an MLflow server: "
+    "one xdist worker runs these one at a time"
+)
 
 
-def _starts_sweeps(path: Path, cache: dict) -> bool:
-    if path not in cache:
-        text = path.read_text(encoding="utf-8") if path.suffix == ".py" else ""
-        cache[path] = "tests/engine" in path.as_posix() or any(marker in text for marker in SWEEP_MARKERS)
-    return cache[path]
+def pytest_configure(config):
+    config.addinivalue_line("markers", SWEEPS)
 
 
 def pytest_collection_modifyitems(config, items):
-    cache: dict = {}
     for item in items:
-        if _starts_sweeps(Path(str(item.path)), cache):
+        if item.get_closest_marker("sweeps"):
             item.add_marker(pytest.mark.xdist_group("sweeps"))

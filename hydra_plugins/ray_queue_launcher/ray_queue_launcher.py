@@ -116,7 +116,8 @@ class RayQueueLauncher(Launcher):
 
         Ray starts while the cells are composed: a thread composes them, and the main thread
         starts or joins Ray as the sweep's own config says (runner.*, mostly waiting for Ray's
-        processes), again if the cells say otherwise. Ray is shut down again if a cell is bad.
+        processes), again if the cells say otherwise or name a family whose code Ray was not given
+        (``_ships_every_family``). Ray is shut down again if a cell is bad.
         Into a dir that already holds a sweep, the cells are composed and checked against it
         (``sweep_dir.reconcile``) before Ray starts, so that another grid is refused at once.
         Returns the cells, their runner and tracking settings, and Ray's start-up error if any.
@@ -189,7 +190,7 @@ class RayQueueLauncher(Launcher):
                 # starts, so that another grid is refused at once (sweep/sweep_dir.py).
                 first, cells = compose_all()
                 reconcile(sweep_dir, cells, extend_requested())
-                ray_error = _start_ray(first.runner, timeline, len(job_overrides))
+                ray_error = _start_ray(first.runner, timeline, len(job_overrides), _family_modules(cells))
                 stop_signals.check()
                 log.debug(
                     "composed %d cells, %d of them by Hydra's full composition", len(cells), composer.full_compositions
@@ -207,11 +208,15 @@ class RayQueueLauncher(Launcher):
                 composing = pool.submit(compose_all, first)
                 try:
                     runner = early or first.runner
-                    ray_error = _start_ray(runner, timeline, len(job_overrides))
+                    shipped = _master_family_modules(self.config) if first is None else [first.cell.module]
+                    ray_error = _start_ray(runner, timeline, len(job_overrides), shipped)
                     first, cells = _result_unless_stopped(composing)
-                    if _ray_settings(runner) != _ray_settings(first.runner):
+                    needed = _family_modules(cells)
+                    if _ray_settings(runner) != _ray_settings(first.runner) or not _ships_every_family(
+                        runner, shipped, needed
+                    ):
                         _stop_ray()
-                        ray_error = _start_ray(first.runner, timeline, len(job_overrides))
+                        ray_error = _start_ray(first.runner, timeline, len(job_overrides), needed)
                     stop_signals.check()
                 finally:
                     stop.set()
@@ -261,16 +266,38 @@ def _ray_settings(runner) -> tuple:
     return runner.kind, runner.address, runner.num_workers, runner.ship_code
 
 
-def _start_ray(runner, timeline, cells: int) -> BaseException | None:
-    """Start or join Ray as ``runner`` says, and start the actors (no more than there are
-    ``cells``) while the cells are still being composed; the error, if any, is returned for
-    after the cells."""
+def _master_family_modules(config: DictConfig) -> list[str]:
+    """The ``family.module`` of the sweep's own config, if it resolves: the family of the cells
+    unless they sweep ``family``."""
+    try:
+        module = OmegaConf.select(config, "family.module", default=None)
+    except OmegaConfBaseException:  # the cells will say what is wrong
+        return []
+    return [str(module)] if module else []
+
+
+def _family_modules(cells) -> list[str]:
+    return list(dict.fromkeys(cell.module for cell in cells))
+
+
+def _ships_every_family(runner, shipped: list[str], needed: list[str]) -> bool:
+    """Whether Ray, joined with ``shipped`` family modules, was given the code of every family the
+    cells name (``task_queue.shipped_packages``): a cluster's workers import no other."""
+    from sweep.task_queue import shipped_packages
+
+    return set(shipped_packages(runner, needed)) <= set(shipped_packages(runner, shipped))
+
+
+def _start_ray(runner, timeline, cells: int, family_modules: list[str]) -> BaseException | None:
+    """Start or join Ray as ``runner`` says, with the code of ``family_modules`` when it ships code,
+    and start the actors (no more than there are ``cells``) while the cells are still being
+    composed; the error, if any, is returned for after the cells."""
     from sweep import stop_signals
     from sweep.task_queue import connect, prestart_pool
 
     try:
         with stop_signals.around_ray_init():
-            cpus = connect(runner)
+            cpus = connect(runner, family_modules)
         timeline.mark("ray_connected")
         prestart_pool(runner, cpus, cells)
     except KeyboardInterrupt:

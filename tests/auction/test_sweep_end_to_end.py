@@ -9,6 +9,8 @@ from mlflow.tracking import MlflowClient
 
 from tests.engine.conftest import run_cli
 
+pytestmark = pytest.mark.sweeps
+
 MECHANISMS = ["pdFTSP", "Titan", "EFT", "NTM", "OPT"]
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from sweep import batch_run
 
+pytestmark = pytest.mark.sweeps
+
 GRID = {"job.deadline": [8, 12], "market.mean_availability": [4.0, 10.0]}
 
 

@@ -8,6 +8,8 @@ from sweep.cli import counted
 
 from .conftest import run_cli
 
+pytestmark = pytest.mark.sweeps
+
 
 def test_counts_read_as_english():
     assert [counted(n, "cell") for n in (0, 1, 2, 1200)] == ["0 cells", "1 cell", "2 cells", "1,200 cells"]

@@ -19,6 +19,8 @@ from sweep.config_errors import config_error_message
 
 from .conftest import TRACE, run_cli
 
+pytestmark = pytest.mark.sweeps
+
 
 def rejected(tmp_path, *args: str, multirun: bool = False) -> str:
     """Run the CLI; assert exit 2, one `Error:` line last on stderr, no traceback and no output

@@ -17,6 +17,8 @@ from sweep.tracking import metric_key
 
 from .conftest import run_cli
 
+pytestmark = pytest.mark.sweeps
+
 
 def test_stable_hash_ignores_key_order_and_is_fixed():
     assert stable_hash({"a": 1, "b": [1, 2]}) == stable_hash({"b": [1, 2], "a": 1})

@@ -16,6 +16,8 @@ from sweep.cells import make_cell
 
 from .conftest import run_cli
 
+pytestmark = pytest.mark.sweeps
+
 EXPERIMENTS = sorted(
     str(p.relative_to(CONF_DIR / "experiment").with_suffix("")) for p in (CONF_DIR / "experiment").rglob("*.yaml")
 )

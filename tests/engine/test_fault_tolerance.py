@@ -18,6 +18,8 @@ from sweep import batch_run
 from .conftest import ROOT, run_cli
 from .test_interrupt import interrupt
 
+pytestmark = pytest.mark.sweeps
+
 KEYS = ["cell", "replicate", "mechanism"]
 GRID_ARGS = ["job.deadline=8,10,12,14", "job.workload=60,90", "replicates=300", "runner.chunk_size=60"]
 # The interrupted sweep's cells are larger (about 2 s each on one worker), so that the signal lands

@@ -16,6 +16,8 @@ import pytest
 
 from .conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.sweeps
+
 GRID = ["-m", "job.deadline=range(6,26)", "job.workload=range(40,140,2)", "tracking=off", "runner.progress=false"]
 
 

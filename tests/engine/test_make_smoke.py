@@ -15,6 +15,8 @@ import yaml
 
 from .conftest import ROOT
 
+pytestmark = pytest.mark.sweeps
+
 WORKFLOW = ROOT / "docs" / "examples" / "github-actions-smoke.yml"
 FAMILIES = sorted(p.stem for p in (ROOT / "conf" / "family").glob("*.yaml"))
 

@@ -11,6 +11,8 @@ from sweep.errors import ConfigError
 
 from .test_side_tables import OFF, in_process_queue, make_cell, runner
 
+pytestmark = pytest.mark.sweeps
+
 FILES = ("results.parquet", "tasks.parquet", "0/cell.parquet", "0/tasks.parquet", "1/cell.parquet", "1/tasks.parquet")
 
 

@@ -18,13 +18,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sweep import task_queue
+from sweep import ray_auth, task_queue
 from sweep.errors import ConfigError
+from sweep.ray_auth import auth_failure_message, driver_auth
 from sweep.schema import RunnerConfig
-from sweep.task_queue import auth_failure_message, driver_auth
 
 from .conftest import free_port, run_cli
 from .ray_nodes import started_by, stop
+
+pytestmark = pytest.mark.sweeps
 
 RAY = Path(sys.executable).parent / "ray"
 TOKEN_VARS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
@@ -116,7 +118,7 @@ def fake_ray(monkeypatch):
     seen = {}
     monkeypatch.setattr(task_queue.ray, "is_initialized", lambda: False)
     monkeypatch.setattr(task_queue, "_POOL", task_queue._POOL)  # restored afterwards
-    monkeypatch.setattr(task_queue, "_present_token", lambda env: seen.setdefault("env", env))
+    monkeypatch.setattr(ray_auth, "present_token", lambda env: seen.setdefault("env", env))
     monkeypatch.setattr(task_queue, "_probe_cluster", lambda runner: None)  # no cluster answers at the fake address
     for name in TOKEN_VARS:
         monkeypatch.delenv(name, raising=False)
@@ -252,7 +254,9 @@ def test_the_docs_recipe_on_a_head_started_with_ray_start(tmp_path, monkeypatch)
     shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-def test_ship_code_sends_every_room_with_a_family_contract(tmp_path, monkeypatch, fake_ray):
+def test_ship_code_sends_the_rooms_the_configs_declare(tmp_path, monkeypatch, fake_ray):
+    """The core packages and the top-level package of every family.module in conf/family/, plus
+    the families a sweep names besides (shipped if they live in the project)."""
     monkeypatch.setenv("HOME", str(tmp_path))
 
     def accepted(**kwargs):
@@ -261,12 +265,37 @@ def test_ship_code_sends_every_room_with_a_family_contract(tmp_path, monkeypatch
     monkeypatch.setattr(task_queue.ray, "init", accepted)
     monkeypatch.setattr(task_queue.ray, "cluster_resources", lambda: {"CPU": 2})
     monkeypatch.setattr(task_queue.connect, "_target", "unknown", raising=False)  # restored afterwards
-    task_queue.connect(RunnerConfig(kind="cluster", address="10.0.0.5:6379", ship_code=True))
+    runner = RunnerConfig(kind="cluster", address="10.0.0.5:6379", ship_code=True)
+    task_queue.connect(runner)
     shipped = [Path(path).name for path in fake_ray["kwargs"]["runtime_env"]["py_modules"]]
     assert shipped == ["market", "algorithms", "sweep", "arena"]
+    task_queue.connect(runner, ["tests.engine.node_family", "elsewhere.family"])
+    shipped = [Path(path).name for path in fake_ray["kwargs"]["runtime_env"]["py_modules"]]
+    assert shipped == ["market", "algorithms", "sweep", "arena", "tests"]  # elsewhere: the user's runtime_env
+    assert task_queue.shipped_packages(RunnerConfig(kind="cluster", address="10.0.0.5:6379", ship_code=False)) == []
+    assert task_queue.shipped_packages(RunnerConfig(kind="local", ship_code=True)) == []
 
-    for room in ("newroom", "notapackage"):
+
+def test_the_rooms_come_from_family_modules_not_from_the_folders(tmp_path):
+    (tmp_path / "conf" / "family").mkdir(parents=True)
+    (tmp_path / "conf" / "family" / "new.yaml").write_text("# @package _global_\nfamily:\n  module: newroom.family\n")
+    (tmp_path / "conf" / "family" / "other.yaml").write_text("family:\n  name: other\n")  # no module: nothing
+    for room in ("newroom", "undeclared"):
         (tmp_path / room).mkdir()
+        (tmp_path / room / "__init__.py").write_text("")
         (tmp_path / room / "family.py").write_text("")
-    (tmp_path / "newroom" / "__init__.py").write_text("")
-    assert [path.name for path in task_queue.worker_packages(tmp_path)] == ["market", "algorithms", "sweep", "newroom"]
+    (tmp_path / "single.py").write_text("")
+    declared = task_queue.declared_family_modules(tmp_path)
+    assert declared == ["newroom.family"]
+    packages = task_queue.worker_packages([*declared, "algorithms.spot.family", "single", "absent.family"], tmp_path)
+    assert [path.name for path in packages] == ["market", "algorithms", "sweep", "newroom", "single.py"]
+
+
+def test_the_launcher_rejoins_when_a_cell_names_a_family_it_did_not_ship():
+    from hydra_plugins.ray_queue_launcher.ray_queue_launcher import _ships_every_family
+
+    cluster = RunnerConfig(kind="cluster", address="10.0.0.5:6379", ship_code=True)
+    assert _ships_every_family(cluster, [], ["algorithms.spot.family", "arena.family"])  # declared in conf/family
+    assert not _ships_every_family(cluster, ["algorithms.spot.family"], ["tests.engine.node_family"])
+    assert _ships_every_family(cluster, ["tests.engine.node_family"], ["tests.engine.node_family", "elsewhere.family"])
+    assert _ships_every_family(RunnerConfig(kind="local"), [], ["tests.engine.node_family"])  # nothing shipped

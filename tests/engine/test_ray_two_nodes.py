@@ -27,9 +27,11 @@ from .node_family import NODE_COLUMN, TEMP_COLUMN
 from .ray_nodes import started_by, stop
 from .test_ray_cli_cluster import RAY, TOKEN_VARS, write_token
 
-# The workers of both nodes import tests.engine.node_family from the driver's working directory, which
-# Ray puts on its workers' sys.path (one machine, one file system); runner.ship_code=true (the cluster
-# default) sends only market/, algorithms/ and sweep/.
+pytestmark = pytest.mark.sweeps
+
+# The sweep names its family module, tests.engine.node_family, which lives in the project: so
+# runner.ship_code=true (the cluster default) sends tests/ beside market/, algorithms/, sweep/ and the
+# declared families' rooms (sweep/task_queue.py, worker_packages), as it would to a second machine.
 SWEEP = ["-m", "experiment=smoke", "family.module=tests.engine.node_family", "tracking=off"]
 
 

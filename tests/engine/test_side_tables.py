@@ -23,6 +23,8 @@ from sweep.schema import RunnerConfig, TrackingConfig
 from sweep.seeding import replicate_rng, stable_hash
 from sweep.worker import TABLES_KEY, SimulationWorker
 
+pytestmark = pytest.mark.sweeps
+
 FAKE = "side_tables_fake"
 TASK_COLUMNS = ["cell", "cell_index", "replicate", "mechanism", "task", "bid", "payment", "admitted"]
 
@@ -116,7 +118,7 @@ def in_process_queue(monkeypatch, seed: int | None = 0):
             calls.append(chunk)
             on_done(chunk, worker.run_chunk(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop))
 
-    monkeypatch.setattr(task_queue, "connect", lambda runner: 2)
+    monkeypatch.setattr(task_queue, "connect", lambda runner, family_modules=(): 2)
     monkeypatch.setattr(task_queue, "run_chunks", run_chunks)
     monkeypatch.setattr(ray, "put", lambda value: value)
     return calls
@@ -292,7 +294,7 @@ def test_a_cell_finished_by_its_worker_writes_the_bytes_the_driver_would(monkeyp
                 ),
             )
 
-    monkeypatch.setattr(task_queue, "connect", lambda runner: 2)
+    monkeypatch.setattr(task_queue, "connect", lambda runner, family_modules=(): 2)
     monkeypatch.setattr(ray, "put", lambda value: value)
     grid = [make_cell(0, 3, replicates=4, emit="none"), make_cell(1, 4, replicates=9, emit="none")]
     outputs = {}

@@ -8,6 +8,8 @@ from mlflow.tracking import MlflowClient
 
 from .conftest import run_cli
 
+pytestmark = pytest.mark.sweeps
+
 CELLS = 4  # conf/experiment/smoke.yaml: job.deadline 8,12 x job.workload 60,80
 REPLICATES = 20
 MECHANISMS = ["OD-Only", "MSU", "UP"]

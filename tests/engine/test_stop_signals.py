@@ -21,6 +21,8 @@ from sweep.sweep_dir import completion
 from .conftest import ROOT
 from .test_side_tables import OFF, cells, runner
 
+pytestmark = pytest.mark.sweeps
+
 SCRIPT = """
 import os, signal, sys, time
 from sweep import stop_signals
@@ -64,7 +66,7 @@ def test_the_engine_stops_at_a_safe_point_keeps_complete_cells_and_restores_the_
             on_done(chunk, worker.run_chunk(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop, chunk.whole))
             os.kill(os.getpid(), signal.SIGTERM)
 
-    monkeypatch.setattr(task_queue, "connect", lambda runner: 2)
+    monkeypatch.setattr(task_queue, "connect", lambda runner, family_modules=(): 2)
     monkeypatch.setattr(task_queue, "run_chunks", run_chunks)
     monkeypatch.setattr("ray.put", lambda value: value)
     before = signal.getsignal(signal.SIGTERM)
@@ -96,7 +98,7 @@ def test_rays_errors_after_a_signal_are_the_stop_not_a_failure(monkeypatch, tmp_
             os.kill(os.getpid(), signum)
         raise RuntimeError("Attempting to recover 2 lost objects")  # as Ray, its raylet gone
 
-    monkeypatch.setattr(task_queue, "connect", lambda runner: 2)
+    monkeypatch.setattr(task_queue, "connect", lambda runner, family_modules=(): 2)
     monkeypatch.setattr(task_queue, "run_chunks", run_chunks)
     monkeypatch.setattr("ray.put", lambda value: value)
     with pytest.raises(Interrupted) as stopped:

@@ -18,6 +18,8 @@ from sweep.sweep_dir import GRID_FILE, HydraFiles, completion
 from .conftest import run_cli
 from .test_side_tables import OFF, in_process_queue, make_cell, runner
 
+pytestmark = pytest.mark.sweeps
+
 
 def run(monkeypatch, cells, out, extend=False):
     calls = in_process_queue(monkeypatch, seed=5)

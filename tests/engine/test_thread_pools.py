@@ -13,6 +13,8 @@ import pytest
 from sweep import common_env
 from sweep.task_queue import NICENESS, local_system_config
 
+pytestmark = pytest.mark.sweeps
+
 
 def test_a_local_ray_starts_its_workers_at_the_drivers_priority_unless_the_user_says_otherwise():
     assert local_system_config({}) == {"worker_niceness": 0}

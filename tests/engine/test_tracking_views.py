@@ -17,6 +17,8 @@ from sweep.schema import TrackingConfig
 
 from .test_side_tables import in_process_queue, make_cell, runner
 
+pytestmark = pytest.mark.sweeps
+
 
 def summary(means, lows, highs) -> pd.DataFrame:
     return pd.DataFrame(

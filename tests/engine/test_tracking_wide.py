@@ -34,6 +34,8 @@ from sweep.upload import upload
 
 from .test_side_tables import in_process_queue, make_cell, runner
 
+pytestmark = pytest.mark.sweeps
+
 NAMES = [
     "OD-Only",
     "MSU",

@@ -19,12 +19,14 @@ import time
 
 import pytest
 
-from sweep import ray_address, task_queue
+from sweep import ray_address, ray_auth, task_queue
 from sweep.errors import ConfigError
 from sweep.ray_address import Endpoint, NoRayCluster, join_failure, probe, resolve
 from sweep.schema import RunnerConfig
 
 from .conftest import run_cli
+
+pytestmark = pytest.mark.sweeps
 
 H2_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # what a gRPC server sends first
 
@@ -250,7 +252,7 @@ def fake_init(monkeypatch):
     calls = []
     monkeypatch.setattr(task_queue.ray, "is_initialized", lambda: False)
     monkeypatch.setattr(task_queue, "_POOL", task_queue._POOL)  # restored afterwards
-    monkeypatch.setattr(task_queue, "_present_token", lambda env: None)
+    monkeypatch.setattr(ray_auth, "present_token", lambda env: None)
     monkeypatch.setattr(task_queue.ray, "init", lambda **kwargs: calls.append(kwargs))
     monkeypatch.setattr(task_queue.ray, "cluster_resources", lambda: {"CPU": 2})
     monkeypatch.setattr(task_queue.connect, "_target", "unknown", raising=False)  # restored afterwards

@@ -7,6 +7,8 @@ import pytest
 
 from .conftest import TRACE, run_cli
 
+pytestmark = pytest.mark.sweeps
+
 
 def assert_rejected(tmp_path, args, *needles, multirun=True):
     sweep_dir = tmp_path / "out"

@@ -14,6 +14,8 @@ import pytest
 
 from reproduction import spot
 
+pytestmark = pytest.mark.sweeps
+
 
 def _frame(rows):
     """Rows (cell, mechanism, utility, cost, met_deadline, reconfigurations), each mechanism's
