@@ -194,7 +194,7 @@ def table(seconds: dict[str, dict[str, float]], summary: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def parse_args(argv) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.tiny_load", description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default=None, help="comma-separated experiments (default: every one)")
     parser.add_argument("--busy", type=int, default=2, help="busy-loop processes beside the loaded run")
@@ -204,10 +204,15 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "tiny_load.json")
     args = parser.parse_args(argv)
     try:
-        names = selected(experiments(), args.only)
+        args.names = selected(experiments(), args.only)
     except ValueError as err:
         parser.error(str(err))
-    report: dict = {
+    return args
+
+
+def report_header(args: argparse.Namespace, argv) -> dict:
+    """What the JSON says about the run before any experiment: the command, the machine."""
+    return {
         "benchmark": "bench/tiny_load.py",
         "invocation": " ".join(
             ["python -m bench.tiny_load", *map(shlex.quote, sys.argv[1:] if argv is None else argv)]
@@ -220,13 +225,13 @@ def main(argv=None) -> int:
             "load_average_at_start": list(os.getloadavg()),
         },
         "busy_loops": args.busy,
-        "experiments": names,
+        "experiments": args.names,
     }
-    print(
-        f"{len(names)} experiments at debug=tiny, quiet and beside {args.busy} busy loops; "
-        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}",
-        flush=True,
-    )
+
+
+def time_experiments(args: argparse.Namespace) -> tuple[dict, dict]:
+    """Each experiment quiet and loaded, in the rotating order of `conditions`: (runs, seconds)."""
+    names = args.names
     runs: dict[str, dict[str, dict]] = {}
     seconds: dict[str, dict[str, float]] = {}
     for index, name in enumerate(names):
@@ -240,6 +245,28 @@ def main(argv=None) -> int:
             f"ratio {loaded / quiet:5.2f}  load {os.getloadavg()[0]:.2f}",
             flush=True,
         )
+    return runs, seconds
+
+
+def print_verdict(seconds: dict, summary: dict, args: argparse.Namespace) -> None:
+    print("\n" + table(seconds, summary))
+    worst = summary["max_ratio"]
+    print(
+        f"\nmedian ratio {summary['median_ratio']:.2f}, largest {worst['ratio']:.2f} ({worst['experiment']}); "
+        f"slowest run {summary['max_seconds']:.1f} s; over {args.limit:g} s: {summary['over_limit']['count']}, "
+        f"over {args.max_ratio:g}x: {summary['over_ratio']['count']}"
+    )
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    report = report_header(args, argv)
+    print(
+        f"{len(args.names)} experiments at debug=tiny, quiet and beside {args.busy} busy loops; "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    runs, seconds = time_experiments(args)
     summary = summarize(seconds, args.limit, args.max_ratio)
     report.update(
         {
@@ -252,13 +279,7 @@ def main(argv=None) -> int:
     report["machine"]["load_average_at_end"] = list(os.getloadavg())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print("\n" + table(seconds, summary))
-    worst = summary["max_ratio"]
-    print(
-        f"\nmedian ratio {summary['median_ratio']:.2f}, largest {worst['ratio']:.2f} ({worst['experiment']}); "
-        f"slowest run {summary['max_seconds']:.1f} s; over {args.limit:g} s: {summary['over_limit']['count']}, "
-        f"over {args.max_ratio:g}x: {summary['over_ratio']['count']}"
-    )
+    print_verdict(seconds, summary, args)
     print(f"written to {args.out}")
     return 0
 

@@ -166,32 +166,10 @@ def _draw_panels(
     positions = {v: (float(v) if numeric else float(i)) for i, v in enumerate(values)}
     span = (max(positions.values()) - min(positions.values())) or 1.0
     for ax, (label, panel) in zip(axes.flat, panels):
-        for j, mechanism in enumerate(mechanisms):
-            points = [
-                (positions[x], *mean_of_means(group))
-                for x, group in panel[panel["mechanism"] == mechanism].groupby(key, sort=False)
-            ]
-            if not points:
-                continue
-            points.sort()
-            dodge = (j - (len(mechanisms) - 1) / 2) * span * 0.012  # bars of equal x side by side
-            xs, means, halves = (np.array(c) for c in zip(*points))
-            ax.errorbar(
-                xs + dodge,
-                means,
-                yerr=halves,
-                marker="o",
-                markersize=3,
-                capsize=2.5,
-                linewidth=1.2,
-                label=mechanism,
-                color=f"C{j % 10}",
-            )
+        _draw_panel(ax, panel, key, mechanisms, positions, span)
         if split:
             label = label if isinstance(label, tuple) else (label,)
             ax.set_title(", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(split, label)), fontsize=9)
-        ax.grid(alpha=0.3)
-        ax.tick_params(labelsize=8)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     if not numeric:
@@ -218,6 +196,33 @@ def _draw_panels(
         frameon=False,
     )
     save(fig, path, bbox_inches="tight")
+
+
+def _draw_panel(ax, panel, key: str, mechanisms: list[str], positions: dict, span: float) -> None:
+    """One panel: a line per mechanism with its 95% error bars, the bars of one x side by side."""
+    for j, mechanism in enumerate(mechanisms):
+        points = [
+            (positions[x], *mean_of_means(group))
+            for x, group in panel[panel["mechanism"] == mechanism].groupby(key, sort=False)
+        ]
+        if not points:
+            continue
+        points.sort()
+        dodge = (j - (len(mechanisms) - 1) / 2) * span * 0.012
+        xs, means, halves = (np.array(c) for c in zip(*points))
+        ax.errorbar(
+            xs + dodge,
+            means,
+            yerr=halves,
+            marker="o",
+            markersize=3,
+            capsize=2.5,
+            linewidth=1.2,
+            label=mechanism,
+            color=f"C{j % 10}",
+        )
+    ax.grid(alpha=0.3)
+    ax.tick_params(labelsize=8)
 
 
 def _sort_key(value):
