@@ -1,6 +1,8 @@
 """One grammar for mechanism names, in configs and in results: `Name` or `Name(key=value,...)`.
 
-`Name` starts with a letter (letters, digits, `_` and `-` follow: `OD-Only`, `pdFTSP`); a
+`Name` starts with a letter (letters, digits, `_` and `-` follow: `OD-Only`, `pdFTSP`), or is a
+user's own mechanism named by import path, `package.module:Class` (algorithms/common/
+user_mechanisms.py, docs/extending.md); a
 parameter value is an integer, a number or a bare word (`AHAP(w=3,v=2,sigma=0.5)`,
 `pdFTSP(beta=lemma2_tight,price_scale=0.1)`). A family decides which names and keys it knows
 and how it writes them in its results. One rule for duplicates, every family: a mechanism
@@ -14,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 Value = int | float | str
-_NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_\-]*)(?:\((.*)\))?$")
+_NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_\-]*|[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*)(?:\((.*)\))?$")
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-.]*$")
 

@@ -32,6 +32,7 @@ from algorithms.common.mechanism_names import listed_names
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.selection_outputs import selection_outputs
+from algorithms.common.user_mechanisms import build, is_import_path
 from algorithms.spot import pool as pool_names
 from algorithms.spot.ahanp import AHANP
 from algorithms.spot.ahanp_batch import AHANPPool
@@ -209,7 +210,12 @@ def _named_mechanisms(sections: str) -> tuple[tuple[str, ...], tuple[str, ...], 
         raise ValueError(f"selection.mechanisms: {missing[0]} is not among the cell's mechanisms")
     if selection and chosen.normalisation == "job_opt" and pool_names.OPTIMUM not in mechanisms:
         raise ValueError(f"selection.normalisation: job_opt needs {pool_names.OPTIMUM} among the cell's mechanisms")
-    widest = max((pool_names.parse(n)[1].get("window", 0) for n in mechanisms), default=0)
+    for name in mechanisms:  # a user's own policies: imported and built once here, before any work
+        kind, params = pool_names.parse(name)
+        if is_import_path(kind):
+            build(kind, params, SpotPolicy)
+    parsed = [pool_names.parse(name) for name in mechanisms]
+    widest = max((params["window"] for kind, params in parsed if kind == "AHAP"), default=0)
     if pool.sigma_reading == "line" and widest > MAX_LINE_WINDOW:
         raise ValueError(
             f"pool.sigma_reading: 'line' supports AHAP windows up to {MAX_LINE_WINDOW} slots, the widest is {widest}"
@@ -290,6 +296,8 @@ def make_policy(name: str, solver: WindowSolver | None = None, sigma_reading: st
         return AHAP(solver=solver, sigma_reading=sigma_reading, **params)
     if kind == "AHANP":
         return AHANP(**params)
+    if is_import_path(kind):
+        return build(kind, params, SpotPolicy)
     return BASELINES[kind](**params)
 
 

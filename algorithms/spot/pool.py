@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from algorithms.common.mechanism_names import check_unique, parse_name
+from algorithms.common.user_mechanisms import is_import_path
 from market.common.fields import as_section, choice, number_list, reject_unknown_keys
 
 BASELINES = ("OD-Only", "MSU", "UP", "UP-track")
@@ -104,6 +105,8 @@ class PoolConfig:
 def parse(name: str) -> tuple[str, dict]:
     """The kind and parameters of a single mechanism name; ValueError for an unknown name."""
     parsed = parse_name(name)
+    if is_import_path(parsed.kind):  # a user's own SpotPolicy: checked by family.prepare
+        return parsed.kind, dict(parsed.params)
     if parsed.kind in BASELINES + (OPTIMUM,) and not parsed.params:
         return parsed.kind, {}
     if parsed.kind == "MSU" and list(parsed.params) == ["switch"]:  # algorithms/spot/msu.py
@@ -140,6 +143,7 @@ def parse(name: str) -> tuple[str, dict]:
             "AHANP(sigma=S)",
             "AHANP(sigma=S,start=fresh|cold)",
             "MSU(switch=time)",
+            "package.module:Class(key=value,...) (your own: docs/extending.md)",
         ]
     )
     raise ValueError(f"mechanisms: unknown mechanism '{name}' (known: {known})")
