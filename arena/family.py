@@ -27,7 +27,7 @@ import numpy as np
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
 from arena.iaas_policies import run_iaas_policy
-from arena.mechanisms import LEARNER, META, PAPER_000, Settings, Spec, mechanism_specs, spec_of
+from arena.mechanisms import LEARNER, META, PAPER_000, USER, Settings, Spec, mechanism_specs, spec_of
 from arena.meta_learner import meta_learner
 from arena.outcome import StreamOutcome
 from arena.spot_policies import run_spot_stream
@@ -75,8 +75,8 @@ def mechanism_names(config: dict) -> list[str]:
 
 
 def run_fixed(spec: Spec, world: World, settings: Settings) -> StreamOutcome:
-    """One fixed mechanism of either paper on every job of `world`."""
-    if spec.paper == PAPER_000:
+    """One fixed mechanism of either paper (or a user's spot policy) on every job of `world`."""
+    if spec.paper in (PAPER_000, USER):
         return run_spot_stream(spec.kind, dict(spec.params), world, settings.bid, settings.pool.sigma_reading)
     return run_iaas_policy(spec.policy, world)
 

@@ -12,6 +12,8 @@ Names (the grammar of algorithms/common/mechanism_names.py):
   policies of [6], [7], read as `policies.theta_reading` says), bids relative to the on-demand
   price, and the groups `Dynalloc` / `Theta`, which expand over `policies` (betas x bids,
   thetas x bids, bids outermost as in paper 003's Fig. 4);
+- a user's own spot policy, `package.module:Class(key=value,...)` (docs/extending.md), run as
+  paper 000's policies are (its rows' `paper` is `user`);
 - `Meta`: the meta-learner over `learning.candidates` (arena/meta_learner.py), its costs
   normalised as `learning.normalisation` says, or `Meta(normalisation=bound|job_minmax)`.
 A mechanism listed twice, also through a group, is an error.
@@ -23,9 +25,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from algorithms.common.mechanism_names import MechanismName, check_unique, listed_names, parse_name
+from algorithms.common.user_mechanisms import build, is_import_path
 from algorithms.iaas.policies import Policy
 from algorithms.iaas.policy_config import THETA_READINGS, PolicySettings
 from algorithms.spot import pool as spot_pool
+from algorithms.spot.simulation import SpotPolicy
 from market.common.fields import as_section, choice, real, reject_unknown_keys
 
 SPOT_GROUPS = ("AHAP", "AHANP")
@@ -37,6 +41,7 @@ NORMALISATIONS = ("bound", "job_minmax")
 FORECASTS = ("oracle", "persistence")  # what AHAP plans with (arena/spot_policies.py)
 DEFAULT_CANDIDATES = ("OD-Only", "MSU", "UP", "AHAP", "AHANP", "Dynalloc", "Theta")
 PAPER_000, PAPER_003, LEARNER = "000", "003", "meta"
+USER = "user"  # a user's own spot policy named by import path (docs/extending.md)
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,9 @@ def spec_of(name: str, settings: Settings, where: str = "mechanisms") -> Spec:
             spot_params = {**spot_params, "forecast": forecast}
     elif spot_kind == "AHANP":
         canonical = spot_pool.ahanp_name(**spot_params)
+    elif is_import_path(spot_kind):  # checked here, before any work, as the spot family does
+        build(spot_kind, spot_params, SpotPolicy, where)
+        return Spec(name, USER, spot_kind, tuple(spot_params.items()))
     else:
         canonical = spot_kind
     return Spec(canonical, PAPER_000, spot_kind, tuple(spot_params.items()))

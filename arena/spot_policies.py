@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from algorithms.common.user_mechanisms import build, is_import_path
 from algorithms.spot.ahanp import AHANP
 from algorithms.spot.ahap import AHAP
 from algorithms.spot.msu import MaximalSpotUtilization
@@ -68,6 +69,8 @@ def make_policy(kind: str, params: dict) -> SpotPolicy:
         return AHAP(**params)
     if kind == "AHANP":
         return AHANP(**params)
+    if is_import_path(kind):
+        return build(kind, params, SpotPolicy)
     return BASELINES[kind](**params)
 
 
