@@ -3,7 +3,9 @@ gamma, Remark 2's UCB bonus, what an empty Alg. 1 selection does, how the unit i
 Alg. 1's selected threads, the need floor of threads done by the fit) and `baselines` (whether
 the prediction-based baselines LRF and ETF explore first), and the mechanism names with their
 variants, e.g. `LARA(exploration=4000,gamma=0.85)`, `LARA(delivery=deadline)`,
-`LRF(min_need=1)` (algorithms/common/mechanism_names.py).
+`LRF(min_need=1)` (algorithms/common/mechanism_names.py), and a user's own allocator named by
+import path, `package.module:Class(key=value,...)` (docs/extending.md: any class with the
+`Allocator` methods of simulation.py, built with the name's parameters).
 
 `delivery` and `when_none_selected` are LARA's alone: LRF and ETF ignore them in the `lara`
 section, and a variant of LRF or ETF that names `delivery` is an error. `min_need` applies to
@@ -14,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
+from algorithms.common.mechanism_names import Value, check_unique, listed_names, parse_name
+from algorithms.common.user_mechanisms import build, is_import_path
 from algorithms.core.easiest_thread_first import EasiestThreadFirst
 from algorithms.core.lara import DELIVERIES, WHEN_NONE_SELECTED
 from algorithms.core.lara_kernel import CompiledLARA
 from algorithms.core.least_resources_first import LeastResourcesFirst
 from algorithms.core.shortest_thread_first import ShortestThreadFirst
+from algorithms.core.simulation import Allocator
 from algorithms.core.uniform_allocation import UniformAllocation
 from market.common.fields import as_section, choice, real, reject_unknown_keys
 
@@ -79,17 +83,20 @@ def _flag(value, key: str) -> bool:
 
 @dataclass(frozen=True)
 class AllocatorSpec:
-    """One mechanism of a cell: its name in the rows, its kind and its settings."""
+    """One mechanism of a cell: its name in the rows, its kind and its settings (a user's
+    allocator: kind = its import path, `params` = the name's parameters, its keyword arguments)."""
 
     name: str
     kind: str
     settings: PredictionSettings | None
+    params: tuple[tuple[str, Value], ...] = ()
 
 
 def allocator_specs(config: Mapping) -> tuple[AllocatorSpec, ...]:
     """The cell's mechanisms (`mechanisms`), validated: LARA, LRF, ETF (with the `lara` section's
     settings; LRF and ETF also `baselines.explore`), UA, STF, OPT, and variants Name(key=value)
-    of the three predictive ones with keys of `lara`."""
+    of the three predictive ones with keys of `lara`; a user's allocator by import path is
+    parsed here and imported and built by `check_user_allocators` (family.prepare)."""
     lara = PredictionSettings.from_config(config.get("lara"), "lara")
     section = as_section(config.get("baselines"), "baselines")
     reject_unknown_keys(("explore",), section, "baselines")
@@ -98,10 +105,13 @@ def allocator_specs(config: Mapping) -> tuple[AllocatorSpec, ...]:
     specs = []
     for name in check_unique(names):
         parsed = parse_name(name)
+        if is_import_path(parsed.kind):  # a user's own allocator: checked by check_user_allocators
+            specs.append(AllocatorSpec(name, parsed.kind, None, tuple(parsed.params.items())))
+            continue
         if parsed.kind not in KINDS:
             raise ValueError(
-                f"mechanisms: unknown mechanism {name!r} for family core "
-                f"(known: {', '.join(KINDS)}, or LARA/LRF/ETF(key=value,...))"
+                f"mechanisms: unknown mechanism {name!r} for family core (known: {', '.join(KINDS)}, "
+                "or LARA/LRF/ETF(key=value,...), or package.module:Class(key=value,...): docs/extending.md)"
             )
         if parsed.kind in PREDICTIVE:
             if parsed.kind != "LARA" and "delivery" in parsed.params:
@@ -118,9 +128,21 @@ def allocator_specs(config: Mapping) -> tuple[AllocatorSpec, ...]:
     return tuple(specs)
 
 
+def check_user_allocators(specs: tuple[AllocatorSpec, ...]) -> None:
+    """Import and build each user's allocator once, before any work: ValueError naming the
+    mechanism for a missing module or class, a class without the `Allocator` methods or
+    parameters its constructor refuses (algorithms/common/user_mechanisms.py)."""
+    for spec in specs:
+        if is_import_path(spec.kind):
+            build(spec.kind, dict(spec.params), Allocator)
+
+
 def make_allocator(spec: AllocatorSpec, log_predictions: bool = False):
-    """A fresh allocator for one bundle (OPT is not an online allocator: see offline_optimum)."""
-    if spec.kind in SIMPLE:
+    """A fresh allocator for one bundle (OPT is not an online allocator: see offline_optimum);
+    its `name` is the mechanism's name as written."""
+    if is_import_path(spec.kind):
+        allocator = build(spec.kind, dict(spec.params), Allocator)
+    elif spec.kind in SIMPLE:
         allocator = SIMPLE[spec.kind]()
     elif spec.kind in PREDICTIVE:
         s = spec.settings

@@ -7,7 +7,9 @@ The engine passes a plain dict config with the sections
   lara:       Alg. 2's settings (algorithms/core/allocator_config.py);
   baselines:  whether LRF and ETF explore first;
   outputs:    side tables beyond the per-thread outcomes (allocation trajectories, predictions);
-  mechanisms: LARA, UA, STF, LRF, ETF, OPT and variants such as LARA(exploration=4000).
+  mechanisms: LARA, UA, STF, LRF, ETF, OPT and variants such as LARA(exploration=4000), and a
+              user's own allocator by import path, package.module:Class(key=value,...)
+              (docs/extending.md).
 One replicate is one bundle: it draws the threads and their curves, then runs every mechanism on
 the same bundle (common random numbers). `utility` is the number of threads that met eps_k by
 d_k (the paper's metric); when OPT runs, rows carry `opt_ratio` (OPT's count / the row's, inf
@@ -35,7 +37,13 @@ import numpy as np
 
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.optional_keys import without_null_keys
-from algorithms.core.allocator_config import OPTIMUM, AllocatorSpec, allocator_specs, make_allocator
+from algorithms.core.allocator_config import (
+    OPTIMUM,
+    AllocatorSpec,
+    allocator_specs,
+    check_user_allocators,
+    make_allocator,
+)
 from algorithms.core.offline_optimum import solve_offline_optimum, true_needs
 from algorithms.core.simulation import Outcome, simulate
 from market.common.fields import as_section, integer, reject_unknown_keys
@@ -127,11 +135,13 @@ def prepare(config: dict) -> PreparedCore:
     if not isinstance(config, Mapping):
         raise ValueError(f"config must be a mapping, got {type(config).__name__}")
     config = without_null_keys(config, OPTIONAL_KEYS)
-    return PreparedCore(
+    prepared = PreparedCore(
         BundleConfig.from_config(config.get("bundle")),
         allocator_specs(config),
         OutputSettings.from_config(config.get("outputs")),
     )
+    check_user_allocators(prepared.specs)  # a user's own allocators: imported and built once, before any work
+    return prepared
 
 
 def mechanism_names(config: dict) -> list[str]:

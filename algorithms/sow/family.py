@@ -25,6 +25,11 @@ rows add TruthAudit's columns too. Every framework row (Reduction, Stochastic, t
 `receptive_breaks`, the allocations x_j(L_j) that break Alg. 2's receptive condition
 (scheduler_framework.py). Section `report`: numbers a reproduction report reads (`ratio_limit`,
 reproduction/sow_theorem52.py); no simulation reads it.
+
+A user's own scheduler, named by import path (`package.module:Class(key=value,...)`,
+docs/extending.md): a `scheduler.Scheduler` subclass, built once in `prepare` (before any work)
+and once per replicate; its start rounds are accounted by `scheduler.account` (price-free, no
+evictions), its rows carry the name.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import numpy as np
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
+from algorithms.common.user_mechanisms import build, is_import_path
 from market.common.fields import as_section, real, reject_unknown_keys
 from market.sow.birth_sequences import BirthParams, bounds_from_config, draw_births
 from market.sow.sow_trace import load_sow_trace
@@ -48,6 +54,7 @@ from .offline_optimum import ex_ante_bound, hindsight_lp_bound, hindsight_optimu
 from .outcome import JobOutcomes
 from .prefix_invariance import cut_points, prefix_changes
 from .reserve_worst_case import reserve_worst_case
+from .scheduler import Scheduler, account
 from .scheduler_framework import run_framework
 from .stochastic_menu import audit_stochastic, check_stochastic, run_stochastic, stochastic_columns
 from .truthfulness import TOLERANCE, audit_run
@@ -124,6 +131,9 @@ def prepare(config: dict) -> PreparedSow:
         )
     births = BirthParams.from_config(config.get("births"), bounds)
     specs = mechanism_specs(config, settings)
+    for spec in specs:  # a user's own schedulers: imported and built once here, before any work
+        if is_import_path(spec.kind):
+            build(spec.kind, dict(spec.params), Scheduler)
     for n, spec in enumerate(specs):  # Sec. 5's variant: known priors, and one lane (stochastic_menu.py)
         if spec.kind in STOCHASTIC:
             if births.kind != "prior":
@@ -290,6 +300,11 @@ def simulate_replicate(prepared: PreparedSow, replicate: int, rng: np.random.Gen
             rows.append(_outcome_row(spec.name, sequence, real, first_come_greedy(sequence, real, s.nodes)))
         elif spec.kind == "ValueDensityGreedy":
             rows.append(_outcome_row(spec.name, sequence, real, value_density_greedy(sequence, real, s.nodes)))
+        elif is_import_path(spec.kind):
+            starts = build(spec.kind, dict(spec.params), Scheduler).schedule(
+                sequence, real, s.nodes, mechanism_stream(rng, spec.name)
+            )
+            rows.append(_outcome_row(spec.name, sequence, real, account(sequence, real, s.nodes, starts, spec.name)))
         elif spec.kind == "OPT":
             optimum = hindsight_optimum(sequence, real, s.nodes, s.time_limit)
             rows.append(_bound_row(spec.name, optimum.welfare, len(sequence)))

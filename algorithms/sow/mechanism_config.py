@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
+from algorithms.common.user_mechanisms import is_import_path
 from market.common.fields import as_section, choice, integer, real, reject_unknown_keys
 
 from .eviction import RULES
@@ -130,8 +131,9 @@ class SowSettings:
 @dataclass(frozen=True)
 class MechanismSpec:
     name: str
-    kind: str  # Reduction | a baseline | a bound | an audit
+    kind: str  # Reduction | a baseline | a bound | an audit | a user's import path
     settings: SowSettings
+    params: tuple = ()  # a user's scheduler: its constructor's (key, value) pairs as given
 
 
 def _reduction(params: dict, base: SowSettings, where: str) -> SowSettings:
@@ -161,7 +163,9 @@ def mechanism_specs(config: Mapping, base: SowSettings) -> tuple[MechanismSpec, 
     for n, text in enumerate(listed_names(config)):
         where = f"mechanisms[{n}]"
         name = parse_name(text, where)
-        if name.kind in (REDUCTION,) + AUDITS:
+        if is_import_path(name.kind):  # a user's own Scheduler: checked by family.prepare
+            specs.append(MechanismSpec(name.format(), name.kind, base, tuple(name.params.items())))
+        elif name.kind in (REDUCTION,) + AUDITS:
             specs.append(
                 MechanismSpec(name.format(), name.kind, _reduction(dict(name.params), base, f"{where} {text}"))
             )
@@ -180,7 +184,8 @@ def mechanism_specs(config: Mapping, base: SowSettings) -> tuple[MechanismSpec, 
         else:
             raise ValueError(
                 f"{where}: unknown mechanism {text!r} "
-                f"(known: {', '.join((REDUCTION,) + BASELINES + BOUNDS + AUDITS + STOCHASTIC)})"
+                f"(known: {', '.join((REDUCTION,) + BASELINES + BOUNDS + AUDITS + STOCHASTIC)}, "
+                "or package.module:Class(key=value,...), your own: docs/extending.md)"
             )
     check_unique([s.name for s in specs])
     return tuple(specs)
