@@ -48,6 +48,9 @@ def test_interrupted_sweep_resumes_to_the_same_results(tmp_path, signum):
     an uninterrupted one (sweep/stop_signals.py)."""
     sweep_dir = tmp_path / "sweep"
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    # The store made beforehand, as a user's mlflow.db usually is: creating its tables takes seconds
+    # on a loaded machine, long enough for every cell to finish before the loop below sees it open.
+    MlflowClient(tracking_uri=uri).search_experiments()
     args = [
         "-m",
         *INTERRUPTED_ARGS,
