@@ -19,7 +19,10 @@ Config keys (conf/family/auction.yaml, docs/auction/model.md):
               cheapest fitting schedule), EFT(admit=positive) (EFT that admits only tasks with
               b_i above their vendor and operating cost), and pdFTSP variants
               `pdFTSP(key=value,...)` whose keys override the `pdftsp` section, e.g.
-              `pdFTSP(beta=lemma2_tight,price_scale=0.1,schedule_space=fitting)`.
+              `pdFTSP(beta=lemma2_tight,price_scale=0.1,schedule_space=fitting)`, and a
+              user's own mechanism by import path, package.module:Class(key=value,...) (any
+              class with the `AuctionMechanism` method of algorithms/auction/mechanism.py, built
+              with the name's parameters: docs/extending.md).
 The engine rejects any other top-level key but its own (seed, replicates, mechanisms, family).
 
 One replicate is one day: it draws the world (tasks, then vendors' offers) from rng, then
@@ -39,12 +42,14 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from algorithms.auction.eft import EFT
+from algorithms.auction.mechanism import AuctionMechanism
 from algorithms.auction.ntm import NTM
 from algorithms.auction.pdftsp import PAYMENTS, SCHEDULE_SPACES, SELECTORS, PdFTSP
 from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
+from algorithms.common.user_mechanisms import build, is_import_path
 from market.auction.arrival_trace import load_arrival_trace
 from market.auction.gpu_cluster import ClusterParams
 from market.auction.labor_vendors import VendorParams
@@ -246,16 +251,41 @@ def _merged(section: dict, variant: dict) -> dict:
     return {**base, **variant}
 
 
+def user_mechanism(name: str) -> tuple[str, dict] | None:
+    """A user's own mechanism `package.module:Class(key=value,...)` -> (its import path, its
+    parameters); None for any other name."""
+    if name in MECHANISMS:
+        return None
+    parsed = parse_name(name)
+    return (parsed.kind, dict(parsed.params)) if is_import_path(parsed.kind) else None
+
+
 def _mechanisms(config: Mapping) -> tuple[str, ...]:
     names = listed_names(config)
     for name in names:
-        if name not in MECHANISMS and parse_variant(name) is None and titan_variant(name) is None:
+        if (
+            name not in MECHANISMS
+            and user_mechanism(name) is None
+            and parse_variant(name) is None
+            and titan_variant(name) is None
+        ):
             raise ValueError(
                 f"mechanisms: unknown mechanism {name!r} for family auction "
                 f"(known: {', '.join(MECHANISMS)}, or pdFTSP(key=value,...), "
-                f"Titan(start=earliest|cheapest,solve=on|off,objective=welfare|throughput))"
+                f"Titan(start=earliest|cheapest,solve=on|off,objective=welfare|throughput), "
+                f"or package.module:Class(key=value,...): docs/extending.md)"
             )
     return tuple(check_unique(names))
+
+
+def check_user_mechanisms(mechanisms: tuple[str, ...]) -> None:
+    """Import and build each user's mechanism once, before any work: ValueError naming the
+    mechanism for a missing module or class, a class without `AuctionMechanism`'s `run` or
+    parameters its constructor refuses (algorithms/common/user_mechanisms.py)."""
+    for name in mechanisms:
+        user = user_mechanism(name)
+        if user is not None:
+            build(*user, AuctionMechanism)
 
 
 def _titan_time_limit(config: Mapping) -> float:
@@ -275,6 +305,7 @@ def prepare(config: dict) -> PreparedAuction:
     vendors = VendorParams.from_dict(config.get("vendors"))
     section = _pdftsp_settings(as_section(config.get("pdftsp"), "pdftsp"), "pdftsp")
     mechanisms = _mechanisms(config)
+    check_user_mechanisms(mechanisms)  # a user's own mechanisms: imported and built once, before any work
     pdftsp = {
         name: PdftspParams.from_dict(
             _merged(section, parse_variant(name) or {}),
@@ -307,7 +338,12 @@ def mechanism_names(config: dict) -> list[str]:
     return list(_mechanisms(without_null_keys(config, OPTIONAL_KEYS)))
 
 
-def make_mechanism(name: str, prepared: PreparedAuction):
+def make_mechanism(name: str, prepared: PreparedAuction) -> AuctionMechanism:
+    """A fresh mechanism for one day (OPT is not an online mechanism: see offline_optimum); a
+    user's own is built from its import path with the name's parameters."""
+    user = user_mechanism(name)
+    if user is not None:
+        return build(*user, AuctionMechanism)
     if name in prepared.pdftsp:
         return prepared.pdftsp[name].build()
     if name == "EFT":
