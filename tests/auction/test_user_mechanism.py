@@ -4,7 +4,6 @@ local Ray pool with 1 and 2 workers, and each kind of mistake refused before any
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -20,29 +19,25 @@ from algorithms.auction.titan import Titan
 from algorithms.common.mechanism_names import parse_name
 from algorithms.common.streams import mechanism_stream
 from algorithms.common.user_mechanisms import is_import_path
-from tests.engine.conftest import run_cli
+from tests.user_mechanism_checks import assert_refused, example_source, outside_folder, results_on_1_and_2_workers
 
 pytestmark = pytest.mark.sweeps
-DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 EXAMPLE = "my_auctions:ReservePrice"
 SMALL = {"cluster": {"nodes": 6}, "tasks": {"load": 3, "slots": 24}}
 TIMING = ("decision_ms_per_task",)
 
 
-def example_source() -> str:
-    """The doc's worked example for auction: the python block after the heading `## auction:`."""
-    return re.search(r"^## auction:.*?```python\n(.*?)```", DOC.read_text(), flags=re.S | re.M)[1]
-
-
 @pytest.fixture
 def folder(tmp_path, monkeypatch) -> Path:
-    """A folder outside the project holding the example as `my_auctions.py`, on sys.path."""
-    outside = tmp_path / "mine"
-    outside.mkdir()
-    (outside / "my_auctions.py").write_text(example_source())
-    (outside / "not_a_mechanism.py").write_text("class Plain:\n    def decide(self, instance):\n        pass\n")
-    monkeypatch.syspath_prepend(str(outside))
-    return outside
+    """A folder outside the project holding the doc's example as `my_auctions.py`, on sys.path."""
+    return outside_folder(
+        tmp_path,
+        monkeypatch,
+        {
+            "my_auctions.py": example_source("auction"),
+            "not_a_mechanism.py": "class Plain:\n    def decide(self, instance):\n        pass\n",
+        },
+    )
 
 
 def rows_of(mechanisms: list[str], replicate: int = 0) -> list[dict]:
@@ -127,44 +122,25 @@ def test_a_bad_name_is_refused_in_prepare(folder):
     ],
 )
 def test_a_bad_user_mechanism_is_one_error_line_before_any_work(folder, tmp_path, mechanism, says):
-    out = tmp_path / "run"
-    done = run_cli(
-        "family=auction",
-        f'mechanisms=[EFT,"{mechanism}"]',
-        "tracking=off",
-        f"hydra.run.dir={out}",
-        env={"PYTHONPATH": str(folder)},
-    )
-    assert done.returncode == 2, done.stderr[-2000:]
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: mechanisms: ") and says in lines[0], lines
-    assert not out.exists()
+    mechanisms = f'mechanisms=[EFT,"{mechanism}"]'
+    assert_refused(folder, tmp_path / "run", ["family=auction", mechanisms], says)
 
 
 @pytest.mark.slow
 def test_a_sweep_with_the_example_gives_the_same_numbers_on_1_and_2_workers(folder, tmp_path):
-    frames = []
-    for workers in (1, 2):
-        out = tmp_path / f"workers{workers}"
-        done = run_cli(
-            "-m",
+    one, two = results_on_1_and_2_workers(
+        folder,
+        tmp_path,
+        [
             "family=auction",
             "cluster.nodes=6",
             "tasks.load=2,3",
             "tasks.slots=24",
             f'mechanisms=[EFT,NTM,"{EXAMPLE}(reserve=20)"]',
             "replicates=2",
-            f"runner.num_workers={workers}",
-            "runner.progress=false",
-            "tracking=off",
-            f"hydra.sweep.dir={out}",
-            env={"PYTHONPATH": str(folder)},
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        frames.append(
-            pd.read_parquet(out / "results.parquet").drop(columns=list(family.TIMING_COLUMNS), errors="ignore")
-        )
-    one, two = frames
+        ],
+    )
+    one, two = (frame.drop(columns=list(family.TIMING_COLUMNS), errors="ignore") for frame in (one, two))
     pd.testing.assert_frame_equal(one, two)
     mine = one[one["mechanism"] == f"{EXAMPLE}(reserve=20)"]
     assert len(mine) == 4 and mine["utility"].notna().all()

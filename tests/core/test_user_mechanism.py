@@ -5,7 +5,6 @@ the local Ray pool with 1 and 2 workers, and each kind of mistake refused before
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -19,27 +18,23 @@ from algorithms.core.allocator_config import allocator_specs, make_allocator
 from sweep.api import CONF_DIR
 from sweep.cells import make_cell
 from sweep.seeding import replicate_rng
-from tests.engine.conftest import run_cli
+from tests.user_mechanism_checks import assert_refused, example_source, outside_folder, results_on_1_and_2_workers
 
 pytestmark = pytest.mark.sweeps
-DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 EXAMPLE = "my_allocators:NearestDeadlines"
-
-
-def example_source() -> str:
-    """The doc's worked example for core: the python block after the heading `## core:`."""
-    return re.search(r"^## core:.*?```python\n(.*?)```", DOC.read_text(), flags=re.S | re.M)[1]
 
 
 @pytest.fixture
 def folder(tmp_path, monkeypatch) -> Path:
-    """A folder outside the project holding the example as `my_allocators.py`, on sys.path."""
-    outside = tmp_path / "mine"
-    outside.mkdir()
-    (outside / "my_allocators.py").write_text(example_source())
-    (outside / "not_an_allocator.py").write_text("class Plain:\n    def reset(self, threads):\n        pass\n")
-    monkeypatch.syspath_prepend(str(outside))
-    return outside
+    """A folder outside the project holding the doc's example as `my_allocators.py`, on sys.path."""
+    return outside_folder(
+        tmp_path,
+        monkeypatch,
+        {
+            "my_allocators.py": example_source("core"),
+            "not_an_allocator.py": "class Plain:\n    def reset(self, threads):\n        pass\n",
+        },
+    )
 
 
 def cell_with(mechanisms: str):
@@ -110,40 +105,18 @@ def test_top_1_is_stf_and_top_1000_is_ua_exactly(folder):
     ],
 )
 def test_a_bad_user_allocator_is_one_error_line_before_any_work(folder, tmp_path, mechanism, says):
-    out = tmp_path / "run"
-    done = run_cli(
-        "family=core",
-        f'mechanisms=[UA,"{mechanism}"]',
-        "tracking=off",
-        f"hydra.run.dir={out}",
-        env={"PYTHONPATH": str(folder)},
-    )
-    assert done.returncode == 2, done.stderr[-2000:]
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: mechanisms: ") and says in lines[0], lines
-    assert not out.exists()
+    mechanisms = f'mechanisms=[UA,"{mechanism}"]'
+    assert_refused(folder, tmp_path / "run", ["family=core", mechanisms], says)
 
 
 @pytest.mark.slow
 def test_a_sweep_with_the_example_gives_the_same_numbers_on_1_and_2_workers(folder, tmp_path):
-    frames = []
-    for workers in (1, 2):
-        out = tmp_path / f"workers{workers}"
-        done = run_cli(
-            "-m",
-            "family=core",
-            "bundle.jitter=0.05,0.1",
-            f'mechanisms=[UA,STF,"{EXAMPLE}(top=2)"]',
-            "replicates=4",
-            f"runner.num_workers={workers}",
-            "runner.progress=false",
-            "tracking=off",
-            f"hydra.sweep.dir={out}",
-            env={"PYTHONPATH": str(folder)},
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        frames.append(pd.read_parquet(out / "results.parquet").drop(columns="decision_ms"))
-    one, two = frames
+    one, two = results_on_1_and_2_workers(
+        folder,
+        tmp_path,
+        ["family=core", "bundle.jitter=0.05,0.1", f'mechanisms=[UA,STF,"{EXAMPLE}(top=2)"]', "replicates=4"],
+    )
+    one, two = (frame.drop(columns="decision_ms", errors="ignore") for frame in (one, two))
     pd.testing.assert_frame_equal(one, two)
     mine = one[one["mechanism"] == f"{EXAMPLE}(top=2)"]
     assert len(mine) == 8 and mine["utility"].notna().all()

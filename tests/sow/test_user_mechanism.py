@@ -5,7 +5,6 @@ before any work."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -22,28 +21,20 @@ from market.sow.statement_of_work import realise
 from sweep.api import CONF_DIR
 from sweep.cells import make_cell
 from sweep.seeding import replicate_rng
-from tests.engine.conftest import run_cli
+from tests.user_mechanism_checks import assert_refused, example_source, outside_folder, results_on_1_and_2_workers
 
 pytestmark = pytest.mark.sweeps
-DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 EXAMPLE = "my_schedulers:FirstCome"
-
-
-def example_source() -> str:
-    """The doc's sow example: the first python block after the heading `## sow:`."""
-    section = DOC.read_text().split("\n## sow:", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, flags=re.S)[1]
 
 
 @pytest.fixture
 def folder(tmp_path, monkeypatch) -> Path:
-    """A folder outside the project holding the example as `my_schedulers.py`, on sys.path."""
-    outside = tmp_path / "mine"
-    outside.mkdir()
-    (outside / "my_schedulers.py").write_text(example_source())
-    (outside / "not_a_scheduler.py").write_text("class Plain:\n    pass\n")
-    monkeypatch.syspath_prepend(str(outside))
-    return outside
+    """A folder outside the project holding the doc's example as `my_schedulers.py`, on sys.path."""
+    return outside_folder(
+        tmp_path,
+        monkeypatch,
+        {"my_schedulers.py": example_source("sow"), "not_a_scheduler.py": "class Plain:\n    pass\n"},
+    )
 
 
 def cell_with(mechanisms: str, *more: str):
@@ -123,41 +114,23 @@ def test_an_infeasible_schedule_is_refused(folder):
     ],
 )
 def test_a_bad_user_mechanism_is_one_error_line_before_any_work(folder, tmp_path, mechanism, says):
-    out = tmp_path / "run"
-    done = run_cli(
-        "family=sow",
-        f'mechanisms=[FirstComeGreedy,"{mechanism}"]',
-        "tracking=off",
-        f"hydra.run.dir={out}",
-        env={"PYTHONPATH": str(folder)},
-    )
-    assert done.returncode == 2, done.stderr[-2000:]
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: mechanisms: ") and says in lines[0], lines
-    assert not out.exists()
+    mechanisms = f'mechanisms=[FirstComeGreedy,"{mechanism}"]'
+    assert_refused(folder, tmp_path / "run", ["family=sow", mechanisms], says)
 
 
 @pytest.mark.slow
 def test_a_sweep_with_the_example_gives_the_same_numbers_on_1_and_2_workers(folder, tmp_path):
-    frames = []
-    for workers in (1, 2):
-        out = tmp_path / f"workers{workers}"
-        done = run_cli(
-            "-m",
+    one, two = results_on_1_and_2_workers(
+        folder,
+        tmp_path,
+        [
             "family=sow",
             "births=recurring,dense",
             "cluster.nodes=12",
             f'mechanisms=[FirstComeGreedy,ValueDensityGreedy,"{EXAMPLE}","{EXAMPLE}(patience=0)"]',
             "replicates=3",
-            f"runner.num_workers={workers}",
-            "runner.progress=false",
-            "tracking=off",
-            f"hydra.sweep.dir={out}",
-            env={"PYTHONPATH": str(folder)},
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        frames.append(pd.read_parquet(out / "results.parquet"))
-    one, two = frames
+        ],
+    )
     pd.testing.assert_frame_equal(one, two)
     mine = one[one["mechanism"] == f"{EXAMPLE}(patience=0)"]
     assert len(mine) == 6 and mine["utility"].notna().all()

@@ -4,7 +4,6 @@ doc, run from a folder outside the project, checked against MSU, on the local Ra
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -16,27 +15,18 @@ from algorithms.common.user_mechanisms import is_import_path
 from sweep.api import CONF_DIR
 from sweep.cells import make_cell
 from sweep.seeding import replicate_rng
-from tests.engine.conftest import run_cli
+from tests.user_mechanism_checks import assert_refused, example_source, outside_folder, results_on_1_and_2_workers
 
 pytestmark = pytest.mark.sweeps
-DOC = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 EXAMPLE = "my_policies:CheapSpot"
-
-
-def example_source() -> str:
-    """The doc's worked example: its first python block."""
-    return re.search(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)[1]
 
 
 @pytest.fixture
 def folder(tmp_path, monkeypatch) -> Path:
-    """A folder outside the project holding the example as `my_policies.py`, on sys.path."""
-    outside = tmp_path / "mine"
-    outside.mkdir()
-    (outside / "my_policies.py").write_text(example_source())
-    (outside / "not_a_policy.py").write_text("class Plain:\n    pass\n")
-    monkeypatch.syspath_prepend(str(outside))
-    return outside
+    """A folder outside the project holding the doc's example as `my_policies.py`, on sys.path."""
+    return outside_folder(
+        tmp_path, monkeypatch, {"my_policies.py": example_source("spot"), "not_a_policy.py": "class Plain:\n    pass\n"}
+    )
 
 
 def cell_with(mechanisms: str):
@@ -75,35 +65,15 @@ def test_above_every_price_the_example_is_msu_exactly(folder):
     ],
 )
 def test_a_bad_user_mechanism_is_one_error_line_before_any_work(folder, tmp_path, mechanism, says):
-    out = tmp_path / "run"
-    done = run_cli(
-        f'mechanisms=[MSU,"{mechanism}"]', "tracking=off", f"hydra.run.dir={out}", env={"PYTHONPATH": str(folder)}
-    )
-    assert done.returncode == 2, done.stderr[-2000:]
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: mechanisms: ") and says in lines[0], lines
-    assert not out.exists()
+    mechanisms = f'mechanisms=[MSU,"{mechanism}"]'
+    assert_refused(folder, tmp_path / "run", [mechanisms], says)
 
 
 @pytest.mark.slow
 def test_a_sweep_with_the_example_gives_the_same_numbers_on_1_and_2_workers(folder, tmp_path):
-    frames = []
-    for workers in (1, 2):
-        out = tmp_path / f"workers{workers}"
-        done = run_cli(
-            "-m",
-            "job.deadline=8,12",
-            f'mechanisms=[MSU,UP,"{EXAMPLE}(threshold=0.5)"]',
-            "replicates=6",
-            f"runner.num_workers={workers}",
-            "runner.progress=false",
-            "tracking=off",
-            f"hydra.sweep.dir={out}",
-            env={"PYTHONPATH": str(folder)},
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        frames.append(pd.read_parquet(out / "results.parquet"))
-    one, two = frames
+    one, two = results_on_1_and_2_workers(
+        folder, tmp_path, ["job.deadline=8,12", f'mechanisms=[MSU,UP,"{EXAMPLE}(threshold=0.5)"]', "replicates=6"]
+    )
     pd.testing.assert_frame_equal(one, two)
     mine = one[one["mechanism"] == f"{EXAMPLE}(threshold=0.5)"]
     assert len(mine) == 12 and mine["utility"].notna().all()
