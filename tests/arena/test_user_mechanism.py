@@ -4,13 +4,24 @@ and above every price it is MSU exactly."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hydra import compose, initialize_config_dir
 
 from sweep.api import CONF_DIR
 from sweep.cells import make_cell
 from sweep.seeding import replicate_rng
-from tests.spot.test_user_mechanism import EXAMPLE, folder  # noqa: F401  (the fixture)
+from tests.spot.test_user_mechanism import EXAMPLE
+from tests.user_mechanism_checks import example_source, outside_folder
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch) -> Path:
+    """The spot section's example as `my_policies.py` in a folder outside the project, on sys.path."""
+    return outside_folder(
+        tmp_path, monkeypatch, {"my_policies.py": example_source("spot"), "not_a_policy.py": "class Plain:\n    pass\n"}
+    )
 
 
 def arena_cell(mechanisms: str):
@@ -19,7 +30,7 @@ def arena_cell(mechanisms: str):
         return make_cell(compose("config", overrides=args), args, 0, "0")
 
 
-def test_above_every_price_the_example_is_msu_in_the_arena(folder):  # noqa: F811
+def test_above_every_price_the_example_is_msu_in_the_arena(folder):
     cell = arena_cell(f'[MSU,"{EXAMPLE}(threshold=1000)"]')
     prepared = cell.spec.prepare(cell.world)
     for replicate in range(2):
@@ -30,7 +41,7 @@ def test_above_every_price_the_example_is_msu_in_the_arena(folder):  # noqa: F81
         assert {k: v for k, v in mine.items() if k not in strip} == {k: v for k, v in msu.items() if k not in strip}
 
 
-def test_a_bad_user_policy_is_refused_by_the_arena_before_any_work(folder):  # noqa: F811
+def test_a_bad_user_policy_is_refused_by_the_arena_before_any_work(folder):
     with pytest.raises(Exception, match="is not a subclass of algorithms.spot.simulation.SpotPolicy"):
         cell = arena_cell('[MSU,"not_a_policy:Plain"]')
         cell.spec.prepare(cell.world)
