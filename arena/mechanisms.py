@@ -29,6 +29,7 @@ from algorithms.common.user_mechanisms import build, is_import_path
 from algorithms.iaas.policies import Policy
 from algorithms.iaas.policy_config import THETA_READINGS, PolicySettings
 from algorithms.spot import pool as spot_pool
+from algorithms.spot.registry import REGISTRY as SPOT_REGISTRY
 from algorithms.spot.simulation import SpotPolicy
 from market.common.fields import as_section, choice, real, reject_unknown_keys
 
@@ -161,27 +162,36 @@ def spec_of(name: str, settings: Settings, where: str = "mechanisms") -> Spec:
         name = MechanismName(kind, {k: v for k, v in params.items() if k != "forecast"}).format()
     try:
         spot_kind, spot_params = spot_pool.parse(name)
-    except ValueError:
-        known = (
-            "OD-Only, MSU, UP, UP-track, AHAP, AHANP, AHAP(w=W,v=V,sigma=S), AHANP(sigma=S), "
-            "Dynalloc, Theta, Dynalloc(beta=B,b=P), Theta(theta=T,b=P), Meta"
-        )
-        raise ValueError(f"{where}: unknown mechanism {name!r} for the arena (known: {known})") from None
+    except ValueError as err:
+        if parse_name(name).kind in SPOT_REGISTRY:  # a known policy with a bad parameter
+            raise ValueError(f"{where}: {str(err).removeprefix('mechanisms: ')}") from None
+        raise ValueError(f"{where}: unknown mechanism {name!r} for the arena (known: {known_names()})") from None
     if spot_kind == spot_pool.OPTIMUM:
         raise ValueError(f"{where}: {name}: the arena has no offline optimum (docs/arena.md, 'Not done')")
-    if spot_kind == "AHAP":
-        canonical = spot_pool.ahap_name(**spot_params)
-        if forecast != "oracle":
-            canonical = f"{canonical[:-1]},forecast={forecast})"
-            spot_params = {**spot_params, "forecast": forecast}
-    elif spot_kind == "AHANP":
-        canonical = spot_pool.ahanp_name(**spot_params)
-    elif is_import_path(spot_kind):  # checked here, before any work, as the spot family does
+    if is_import_path(spot_kind):  # checked here, before any work, as the spot family does
         build(spot_kind, spot_params, SpotPolicy, where)
         return Spec(name, USER, spot_kind, tuple(spot_params.items()))
-    else:
-        canonical = spot_kind
+    canonical = SPOT_REGISTRY.canonical(spot_kind, spot_params)
+    if forecast != "oracle":
+        canonical = f"{canonical[:-1]},forecast={forecast})"
+        spot_params = {**spot_params, "forecast": forecast}
     return Spec(canonical, PAPER_000, spot_kind, tuple(spot_params.items()))
+
+
+def known_names() -> str:
+    """The names the arena takes, from the spot and iaas registries and its own groups."""
+    return ", ".join(
+        [
+            *(example for example in SPOT_REGISTRY.examples() if "(" not in example),
+            *SPOT_GROUPS,
+            *(example for example in SPOT_REGISTRY.examples() if "(" in example),
+            "Dynalloc",
+            "Theta",
+            "Dynalloc(beta=B,b=P)",
+            "Theta(theta=T,b=P)",
+            META,
+        ]
+    )
 
 
 def mechanism_specs(config: Mapping, settings: Settings) -> tuple[Spec, ...]:

@@ -25,26 +25,14 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.common.user_mechanisms import build, is_import_path
-from algorithms.spot.ahanp import AHANP
-from algorithms.spot.ahap import AHAP
-from algorithms.spot.msu import MaximalSpotUtilization
-from algorithms.spot.od_only import OnDemandOnly
+from algorithms.spot.registry import REGISTRY
 from algorithms.spot.simulation import MarketInfo, SlotState, SpotPolicy
-from algorithms.spot.uniform_progress import UniformProgress
-from algorithms.spot.uniform_progress_track import UniformProgressTrack
 from arena.hourly_billing import HourlyResult, run_hourly
 from arena.outcome import StreamOutcome, from_columns
 from arena.world import LEN, ON_DEMAND, World
 from market.spot.finetune_job import FineTuneJob
 from market.spot.forecast import SpotForecast, oracle_forecast
 from market.spot.spot_market import SpotMarket
-
-BASELINES: dict[str, type[SpotPolicy]] = {
-    OnDemandOnly.name: OnDemandOnly,
-    MaximalSpotUtilization.name: MaximalSpotUtilization,
-    UniformProgress.name: UniformProgress,
-    UniformProgressTrack.name: UniformProgressTrack,
-}
 
 
 def finetune_view(size: float, deadline: int, parallelism: int) -> FineTuneJob:
@@ -63,15 +51,12 @@ def finetune_view(size: float, deadline: int, parallelism: int) -> FineTuneJob:
     )
 
 
-def make_policy(kind: str, params: dict) -> SpotPolicy:
-    """A fresh policy of algorithms/spot: `kind` and `params` as algorithms.spot.pool.parse gives them."""
-    if kind == "AHAP":
-        return AHAP(**params)
-    if kind == "AHANP":
-        return AHANP(**params)
+def make_policy(kind: str, params: dict, sigma_reading: str = "ahead") -> SpotPolicy:
+    """A fresh policy of algorithms/spot (its registry, algorithms/spot/registry.py) or a user's own:
+    `kind` and `params` as algorithms.spot.pool.parse gives them."""
     if is_import_path(kind):
         return build(kind, params, SpotPolicy)
-    return BASELINES[kind](**params)
+    return REGISTRY.build(kind, params, sigma_reading=sigma_reading)
 
 
 def persistence_forecast(price: np.ndarray, avail: np.ndarray, window: int) -> SpotForecast:
@@ -130,7 +115,7 @@ def run_spot_stream(kind: str, params: dict, world: World, bid: float, sigma_rea
     params = dict(params)
     forecast_kind = params.pop("forecast", "oracle")
     window = int(params.get("window", 0))
-    policy = AHAP(sigma_reading=sigma_reading, **params) if kind == "AHAP" else make_policy(kind, params)
+    policy = make_policy(kind, params, sigma_reading)
     results = [run_spot_policy(policy, window, world, j, bid, forecast_kind) for j in range(len(world.jobs))]
     return from_columns(
         *(

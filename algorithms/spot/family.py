@@ -34,16 +34,12 @@ from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.selection_outputs import selection_outputs
 from algorithms.common.user_mechanisms import build, is_import_path
 from algorithms.spot import pool as pool_names
-from algorithms.spot.ahanp import AHANP
 from algorithms.spot.ahanp_batch import AHANPPool
-from algorithms.spot.ahap import AHAP, MAX_LINE_WINDOW
+from algorithms.spot.ahap import MAX_LINE_WINDOW
 from algorithms.spot.ahap_batch import AHAPPool
-from algorithms.spot.msu import MaximalSpotUtilization
-from algorithms.spot.od_only import OnDemandOnly
 from algorithms.spot.offline_optimum import FixedPlan, solve_offline
+from algorithms.spot.registry import REGISTRY
 from algorithms.spot.simulation import SpotPolicy, simulate
-from algorithms.spot.uniform_progress import UniformProgress
-from algorithms.spot.uniform_progress_track import UniformProgressTrack
 from algorithms.spot.window_problem import WindowSolver
 from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig, SelectionConfig
 from market.common.fields import as_section, in_range, integer, real, reject_unknown_keys
@@ -71,13 +67,6 @@ OPTIONAL_KEYS = (
     "noise.growth",
     "selection.normalisation",
 )
-
-BASELINES: dict[str, type[SpotPolicy]] = {
-    OnDemandOnly.name: OnDemandOnly,
-    MaximalSpotUtilization.name: MaximalSpotUtilization,
-    UniformProgress.name: UniformProgress,
-    UniformProgressTrack.name: UniformProgressTrack,
-}
 
 TRACE_KEYS = ("kind", "path", "capacity", "on_demand_price", "start")
 
@@ -291,14 +280,11 @@ def _parsed(name: str) -> tuple[str, dict]:
 
 
 def make_policy(name: str, solver: WindowSolver | None = None, sigma_reading: str = "ahead") -> SpotPolicy:
+    """A fresh policy for `name`: a built-in one from algorithms/spot/registry.py, or a user's own."""
     kind, params = _parsed(name)
-    if kind == "AHAP":
-        return AHAP(solver=solver, sigma_reading=sigma_reading, **params)
-    if kind == "AHANP":
-        return AHANP(**params)
     if is_import_path(kind):
         return build(kind, params, SpotPolicy)
-    return BASELINES[kind](**params)
+    return REGISTRY.build(kind, params, solver=solver, sigma_reading=sigma_reading)
 
 
 @functools.lru_cache(maxsize=32)

@@ -16,7 +16,7 @@ whatever its price. The sentence does not say when "near the deadline" is; two r
 
 from __future__ import annotations
 
-from algorithms.spot.pool import MSU_SWITCHES as SWITCHES
+from algorithms.spot.registry import MSU_SWITCHES as SWITCHES
 from algorithms.spot.simulation import SlotState, SpotPolicy, max_work, safe_or_n_max, usable_spot
 from market.spot.finetune_job import FineTuneJob
 

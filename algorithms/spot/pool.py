@@ -20,22 +20,17 @@ it) is the one it had before the readings. `pool.ahanp_start` lists the starts t
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from algorithms.common.mechanism_names import check_unique, parse_name
 from algorithms.common.user_mechanisms import is_import_path
+from algorithms.spot.registry import AHANP_STARTS, REGISTRY
 from market.common.fields import as_section, choice, number_list, reject_unknown_keys
 
-BASELINES = ("OD-Only", "MSU", "UP", "UP-track")
 SIGMA_READINGS = ("ahead", "line")  # pool.sigma_reading (ahap.py)
 OPTIMUM = "OPT"
 GROUPS = ("AHAP", "AHANP")
-MSU_SWITCHES = ("safety_net", "time")  # MSU's readings of "near the deadline" (algorithms/spot/msu.py)
-AHANP_STARTS = ("literal", "fresh", "cold")  # AHANP's readings of its start (algorithms/spot/ahanp.py)
-_KEYS = {"AHAP": ("w", "v", "sigma"), "AHANP": ("sigma",)}
-_OPTIONAL_KEYS = {"AHAP": (), "AHANP": ("start",)}
 
 
 def ahap_name(window: int, commitment: int, threshold: float) -> str:
@@ -103,44 +98,21 @@ class PoolConfig:
 
 
 def parse(name: str) -> tuple[str, dict]:
-    """The kind and parameters of a single mechanism name; ValueError for an unknown name."""
+    """The kind and parameters of a single mechanism name (the factory's keyword arguments, from
+    algorithms/spot/registry.py); ValueError for an unknown name."""
     parsed = parse_name(name)
     if is_import_path(parsed.kind):  # a user's own SpotPolicy: checked by family.prepare
         return parsed.kind, dict(parsed.params)
-    if parsed.kind in BASELINES + (OPTIMUM,) and not parsed.params:
-        return parsed.kind, {}
-    if parsed.kind == "MSU" and list(parsed.params) == ["switch"]:  # algorithms/spot/msu.py
-        if parsed.params["switch"] not in MSU_SWITCHES:
-            raise ValueError(f"mechanisms: {name}: switch must be one of {', '.join(MSU_SWITCHES)}")
-        return "MSU", {"switch": parsed.params["switch"]}
-    if parsed.kind in _KEYS and parsed.params:
-        keys, optional = _KEYS[parsed.kind], _OPTIONAL_KEYS[parsed.kind]
-        if not set(keys) <= set(parsed.params) <= set(keys + optional):
-            also = f" (and optionally {', '.join(optional)})" if optional else ""
-            raise ValueError(f"mechanisms: {name}: {parsed.kind} takes the keys {', '.join(keys)}{also}")
-        sigma = parsed.params["sigma"]
-        if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not sigma > 0:
-            raise ValueError(f"mechanisms: {name}: sigma must be a number > 0")
-        if parsed.kind == "AHANP":
-            start = parsed.params.get("start", "literal")
-            if start not in AHANP_STARTS:
-                raise ValueError(f"mechanisms: {name}: start must be one of {', '.join(AHANP_STARTS)}")
-            # the literal start is the default: no key, so its name and params are the plain ones
-            params = {"threshold": float(sigma)}
-            return "AHANP", params if start == "literal" else {**params, "start": start}
-        window, commitment = parsed.params["w"], parsed.params["v"]
-        if not all(isinstance(x, int) and x >= 1 for x in (window, commitment)):
-            raise ValueError(f"mechanisms: {name}: w and v must be positive integers")
-        if not commitment <= window:
-            raise ValueError(f"mechanisms: {name}: the commitment v must be in 1..w (Sec. VI-A)")
-        return "AHAP", {"window": window, "commitment": commitment, "threshold": float(sigma)}
+    if parsed.kind == OPTIMUM and not parsed.params:
+        return OPTIMUM, {}
+    if parsed.kind in REGISTRY:
+        return parsed.kind, REGISTRY.params(parsed)
     known = ", ".join(
         [
-            *BASELINES,
+            *(example for example in REGISTRY.examples() if "(" not in example),
             OPTIMUM,
             *GROUPS,
-            "AHAP(w=W,v=V,sigma=S)",
-            "AHANP(sigma=S)",
+            *(example for example in REGISTRY.examples() if "(" in example),
             "AHANP(sigma=S,start=fresh|cold)",
             "MSU(switch=time)",
             "package.module:Class(key=value,...) (your own: docs/extending.md)",
