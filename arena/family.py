@@ -6,7 +6,7 @@ The engine passes a plain dict config with the sections
              exponential (paper 003), on 5-minute slots (arena/world.py);
   pool:      the AHAP / AHANP pool the groups AHAP and AHANP expand to (algorithms/spot/pool.py);
   policies:  the Dynalloc / Theta grids the groups Dynalloc and Theta expand to (betas, bids,
-             thetas, theta_reading; algorithms/iaas/policy_config.py);
+             thetas, theta_reading; algorithms/iaas/config.py);
   adapt:     `bid`, the bid of paper 000's policies (arena/spot_policies.py);
   learning:  the meta-learner's `candidates`, `feedback` and `normalisation` (arena/meta_learner.py);
   mechanisms: names of arena/mechanisms.py.

@@ -26,15 +26,16 @@ from dataclasses import dataclass
 
 from algorithms.common.mechanism_names import MechanismName, check_unique, listed_names, parse_name
 from algorithms.common.user_mechanisms import build, is_import_path
+from algorithms.iaas.config import PolicySettings
 from algorithms.iaas.policies import Policy
-from algorithms.iaas.policy_config import THETA_READINGS, PolicySettings
+from algorithms.iaas.registry import REGISTRY as IAAS_REGISTRY
 from algorithms.spot import pool as spot_pool
 from algorithms.spot.registry import REGISTRY as SPOT_REGISTRY
 from algorithms.spot.simulation import SpotPolicy
 from market.common.fields import as_section, choice, real, reject_unknown_keys
 
 SPOT_GROUPS = ("AHAP", "AHANP")
-IAAS_KINDS = ("Dynalloc", "Theta")
+IAAS_GROUPS = ("Dynalloc", "Theta")  # the groups over `policies`; with parameters, one policy
 META = "Meta"
 DEFAULT_BIDS = (0.5, 0.75, 1.0)  # policies.bids when left out: relative to on-demand
 FEEDBACK = ("deadline", "immediate", "max_deadline")
@@ -100,12 +101,6 @@ class Settings:
         return max(bids)
 
 
-def _number(value, where: str, high: float | None = None) -> float:
-    if high is None:
-        return real(value, where, minimum=0.0, strict_min=True)
-    return real(value, where, 0.0, high)
-
-
 def expand(names, settings: Settings, where: str = "mechanisms") -> list[str]:
     """Config names -> the names of the results, groups expanded, order kept."""
     out: list[str] = []
@@ -132,30 +127,19 @@ def spec_of(name: str, settings: Settings, where: str = "mechanisms") -> Spec:
             return Spec(META, LEARNER, META)
         scheme = choice(params["normalisation"], f"{where}: {name}: normalisation", NORMALISATIONS)
         return Spec(f"Meta(normalisation={scheme})", LEARNER, META, (("normalisation", scheme),))
-    if kind in IAAS_KINDS and params:
-        key = "beta" if kind == "Dynalloc" else "theta"
-        reject_unknown_keys((key, "b"), params, f"{where}: {name}")
-        if set(params) != {key, "b"}:
-            raise ValueError(f"{where}: {name}: {kind} takes the keys {key}, b")
-        bid = _number(params["b"], f"{where}: {name}: b")
-        if kind == "Dynalloc":
-            beta = real(params["beta"], f"{where}: {name}: beta", 0.0, 1.0, strict_max=True)
-            return Spec(
-                f"Dynalloc(beta={beta:g},b={bid:g})",
-                PAPER_003,
-                kind,
-                (("beta", beta), ("b", bid)),
-                Policy("ours", bid, beta),
+    if kind in IAAS_REGISTRY and (params or kind not in IAAS_GROUPS):
+        # the arena's paper-003 policies bid relative to the on-demand price, so b has no default
+        # (the iaas default is in paper 003's dollars) and there are no self-owned instances
+        if "b" not in params or "beta0" in params:
+            raise ValueError(
+                f"{where}: {name}: the arena takes {iaas_example(IAAS_REGISTRY.entries[kind])} (b required)"
             )
-        theta = _number(params["theta"], f"{where}: {name}: theta", 1.0)
-        reading = THETA_READINGS[settings.policies.theta_reading]
-        return Spec(
-            f"Theta(theta={theta:g},b={bid:g})",
-            PAPER_003,
-            kind,
-            (("theta", theta), ("b", bid)),
-            Policy(reading, bid, theta=theta),
+        checked = IAAS_REGISTRY.params(parsed, where)
+        written = MechanismName(
+            kind, {p.key: params[p.key] for p in IAAS_REGISTRY.entries[kind].params if p.key in params}
         )
+        policy = IAAS_REGISTRY.build(kind, checked, theta_reading=settings.policies.theta_reading)
+        return Spec(written.format(), PAPER_003, kind, tuple(written.params.items()), policy)
     forecast = "oracle"
     if kind == "AHAP" and "forecast" in params:
         forecast = choice(params["forecast"], f"{where}: {name}: forecast", FORECASTS)
@@ -178,6 +162,11 @@ def spec_of(name: str, settings: Settings, where: str = "mechanisms") -> Spec:
     return Spec(canonical, PAPER_000, spot_kind, tuple(spot_params.items()))
 
 
+def iaas_example(entry) -> str:
+    """A paper-003 policy as the arena takes it: `Dynalloc(beta=B,b=P)`, no self-owned instances."""
+    return f"{entry.name}({','.join(f'{p.key}={p.placeholder}' for p in entry.params if p.key != 'beta0')})"
+
+
 def known_names() -> str:
     """The names the arena takes, from the spot and iaas registries and its own groups."""
     return ", ".join(
@@ -185,10 +174,8 @@ def known_names() -> str:
             *(example for example in SPOT_REGISTRY.examples() if "(" not in example),
             *SPOT_GROUPS,
             *(example for example in SPOT_REGISTRY.examples() if "(" in example),
-            "Dynalloc",
-            "Theta",
-            "Dynalloc(beta=B,b=P)",
-            "Theta(theta=T,b=P)",
+            *IAAS_GROUPS,
+            *(iaas_example(entry) for entry in IAAS_REGISTRY),
             META,
         ]
     )

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from algorithms.iaas.opti_learning import opti_learning
-from algorithms.iaas.policies import ours_grid, theta_grid
+from algorithms.iaas.policies import dynalloc_grid, theta_grid
 from market.iaas.jobs import JobParams, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices
 
@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(args.seed)
     jobs = draw_jobs(JobParams.from_config({"slots": args.slots, "slackness_max": 5.0}), rng)
     prices = draw_prices(PriceParams.from_config({}), jobs.horizon(), rng)
-    policies = ours_grid() + theta_grid(thetas=(1.0,))
+    policies = dynalloc_grid() + theta_grid(thetas=(1.0,))
     seconds = []
     for repeat in range(args.repeats):
         start = time.perf_counter()

@@ -19,11 +19,11 @@ from sweep.statistics import paired_ratio_interval, student_t_interval
 
 from .experiment import Check, Context, Experiment
 
-# Table II: rho_{0, x2} = 1 - alpha / alpha' (best of ours against the best theta policy).
+# Table II: rho_{0, x2} = 1 - alpha / alpha' (best of Dynalloc against the best theta policy).
 PAPER_RHO = {3.0: 52.70, 13.0: 62.85}
 RHO_TOLERANCE = 10.0  # percentage points
 JOB_TYPE = {3.0: "type 1 (x0 = 3)", 13.0: "type 2 (x0 = 13)"}
-# Table III: rho_{R, x2} = 1 - alpha / alpha' (best of ours against the best policy of eq. (2)).
+# Table III: rho_{R, x2} = 1 - alpha / alpha' (best of Dynalloc against the best policy of eq. (2)).
 PAPER_TABLE3 = {
     (3.0, 200): 18.65,
     (3.0, 400): 28.01,
@@ -34,22 +34,22 @@ PAPER_TABLE3 = {
     (13.0, 600): 38.22,
     (13.0, 800): 20.28,
 }
-# Table IV: rho_bar_R = 1 - OptiLearning over ours / OptiLearning over the theta policies + eq. (2).
+# Table IV: rho_bar_R = 1 - OptiLearning over Dynalloc / OptiLearning over the theta policies + eq. (2).
 PAPER_TABLE4 = {0: 59.56, 200: 62.34, 400: 56.04, 600: 61.60, 800: 61.66}
 
 
 def rho_table(run_dir: Path) -> pd.DataFrame:
-    """Per job type: alpha of BestOurs and BestTheta (mean, 95% interval) and rho per replicate."""
+    """Per job type: alpha of BestDynalloc and BestTheta (mean, 95% interval) and rho per replicate."""
     frame = pd.read_parquet(Path(run_dir) / "results.parquet")
     rows = []
     for x0, part in frame.groupby("jobs.slackness_max"):
         wide = part.pivot_table(index="replicate", columns="mechanism", values="unit_cost")
-        rho, rho_ci95, note = _rho(wide, "BestOurs", "BestTheta", None)
+        rho, rho_ci95, note = _rho(wide, "BestDynalloc", "BestTheta", None)
         row = {"jobs.slackness_max": float(x0), "replicates": len(wide)}
-        for mechanism in ("BestOurs", "BestTheta"):
+        for mechanism in ("BestDynalloc", "BestTheta"):
             row[f"{mechanism}_alpha"] = wide[mechanism].mean()
             row[f"{mechanism}_ci95"] = student_t_interval(wide[mechanism]).half_width
-        best = part[part["mechanism"] == "BestOurs"]["policy"].value_counts()
+        best = part[part["mechanism"] == "BestDynalloc"]["policy"].value_counts()
         row.update(
             rho_percent=rho,
             rho_ci95=rho_ci95,
@@ -63,26 +63,28 @@ def rho_table(run_dir: Path) -> pd.DataFrame:
 
 
 def fig4(run_dir: Path, path: Path) -> pd.DataFrame:
-    """Fig. 4: alpha of every policy (mean over replicates), ours in groups of 13 by bid, then
+    """Fig. 4: alpha of every policy (mean over replicates), Dynalloc in groups of 13 by bid, then
     the theta policies, one series per job type."""
     table = pd.read_parquet(Path(run_dir) / "policies.parquet")
     means = table.groupby(["jobs.slackness_max", "mechanism", "policy"], sort=False)["unit_cost"].mean().reset_index()
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4), sharey=True)
-    for ax, mechanism in zip(axes, ("BestOurs", "BestTheta")):
+    for ax, mechanism in zip(axes, ("BestDynalloc", "BestTheta")):
         for x0, part in means[means["mechanism"] == mechanism].groupby("jobs.slackness_max"):
             ax.plot(
                 np.arange(1, len(part) + 1),
                 part["unit_cost"],
-                marker="*" if mechanism == "BestOurs" else "o",
+                marker="*" if mechanism == "BestDynalloc" else "o",
                 linestyle="none",
                 markersize=4,
                 label=JOB_TYPE.get(float(x0), f"x0 = {x0:g}"),
             )
         ax.set_xlabel(
-            "policy index (ours: 7 bids x 13 beta)" if mechanism == "BestOurs" else "policy index (7 bids x 11 theta)"
+            "policy index (Dynalloc: 7 bids x 13 beta)"
+            if mechanism == "BestDynalloc"
+            else "policy index (7 bids x 11 theta)"
         )
-        ax.set_title("our policies" if mechanism == "BestOurs" else "theta policies of [6], [7]")
+        ax.set_title("our policies" if mechanism == "BestDynalloc" else "theta policies of [6], [7]")
         ax.legend()
     axes[0].set_ylabel("average unit cost alpha (per instance-hour)")
     fig.suptitle("Fig. 4: the average unit cost of each policy")
@@ -100,7 +102,7 @@ def best_beta_per_bid(run_dir: Path) -> pd.DataFrame:
     """Fig. 4's shape: per job type and bid, the beta of our policies (R = 0) with the lowest
     mean unit cost, and whether it is interior (neither the grid's lowest nor its highest)."""
     table = pd.read_parquet(Path(run_dir) / "policies.parquet")
-    ours = table[table["mechanism"] == "BestOurs"]
+    ours = table[table["mechanism"] == "BestDynalloc"]
     means = ours.groupby(["jobs.slackness_max", "bid", "beta"])["unit_cost"].mean().reset_index()
     low, high = means["beta"].min(), means["beta"].max()
     best = means.loc[means.groupby(["jobs.slackness_max", "bid"])["unit_cost"].idxmin()].reset_index(drop=True)
@@ -165,7 +167,7 @@ def fig5(run_dir: Path, path: Path) -> pd.DataFrame:
     """Fig. 5: alpha (left) and the self-owned utilisation (right) of our 91 policies (7 bids x
     13 beta0) and the 7 of eq. (2), job type 1, one series per R."""
     table = pd.read_parquet(Path(run_dir) / "policies.parquet")
-    table = table[(table["jobs.slackness_max"] == 3.0) & table["mechanism"].isin(["BestOurs", "BestNaive"])]
+    table = table[(table["jobs.slackness_max"] == 3.0) & table["mechanism"].isin(["BestDynalloc", "BestNaive"])]
     means = (
         table.groupby(["self_owned.instances", "mechanism", "policy"], sort=False)[
             ["unit_cost", "self_owned_utilisation"]
@@ -176,7 +178,7 @@ def fig5(run_dir: Path, path: Path) -> pd.DataFrame:
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(13, 4))
     for r, part in means.groupby("self_owned.instances"):
-        ours = part[part["mechanism"] == "BestOurs"]
+        ours = part[part["mechanism"] == "BestDynalloc"]
         naive = part[part["mechanism"] == "BestNaive"]
         for ax, column in zip(axes, ("unit_cost", "self_owned_utilisation")):
             (line,) = ax.plot(
@@ -191,7 +193,7 @@ def fig5(run_dir: Path, path: Path) -> pd.DataFrame:
                 color=line.get_color(),
             )
     for ax, label in zip(axes, ("average unit cost alpha", "utilisation of the self-owned instances")):
-        ax.set_xlabel("policy index (ours: 7 bids x 13 beta0; then eq. (2): 7 bids)")
+        ax.set_xlabel("policy index (Dynalloc: 7 bids x 13 beta0; then eq. (2): 7 bids)")
         ax.set_ylabel(label)
         ax.legend()
     fig.suptitle("Fig. 5: job type 1 (x0 = 3), our policies (stars) and those of eq. (2) (circles)")
@@ -205,9 +207,9 @@ def table3(context: Context, name: str = "table3") -> pd.DataFrame:
     table = _ratio_rows(
         frame,
         ["jobs.slackness_max", "self_owned.instances"],
-        "BestOurs",
+        "BestDynalloc",
         "BestNaive",
-        ("BestOurs", "BestNaive", "BestTheta"),
+        ("BestDynalloc", "BestNaive", "BestTheta"),
     )
     table["paper_rho_percent"] = [
         PAPER_TABLE3.get((float(x), int(r)), np.nan)
@@ -229,14 +231,16 @@ def table4(context: Context, name: str = "table4") -> pd.DataFrame:
         ["learning.normalisation", "self_owned.instances"],
         "OptiLearning",
         "OptiLearning(grid=theta)",
-        ("OptiLearning", "OptiLearning(grid=theta)", "BestOurs", "BestTheta"),
+        ("OptiLearning", "OptiLearning(grid=theta)", "BestDynalloc", "BestTheta"),
     )
     table["paper_rho_percent"] = [PAPER_TABLE4.get(int(r), np.nan) for r in table["self_owned.instances"]]
     # OptiLearning over its best fixed policy; undefined where that policy pays almost nothing
-    ours_r0 = table[table["self_owned.instances"] == 0].set_index("learning.normalisation")["BestOurs_alpha"]
+    ours_r0 = table[table["self_owned.instances"] == 0].set_index("learning.normalisation")["BestDynalloc_alpha"]
     floor = NEAR_ZERO * table["learning.normalisation"].map(ours_r0)
     table["learning_excess_percent"] = np.where(
-        table["BestOurs_alpha"] >= floor, 100.0 * (table["OptiLearning_alpha"] / table["BestOurs_alpha"] - 1.0), np.nan
+        table["BestDynalloc_alpha"] >= floor,
+        100.0 * (table["OptiLearning_alpha"] / table["BestDynalloc_alpha"] - 1.0),
+        np.nan,
     )
     table = table.merge(proposition6_table(frame), on=["learning.normalisation", "self_owned.instances"])
     table.to_csv(context.out / f"{name}.csv", index=False, float_format="%.4f")
@@ -350,11 +354,11 @@ def checks(context: Context) -> list[Check]:
                         "table2", f"Table II rho, {label}, theta reading {reading} (%)", row["rho_percent"], paper
                     )
                 )
-            gap = float(row["BestTheta_alpha"] - row["BestOurs_alpha"])
+            gap = float(row["BestTheta_alpha"] - row["BestDynalloc_alpha"])
             out.append(
                 Check(
                     "table2",
-                    f"Table II, {label}: best of ours below the best theta policy (alpha' - alpha)",
+                    f"Table II, {label}: best of Dynalloc below the best theta policy (alpha' - alpha)",
                     gap,
                     bool(gap > 0),
                     "> 0",
@@ -387,13 +391,13 @@ def checks(context: Context) -> list[Check]:
                     name, f"Table III rho{reading}, {label} (%){_note(row)}", row["rho_percent"], PAPER_TABLE3[(x0, r)]
                 )
             )
-            gap = float(row["BestNaive_alpha"] - row["BestOurs_alpha"])
+            gap = float(row["BestNaive_alpha"] - row["BestDynalloc_alpha"])
             # beta0 = 0 is eq. (2) (r_bar(0) = z / d), so alpha <= alpha' by construction: the
             # paper's claim is that some beta0 > 0 does strictly better
             out.append(
                 Check(
                     name,
-                    f"Table III{reading}, {label}: best of ours strictly below the best of eq. (2)",
+                    f"Table III{reading}, {label}: best of Dynalloc strictly below the best of eq. (2)",
                     gap,
                     bool(gap > 0),
                     "> 0",

@@ -71,7 +71,7 @@ import numpy as np
 
 from algorithms.iaas.job_execution import LEN, ON_DEMAND_PRICE, run_jobs
 from algorithms.iaas.offline_optimum import offline_optimum
-from algorithms.iaas.policies import BETAS, BIDS, KIND_CODES, Policy, ours_grid, stream_cost, theta_grid
+from algorithms.iaas.policies import BETAS, BIDS, KIND_CODES, Policy, dynalloc_grid, stream_cost, theta_grid
 from market.iaas.jobs import JobParams, JobStream, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices, surviving_fraction
 
@@ -86,27 +86,27 @@ def compare(prices: dict, slackness_max: float, slots: int = 6000, seed: int = 1
     rng = np.random.default_rng(seed)
     jobs = draw_jobs(JobParams.from_config({"slots": slots, "slackness_max": slackness_max}), rng)
     path = draw_prices(PriceParams.from_config(prices), jobs.horizon(), rng)
-    ours = {p: stream_cost(jobs, path, p).unit_cost for p in ours_grid()}
-    best = min(ours, key=ours.get)
+    dynalloc = {p: stream_cost(jobs, path, p).unit_cost for p in dynalloc_grid()}
+    best = min(dynalloc, key=dynalloc.get)
     for kind in ("theta", "theta_once"):
         theta = {p: stream_cost(jobs, path, p).unit_cost for p in theta_grid(kind=kind)}
         base = min(theta, key=theta.get)
         print(
-            f"  x0 = {slackness_max:g}: best ours {best.name} {ours[best]:.4f}, best {kind} {base.name} "
-            f"{theta[base]:.4f}, rho {100 * (1 - ours[best] / theta[base]):.1f}%",
+            f"  x0 = {slackness_max:g}: best Dynalloc {best.name} {dynalloc[best]:.4f}, best {kind} {base.name} "
+            f"{theta[base]:.4f}, rho {100 * (1 - dynalloc[best] / theta[base]):.1f}%",
             flush=True,
         )
     for bid in (0.10, 0.19, 0.28):
         print(
             f"    b = {bid:.2f}, alpha for beta = 0, 1/12, ..., 11/12, 0.9999: "
-            f"{' '.join(f'{ours[p]:.3f}' for p in ours_grid() if p.bid == bid)}",
+            f"{' '.join(f'{dynalloc[p]:.3f}' for p in dynalloc_grid() if p.bid == bid)}",
             flush=True,
         )
 
 
 def table3(slots: int = 6000, seed: int = 1) -> None:
     """One world per (x0, spot mean, R): beta*(b) from the spot-only grid, then beta0 x b."""
-    betas = ours_grid()
+    betas = dynalloc_grid()
     for x0 in (3.0, 13.0):
         for mean, rate in ((0.11, 1.0), (0.3, 1.0), (1.1, 1.0), (0.11, 2.0), (0.3, 2.0)):
             rng = np.random.default_rng(seed)
@@ -116,13 +116,13 @@ def table3(slots: int = 6000, seed: int = 1) -> None:
             star = {b: min((p for p in spot_only if p.bid == b), key=spot_only.get).beta for b in BIDS}
             cells = []
             for r in (200, 400, 600, 800):
-                ours = {
+                dynalloc = {
                     p: stream_cost(jobs, path, p, r).unit_cost
-                    for p in (Policy("ours", b, star[b], beta0) for b in BIDS for beta0 in BETAS)
+                    for p in (Policy("dynalloc", b, star[b], beta0) for b in BIDS for beta0 in BETAS)
                 }
-                naive = min(stream_cost(jobs, path, Policy("ours", b, star[b]), r).unit_cost for b in BIDS)
-                best = min(ours, key=ours.get)
-                rho = 100 * (1 - ours[best] / naive) if naive > 0 else float("nan")
+                naive = min(stream_cost(jobs, path, Policy("dynalloc", b, star[b]), r).unit_cost for b in BIDS)
+                best = min(dynalloc, key=dynalloc.get)
+                rho = 100 * (1 - dynalloc[best] / naive) if naive > 0 else float("nan")
                 cells.append(f"R {r}: {rho:5.1f}% (beta0 {best.beta0:.3g}, b {best.bid:.2f})")
             print(f"  x0 = {x0:g}, mean {mean:g}, {rate:g} job/slot: " + "; ".join(cells), flush=True)
 
@@ -134,7 +134,7 @@ def optimum(seeds: int = 10) -> None:
     """Per (x0, R): mean and worst alpha / OPT of the best policy of each grid over `seeds` worlds."""
     for x0 in (3.0, 13.0):
         for r in (0, 4):
-            ratios: dict[str, list[float]] = {"ours": [], "theta": [], "eq. (2)": []}
+            ratios: dict[str, list[float]] = {"Dynalloc": [], "theta": [], "eq. (2)": []}
             for seed in range(seeds):
                 rng = np.random.default_rng(seed)
                 jobs = draw_jobs(JobParams.from_config({**SMALL_JOBS, "slackness_max": x0}), rng)
@@ -143,18 +143,18 @@ def optimum(seeds: int = 10) -> None:
                 if opt.cost <= 0:
                     continue
                 grids = {
-                    "ours": ours_grid(beta0s=BETAS if r else (None,)),
+                    "Dynalloc": dynalloc_grid(beta0s=BETAS if r else (None,)),
                     "theta": theta_grid(kind="theta_once"),
-                    "eq. (2)": ours_grid(),
+                    "eq. (2)": dynalloc_grid(),
                 }
                 for name, grid in grids.items():
                     ratios[name].append(min(stream_cost(jobs, path, p, r).cost.sum() for p in grid) / opt.cost)
-            if not ratios["ours"]:
+            if not ratios["Dynalloc"]:
                 print(f"  x0 = {x0:g}, R = {r}: the optimum is 0 in every world (all work free)", flush=True)
                 continue
             cells = [f"{name} {np.mean(v):.2f} (worst {np.max(v):.2f})" for name, v in ratios.items()]
             print(
-                f"  x0 = {x0:g}, R = {r}, {len(ratios['ours'])} worlds with a positive optimum, "
+                f"  x0 = {x0:g}, R = {r}, {len(ratios['Dynalloc'])} worlds with a positive optimum, "
                 f"best policy / OPT: " + ", ".join(cells),
                 flush=True,
             )
@@ -269,7 +269,7 @@ def fig4_costs(
         rng = np.random.default_rng(seed)
         jobs = draw_jobs(JobParams.from_config({"slots": slots, "slackness_max": x0}), rng)
         path = draw_prices(params, jobs.horizon(), rng)
-        for policy in ours_grid(betas=betas, bids=bids):
+        for policy in dynalloc_grid(betas=betas, bids=bids):
             alpha = unit_cost(choice_money(jobs, path, policy, choice, params.mean))
             costs.setdefault((policy.bid, policy.beta), []).append(alpha)
     return {key: float(np.mean(v)) for key, v in costs.items()}

@@ -109,8 +109,11 @@ class Registry:
         text = parsed.format()
         keys = {p.key: p for p in entry.params}
         required = {p.key for p in entry.params if p.default is REQUIRED}
-        if not required <= set(parsed.params) <= set(keys):
-            raise ValueError(f"{where}: {text}: {entry.key_text()}")
+        unknown = [key for key in parsed.params if key not in keys]
+        missing = [key for key in keys if key in required and key not in parsed.params]
+        if unknown or missing:
+            what = f"unknown key(s) {', '.join(map(repr, unknown))}" if unknown else f"no {', '.join(missing)}"
+            raise ValueError(f"{where}: {text}: {what}: {entry.key_text()}")
         out: dict[str, Any] = {}
         for key, value in parsed.params.items():
             param = keys[key]

@@ -6,12 +6,12 @@ The engine passes a plain dict config with the sections
   self_owned: R, the self-owned instances;
   policies:   the grids of beta, beta0, bids and theta (Sec. V-A);
   learning:   OptiLearning's cost normalisation;
-  mechanisms: BestOurs, BestTheta, BestNaive, OptiLearning, OptiLearning(grid=theta),
-              Ours(beta0=...,beta=...,b=...), Theta(theta=...,b=...) (policy_config.py).
+  mechanisms: BestDynalloc, BestTheta, BestNaive, OptiLearning, OptiLearning(grid=theta),
+              Dynalloc(beta0=...,beta=...,b=...), Theta(theta=...,b=...) (config.py).
 One replicate draws one job stream and one price path and runs every mechanism on them
 (common random numbers). `utility` is minus the average unit cost alpha (dollars per
 instance-hour of work), so that higher is better as in every family; `unit_cost` is alpha.
-Side tables: `policies` on the BestOurs / BestTheta / BestNaive rows (alpha and the self-owned
+Side tables: `policies` on the BestDynalloc / BestTheta / BestNaive rows (alpha and the self-owned
 utilisation of every policy of the grid: Figs. 4-5), `weights` on the OptiLearning rows (the
 policy weights after every 5% of the jobs). The OptiLearning rows also carry Proposition 6's
 n, d and N' (`learning_policies`, `learning_lag`, `learning_jobs`).
@@ -26,9 +26,9 @@ import numpy as np
 
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
+from algorithms.iaas.config import BEST, LEARNING, MechanismSpec, PolicySettings, mechanism_specs
 from algorithms.iaas.opti_learning import opti_learning
 from algorithms.iaas.policies import Policy, stream_cost
-from algorithms.iaas.policy_config import BEST, LEARNING, MechanismSpec, PolicySettings, mechanism_specs
 from market.iaas.jobs import JobParams, JobStream, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices, load_price_trace
 
@@ -103,9 +103,9 @@ def _grid_table(costs) -> dict:
     return {
         "policy": [c.policy.name for c in costs],
         "bid": [c.policy.bid for c in costs],
-        "beta": [c.policy.beta if c.policy.kind == "ours" else np.nan for c in costs],
+        "beta": [c.policy.beta if c.policy.kind == "dynalloc" else np.nan for c in costs],
         "beta0": [np.nan if c.policy.beta0 is None else c.policy.beta0 for c in costs],
-        "theta": [c.policy.theta if c.policy.kind != "ours" else np.nan for c in costs],
+        "theta": [c.policy.theta if c.policy.kind != "dynalloc" else np.nan for c in costs],
         "unit_cost": [c.unit_cost for c in costs],
         "self_owned_utilisation": [c.utilisation for c in costs],
     }
@@ -121,7 +121,7 @@ def _learning_row(
     runs: list | None,
 ) -> dict:
     """OptiLearning over `policies`; `runs`: their costs without self-owned instances (the
-    BestOurs / BestTheta grid's), which are Alg. 3's counterfactuals when R = 0."""
+    BestDynalloc / BestTheta grid's), which are Alg. 3's counterfactuals when R = 0."""
     s = prepared.settings
     run = opti_learning(
         jobs,
@@ -185,7 +185,7 @@ class _Grids:
         s = self.settings
         if kind == "BestTheta":
             return s.theta()
-        return (s.ours if kind == "BestOurs" else s.naive)(self.beta_star())
+        return (s.dynalloc if kind == "BestDynalloc" else s.naive)(self.beta_star())
 
     def costs(self, kind: str) -> list:
         return self._run(kind, self.policies(kind), self.settings.instances)
@@ -207,7 +207,7 @@ def simulate_replicate(prepared: PreparedIaas, replicate: int, rng: np.random.Ge
             best = min(costs, key=lambda c: (c.unit_cost, c.policy.name))
             rows.append(_row(spec.name, best, best.policy.name, {"policies": _grid_table(costs)}))
         elif spec.kind == LEARNING:
-            kind = "BestOurs" if spec.grid == "ours" else "BestTheta"
+            kind = "BestDynalloc" if spec.grid == "dynalloc" else "BestTheta"
             rows.append(
                 _learning_row(spec, prepared, jobs, prices, rng, grids.policies(kind), grids.learning_runs(kind))
             )

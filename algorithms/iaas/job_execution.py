@@ -50,7 +50,7 @@ ON_DEMAND_PRICE = 0.25
 # Policy kinds: Proportion / Dynalloc (Alg. 1-2); the theta policies of [6], [7], re-bidding every
 # hour while the job has flexibility (THETA) or turning to on-demand at their first spot loss
 # (THETA_ONCE, the other reading, measured in reproduction/iaas_alternatives.py).
-OURS, THETA, THETA_ONCE = 0, 1, 2
+DYNALLOC, THETA, THETA_ONCE = 0, 1, 2
 
 
 @njit(cache=True)
@@ -292,9 +292,9 @@ def _run_job(
         price = prices[t - 1]
         if fell_back == 0 and (t - arrival) % slots_per_hour == 0:
             hour_end = min(t + slots_per_hour - 1, end)
-            if kind == OURS and nu_on_size:
+            if kind == DYNALLOC and nu_on_size:
                 spot_n, o = proportion_split_on_size(work, size, end - t + 1, parallelism, beta, slots_per_hour)
-            elif kind == OURS:
+            elif kind == DYNALLOC:
                 spot_n, o = proportion_split(work, end - t + 1, parallelism, beta, slots_per_hour)
             else:
                 spot_n, o = theta_split(parallelism, theta)
@@ -310,11 +310,11 @@ def _run_job(
                 slots_next = end - hour_end
                 if kind == THETA_ONCE or (left_next > TOL and parallelism * slots_next < left_next - TOL):
                     fell_back = t
-                    if kind == OURS:
+                    if kind == DYNALLOC:
                         t2, o_bar = fallback_plan(work, t, end, parallelism, slots_per_hour)
         spot_now = spot_n if spot_alive else 0
         if fell_back > 0:
-            want = parallelism if (kind != OURS or t >= t2) else o_bar
+            want = parallelism if (kind != DYNALLOC or t >= t2) else o_bar
         else:
             want = o
         want = min(want, parallelism - spot_now)

@@ -1,6 +1,6 @@
 """The hindsight-optimal cost of a small job stream (paper 003, Sec. III-A billing, IV, V-A),
 solved with OR-Tools CP-SAT: a lower bound on the cost of every policy of the family whose bid
-is in `bids` (`algorithms.iaas.policies`: ours {beta0, beta, b} and the theta policies).
+is in `bids` (`algorithms.iaas.policies`: Dynalloc {beta0, beta, b} and the theta policies).
 
 The problem. Every job j must process ceil(z_j - 1e-9) instance-slots of work (one instance
 processes one unit per slot and a job's processed work only grows by whole instance-slots,

@@ -15,19 +15,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from algorithms.iaas.job_execution import LEN, ON_DEMAND_PRICE, OURS, THETA, THETA_ONCE, run_jobs
+from algorithms.iaas.job_execution import DYNALLOC, LEN, ON_DEMAND_PRICE, THETA, THETA_ONCE, run_jobs
 from algorithms.iaas.self_owned import allocate_self_owned, self_owned_work, utilisation
 
 BETAS = tuple(i / 12 for i in range(12)) + (0.9999,)
 BIDS = tuple(round(0.10 + 0.03 * i, 2) for i in range(7))
 THETAS = tuple(round(0.1 * i, 1) for i in range(11))
 NAIVE = None  # beta0 of the naive self-owned policy, eq. (2)
-KIND_CODES = {"ours": OURS, "theta": THETA, "theta_once": THETA_ONCE}
+# The theta policies' reading (policies.theta_reading): on-demand from their first spot loss
+# (`once`, the default: it reproduces Table II's rho, docs/iaas/mechanisms.md) or a new bid every
+# hour while the job has flexibility (`rebid`).
+THETA_READINGS = {"once": "theta_once", "rebid": "theta"}
+KIND_CODES = {"dynalloc": DYNALLOC, "theta": THETA, "theta_once": THETA_ONCE}
 
 
 @dataclass(frozen=True)
 class Policy:
-    """One policy: kind `ours` (Dynalloc with Proportion), `theta` or `theta_once` (the theta
+    """One policy: kind `dynalloc` (Dynalloc, Alg. 2, with Proportion), `theta` or `theta_once` (the theta
     policies re-bidding every hour, or on-demand from their first spot loss: job_execution.py);
     beta0 None is eq. (2)."""
 
@@ -40,14 +44,24 @@ class Policy:
     @property
     def name(self) -> str:
         self_owned = "naive" if self.beta0 is None else f"{self.beta0:.4g}"
-        if self.kind == "ours":
-            return f"ours(beta0={self_owned},beta={self.beta:.4g},b={self.bid:.2f})"
+        if self.kind == "dynalloc":
+            return f"dynalloc(beta0={self_owned},beta={self.beta:.4g},b={self.bid:.2f})"
         return f"{self.kind}(theta={self.theta:.1f},b={self.bid:.2f},self_owned={self_owned})"
 
 
-def ours_grid(betas=BETAS, bids=BIDS, beta0s=(NAIVE,)) -> list[Policy]:
+def dynalloc(bid: float = 0.19, beta: float = 0.0, beta0: float | None = NAIVE) -> Policy:
+    """`Dynalloc(beta0=...,beta=...,b=...)` (algorithms/iaas/registry.py): Alg. 2 with Proportion."""
+    return Policy("dynalloc", bid, beta, beta0)
+
+
+def theta_policy(bid: float = 0.19, theta: float = 0.0, theta_reading: str = "once") -> Policy:
+    """`Theta(theta=...,b=...)` (algorithms/iaas/registry.py), read as `policies.theta_reading` says."""
+    return Policy(THETA_READINGS[theta_reading], bid, theta=theta)
+
+
+def dynalloc_grid(betas=BETAS, bids=BIDS, beta0s=(NAIVE,)) -> list[Policy]:
     """Sec. V-B's order: by bid, then beta0, then beta (Fig. 4: 7 groups of 13)."""
-    return [Policy("ours", b, beta, beta0) for b in bids for beta0 in beta0s for beta in betas]
+    return [Policy("dynalloc", b, beta, beta0) for b in bids for beta0 in beta0s for beta in betas]
 
 
 def theta_grid(thetas=THETAS, bids=BIDS, kind: str = "theta") -> list[Policy]:

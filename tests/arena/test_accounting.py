@@ -96,7 +96,7 @@ def test_paper_003_kernel_on_the_arena_units():
     assert (out.on_demand_cost.tolist(), out.finish.tolist()) == ([20.0], [2])
     assert out.unit_cost() == pytest.approx(8.0)
     down = world(30, 36, 20, np.full(48, 0.3), np.zeros(48, dtype=bool))
-    out = run_iaas_policy(Policy("ours", 1.0, beta=0.5), down)
+    out = run_iaas_policy(Policy("dynalloc", 1.0, beta=0.5), down)
     assert out.spot_cost.tolist() == [0.0] and out.spot_work.tolist() == [0.0]
     assert out.finish.tolist()[0] > 0 and out.fell_back.tolist()[0] > 0
 

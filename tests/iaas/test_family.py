@@ -23,7 +23,7 @@ def config(**overrides):
         "self_owned": {"instances": 0},
         "policies": SMALL,
         "learning": {},
-        "mechanisms": ["BestOurs", "BestTheta", "OptiLearning", "Ours(beta=0.5,b=0.19)"],
+        "mechanisms": ["BestDynalloc", "BestTheta", "OptiLearning", "Dynalloc(beta=0.5,b=0.19)"],
     }
     base.update(overrides)
     return base
@@ -38,10 +38,10 @@ def config(**overrides):
         ({"self_owned": {"instances": -1}}, "self_owned.instances must be"),
         ({"policies": {**SMALL, "theta_reading": "twice"}}, "policies.theta_reading must be one of once, rebid"),
         ({"learning": {"normalisation": "minmax"}}, "learning.normalisation must be one of"),
-        ({"mechanisms": ["BestOurs", "Greedy"]}, "unknown mechanism 'Greedy' for family iaas"),
-        ({"mechanisms": ["Ours(beta=1.5)"]}, r"mechanisms: Ours\(beta=1.5\): beta must be"),
-        ({"mechanisms": ["Theta(theta=0.5,bid=0.2)"]}, "unknown key.*'bid'"),
-        ({"mechanisms": ["BestOurs", "BestOurs"]}, "twice"),
+        ({"mechanisms": ["BestDynalloc", "Greedy"]}, "unknown mechanism 'Greedy' for family iaas"),
+        ({"mechanisms": ["Dynalloc(beta=1.5)"]}, r"mechanisms: Dynalloc\(beta=1.5\): beta must be"),
+        ({"mechanisms": ["Theta(theta=0.5,bid=0.2)"]}, r"unknown key\(s\) 'bid'"),
+        ({"mechanisms": ["BestDynalloc", "BestDynalloc"]}, "twice"),
         ({"policies": {"beta_per_bid": "each"}}, "policies.beta_per_bid must be"),
         ({"jobs": {"parallelism": 0}}, "jobs.parallelism must be"),
         ({"prices": {"mean": -1}}, "prices.mean must be"),
@@ -62,18 +62,18 @@ def test_a_trace_with_a_gap_is_rejected_naming_file_and_line(tmp_path):
 def test_best_rows_are_the_minimum_of_their_grid_and_a_single_policy_is_stream_cost():
     prepared = family.prepare(config())
     rows = {r["mechanism"]: r for r in family.simulate_replicate(prepared, 0, np.random.default_rng(5))}
-    for name in ("BestOurs", "BestTheta"):
+    for name in ("BestDynalloc", "BestTheta"):
         table = rows[name]["tables"]["policies"]
         assert rows[name]["unit_cost"] == min(table["unit_cost"]) == -rows[name]["utility"]
         assert rows[name]["policy"] == table["policy"][int(np.argmin(table["unit_cost"]))]
-    assert len(rows["BestOurs"]["tables"]["policies"]["policy"]) == 9  # 3 betas x 3 bids
+    assert len(rows["BestDynalloc"]["tables"]["policies"]["policy"]) == 9  # 3 betas x 3 bids
     assert len(rows["BestTheta"]["tables"]["policies"]["policy"]) == 9  # 3 thetas x 3 bids
-    assert rows["BestOurs"]["unit_cost"] <= rows["Ours(beta=0.5,b=0.19)"]["unit_cost"]
+    assert rows["BestDynalloc"]["unit_cost"] <= rows["Dynalloc(beta=0.5,b=0.19)"]["unit_cost"]
     rng = np.random.default_rng(5)
     jobs = draw_jobs(JobParams.from_config({"slots": 200}), rng)
     prices = draw_prices(PriceParams.from_config({}), jobs.horizon(), rng)
-    single = stream_cost(jobs, prices, Policy("ours", 0.19, 0.5))
-    assert rows["Ours(beta=0.5,b=0.19)"]["unit_cost"] == single.unit_cost
+    single = stream_cost(jobs, prices, Policy("dynalloc", 0.19, 0.5))
+    assert rows["Dynalloc(beta=0.5,b=0.19)"]["unit_cost"] == single.unit_cost
     weights = rows["OptiLearning"]["tables"]["weights"]
     assert len(weights["weight"]) == len(weights["policy"]) == len(weights["job"])
     # Proposition 6's n, d, N': the grid of 9, the longest deadline, the jobs of the stream
@@ -86,9 +86,11 @@ def test_best_rows_are_the_minimum_of_their_grid_and_a_single_policy_is_stream_c
 
 
 def test_self_owned_rows():
-    prepared = family.prepare(config(self_owned={"instances": 200}, mechanisms=["BestOurs", "BestNaive", "BestTheta"]))
+    prepared = family.prepare(
+        config(self_owned={"instances": 200}, mechanisms=["BestDynalloc", "BestNaive", "BestTheta"])
+    )
     rows = {r["mechanism"]: r for r in family.simulate_replicate(prepared, 0, np.random.default_rng(2))}
-    assert len(rows["BestOurs"]["tables"]["policies"]["policy"]) == 18  # x 2 beta0
+    assert len(rows["BestDynalloc"]["tables"]["policies"]["policy"]) == 18  # x 2 beta0
     assert len(rows["BestNaive"]["tables"]["policies"]["policy"]) == 9
     assert all(0 < r["self_owned_utilisation"] <= 1 for r in rows.values())
     assert all(r["missed"] == 0 for r in rows.values())
@@ -98,11 +100,11 @@ def test_experiment_2_grid_keeps_each_bids_best_beta():
     # Sec. V-B, Exp. 2: beta*(b) from the spot-only grid of the same stream, then beta0 x b
     policies = {**SMALL, "beta_per_bid": "best"}
     spot_only = family.simulate_replicate(
-        family.prepare(config(policies=policies, mechanisms=["BestOurs"])), 0, np.random.default_rng(7)
+        family.prepare(config(policies=policies, mechanisms=["BestDynalloc"])), 0, np.random.default_rng(7)
     )[0]["tables"]["policies"]
-    full = family.simulate_replicate(family.prepare(config(mechanisms=["BestOurs"])), 0, np.random.default_rng(7))[0][
-        "tables"
-    ]["policies"]
+    full = family.simulate_replicate(family.prepare(config(mechanisms=["BestDynalloc"])), 0, np.random.default_rng(7))[
+        0
+    ]["tables"]["policies"]
     best = {}
     for bid, beta, cost in zip(full["bid"], full["beta"], full["unit_cost"]):
         if bid not in best or cost < best[bid][1]:
@@ -112,11 +114,11 @@ def test_experiment_2_grid_keeps_each_bids_best_beta():
         config(
             policies=policies,
             self_owned={"instances": 200},
-            mechanisms=["BestOurs", "BestNaive", "OptiLearning", "OptiLearning(grid=theta)"],
+            mechanisms=["BestDynalloc", "BestNaive", "OptiLearning", "OptiLearning(grid=theta)"],
         )
     )
     rows = {r["mechanism"]: r for r in family.simulate_replicate(owned, 0, np.random.default_rng(7))}
-    table = rows["BestOurs"]["tables"]["policies"]
+    table = rows["BestDynalloc"]["tables"]["policies"]
     assert len(table["policy"]) == 6 and dict(zip(table["bid"], table["beta"])) == {b: v[0] for b, v in best.items()}
     assert len(rows["BestNaive"]["tables"]["policies"]["policy"]) == 3
     for name in ("OptiLearning", "OptiLearning(grid=theta)"):

@@ -9,8 +9,8 @@ import csv
 import numpy as np
 import pytest
 
-from algorithms.iaas.job_execution import OURS, THETA, proportion_split, proportion_split_on_size, run_job
-from algorithms.iaas.policies import BETAS, Policy, ours_grid, stream_cost
+from algorithms.iaas.job_execution import DYNALLOC, THETA, proportion_split, proportion_split_on_size, run_job
+from algorithms.iaas.policies import BETAS, Policy, dynalloc_grid, stream_cost
 from market.iaas.jobs import JobParams, JobStream, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices
 from reproduction.iaas_alternatives import (
@@ -82,7 +82,7 @@ def test_the_default_choice_is_stream_cost():
     rng = np.random.default_rng(3)
     jobs = draw_jobs(JobParams.from_config({"slots": 150, "slackness_max": 3.0}), rng)
     path = draw_prices(PriceParams.from_config({}), jobs.horizon(), rng)
-    for policy in ours_grid()[::7]:
+    for policy in dynalloc_grid()[::7]:
         assert unit_cost(choice_money(jobs, path, policy, FIG4_CHOICES[0])) == stream_cost(jobs, path, policy).unit_cost
 
 
@@ -120,8 +120,8 @@ def test_alg1_as_printed_bids_on_the_jobs_size():
     # 4 spot each hour: 3 x 4 x 0.1 = 1.2, no on-demand
     prices = np.full(60, 0.1)
     prices[6] = 0.5
-    today = run_job(1, 42, 122.0, 4, prices, OURS, beta=0.5, bid=0.2)
-    printed = run_job(1, 42, 122.0, 4, prices, OURS, beta=0.5, bid=0.2, nu_on_size=True)
+    today = run_job(1, 42, 122.0, 4, prices, DYNALLOC, beta=0.5, bid=0.2)
+    printed = run_job(1, 42, 122.0, 4, prices, DYNALLOC, beta=0.5, bid=0.2, nu_on_size=True)
     assert today.cost == pytest.approx(1.65) and today.on_demand_work == 24.0
     assert printed.cost == pytest.approx(1.2) and printed.on_demand_work == 0.0 and printed.finish == today.finish
 
@@ -153,10 +153,10 @@ def test_expected_value_job_runs_its_spot_k_slots_an_hour():
     prices = np.full(60, 0.05)
     path = expected_value_path(prices, 0.19, 0.11, 4, 2)
     jobs = JobStream(np.array([3]), np.array([20.0]), np.array([36]), np.array([2]))
-    money = choice_money(jobs, prices, Policy("ours", 0.19, 0.9999), Choice("b", expected_value=True), 0.11)
+    money = choice_money(jobs, prices, Policy("dynalloc", 0.19, 0.9999), Choice("b", expected_value=True), 0.11)
     assert spot_slots(0.19, 0.11) == 4
     assert money.tolist() == [[pytest.approx(2 * path[26]), 0.0, 20.0, 0.0]]
-    result = run_job(3, 36, 20.0, 2, path, OURS, beta=0.9999, bid=0.19)
+    result = run_job(3, 36, 20.0, 2, path, DYNALLOC, beta=0.9999, bid=0.19)
     assert result.finish == 28 and result.fell_back == 0
 
 

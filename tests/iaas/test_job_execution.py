@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from algorithms.iaas.job_execution import OURS, THETA, THETA_ONCE, fallback_plan, proportion_split, run_job, theta_split
+from algorithms.iaas.job_execution import (
+    DYNALLOC,
+    THETA,
+    THETA_ONCE,
+    fallback_plan,
+    proportion_split,
+    run_job,
+    theta_split,
+)
 
 
 def test_on_demand_is_billed_by_started_hours():
@@ -65,7 +73,7 @@ def test_ours_falls_back_to_proposition4_when_the_spot_is_lost_without_flexibili
     # delta 4, 36 slots, z = 130: nu = floor(14 / 6) = 2 -> 2 spot, 2 on-demand at slot 1
     prices = np.full(36, 0.1)
     prices[2] = 1.0  # lost at slot 3
-    result = run_job(1, 36, 130.0, 4, prices, OURS, beta=0.5, bid=0.2)
+    result = run_job(1, 36, 130.0, 4, prices, DYNALLOC, beta=0.5, bid=0.2)
     # slots 1-2: 2 spot + 2 on-demand units each (122 left); at slot 3 the next update would
     # have 122 - 2 x 10 = 102 > 4 x 24: no flexibility. Prop. 4 from slot 3: kappa = 2 hours
     # from t'' = 13, head 3..12 (10 slots) with ceil((122 - 96) / 10) = 3 instances (2 already
@@ -95,7 +103,7 @@ def test_theta_once_turns_to_on_demand_at_its_first_spot_loss():
     delta=st.integers(1, 8),
     hours=st.floats(0.2, 4.0),
     slack=st.floats(1.0, 4.0),
-    kind=st.sampled_from([OURS, THETA, THETA_ONCE]),
+    kind=st.sampled_from([DYNALLOC, THETA, THETA_ONCE]),
     beta=st.sampled_from([0.0, 0.25, 0.5, 0.9999]),
     theta=st.sampled_from([0.0, 0.3, 1.0]),
     bid=st.sampled_from([0.1, 0.19, 0.28]),

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.iaas.offline_optimum import Block, independent_groups, offline_optimum, spot_block, start_blocks
-from algorithms.iaas.policies import BIDS, ours_grid, stream_cost, theta_grid
+from algorithms.iaas.policies import BIDS, dynalloc_grid, stream_cost, theta_grid
 from market.iaas.jobs import LEN, JobStream
 
 ON_DEMAND = 0.25
-POLICIES = ours_grid() + theta_grid(kind="theta_once") + theta_grid(kind="theta")
+POLICIES = dynalloc_grid() + theta_grid(kind="theta_once") + theta_grid(kind="theta")
 
 
 def stream(arrival, size, deadline, parallelism):
@@ -179,7 +179,9 @@ def test_one_bid_bounds_the_policies_of_that_bid(world):
         opt = offline_optimum(jobs, prices, instances=instances, bids=(bid,))
         check_plan(jobs, prices, instances, (bid,), opt)
         policies = (
-            ours_grid(bids=(bid,)) + theta_grid(bids=(bid,), kind="theta_once") + theta_grid(bids=(bid,), kind="theta")
+            dynalloc_grid(bids=(bid,))
+            + theta_grid(bids=(bid,), kind="theta_once")
+            + theta_grid(bids=(bid,), kind="theta")
         )
         cheapest = min(stream_cost(jobs, prices, p, instances, ON_DEMAND).cost.sum() for p in policies)
         assert cheapest >= opt.cost - 1e-6

@@ -18,7 +18,7 @@ from algorithms.iaas.opti_learning import (
     opti_learning,
     proposition6_bound,
 )
-from algorithms.iaas.policies import Policy, ours_grid, stream_cost
+from algorithms.iaas.policies import Policy, dynalloc_grid, stream_cost
 from algorithms.iaas.self_owned import wanted_instances
 from market.iaas.jobs import JobParams, JobStream, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices
@@ -34,7 +34,7 @@ def world():
 def test_no_policy_costs_more_than_the_bound(world):
     jobs, prices = world
     bound = cost_bound(jobs, 0.28)
-    for policy in ours_grid()[::9] + [Policy("theta", 0.28, theta=t) for t in (0.0, 0.5, 1.0)]:
+    for policy in dynalloc_grid()[::9] + [Policy("theta", 0.28, theta=t) for t in (0.0, 0.5, 1.0)]:
         assert np.all(stream_cost(jobs, prices, policy).cost <= bound + 1e-12)
 
 
@@ -48,7 +48,11 @@ def test_learning_rate_of_line_9():
 def test_weights_stay_uniform_until_the_first_feedback_and_then_favour_the_cheapest(world):
     jobs, prices = world
     # a clearly bad policy (all on-demand) beside two spot-heavy ones
-    policies = [Policy("theta", 0.28, theta=0.0), Policy("ours", 0.28, beta=0.9999), Policy("ours", 0.10, beta=0.0)]
+    policies = [
+        Policy("theta", 0.28, theta=0.0),
+        Policy("dynalloc", 0.28, beta=0.9999),
+        Policy("dynalloc", 0.10, beta=0.0),
+    ]
     run = opti_learning(jobs, prices, policies, np.random.default_rng(0))
     first_release = int(np.searchsorted(jobs.arrival, jobs.arrival[0] + run.lag, side="right"))
     assert np.allclose(run.selection.weights[:first_release], 1 / 3)
@@ -59,7 +63,7 @@ def test_weights_stay_uniform_until_the_first_feedback_and_then_favour_the_cheap
 
 def test_regret_stays_inside_proposition6_and_the_weights_learn(world):
     jobs, prices = world
-    run = opti_learning(jobs, prices, ours_grid(), np.random.default_rng(1))
+    run = opti_learning(jobs, prices, dynalloc_grid(), np.random.default_rng(1))
     z = run.costs / cost_bound(jobs, 0.28)[:, None]
     n = len(jobs)
     best = int(np.argmin(z.sum(axis=0)))
@@ -79,14 +83,14 @@ def test_regret_stays_inside_proposition6_and_the_weights_learn(world):
 def test_an_unknown_normalisation_is_rejected(world):
     jobs, prices = world
     with pytest.raises(ValueError, match="normalisation must be one of bound, job_minmax, none"):
-        opti_learning(jobs, prices, ours_grid()[:2], np.random.default_rng(0), "minmax")
+        opti_learning(jobs, prices, dynalloc_grid()[:2], np.random.default_rng(0), "minmax")
 
 
 def test_job_by_job_play_without_self_owned_instances_is_the_batch_run(world):
     # the path that self-owned instances need (weights learnt job by job, one draw per job)
     # gives the same weights, draws and costs as one exponentiated_gradient call when r_j = 0
     jobs, prices = world
-    policies = ours_grid(betas=(0.5, 0.9999), bids=(0.13, 0.22, 0.28))
+    policies = dynalloc_grid(betas=(0.5, 0.9999), bids=(0.13, 0.22, 0.28))
     for normalisation in NORMALISATIONS:
         batch = opti_learning(jobs, prices, policies, np.random.default_rng(4), normalisation)
         played = _opti_learning_self_owned(
@@ -99,7 +103,7 @@ def test_job_by_job_play_without_self_owned_instances_is_the_batch_run(world):
 
 def test_with_one_policy_and_self_owned_instances_the_learner_is_that_policy(world):
     jobs, prices = world
-    policy = Policy("ours", 0.19, beta=0.9999, beta0=3 / 12)
+    policy = Policy("dynalloc", 0.19, beta=0.9999, beta0=3 / 12)
     run = opti_learning(jobs, prices, [policy], np.random.default_rng(0), instances=300)
     alone = stream_cost(jobs, prices, policy, 300)
     assert np.array_equal(run.self_owned, alone.self_owned)
@@ -113,7 +117,7 @@ def test_counterfactuals_take_the_idle_instances_the_drawn_policies_left(world):
     # for at most what the deadline forces): a job's counterfactual under eq. (2) sees the
     # instances that the jobs before it really took, not those eq. (2) alone would have left
     jobs, prices = world
-    greedy, shy = Policy("ours", 0.19, beta=0.9999), Policy("ours", 0.19, beta=0.9999, beta0=0.9999)
+    greedy, shy = Policy("dynalloc", 0.19, beta=0.9999), Policy("dynalloc", 0.19, beta=0.9999, beta0=0.9999)
     run = opti_learning(jobs, prices, [greedy, shy], np.random.default_rng(0), instances=300)
     idle = np.full(jobs.horizon(), 300)
     want = wanted_instances(jobs.size, jobs.deadline, jobs.parallelism, None)
@@ -138,7 +142,7 @@ def test_alg3_as_printed_is_bound_with_eta_times_the_common_bound(world):
         np.full(n, int(jobs.deadline[:n].max())),
         np.full(n, int(jobs.parallelism[:n].max())),
     )
-    policies = ours_grid(betas=(0.5, 0.9999), bids=(0.13, 0.28))
+    policies = dynalloc_grid(betas=(0.5, 0.9999), bids=(0.13, 0.28))
     bound = float(cost_bound(same, 0.28)[0])
     assert np.all(cost_bound(same, 0.28) == bound)
     raw = opti_learning(same, prices, policies, np.random.default_rng(5), "none").selection.weights
@@ -155,7 +159,7 @@ def test_alg3_as_printed_learns_faster_on_dollar_costs(world):
     # the raw update moves the weights by eta c_j, and c_j runs to dollars: its final weight on
     # the best fixed policy is at least the normalised update's
     jobs, prices = world
-    policies = ours_grid(betas=(0.5, 0.9999), bids=(0.13, 0.22, 0.28))
+    policies = dynalloc_grid(betas=(0.5, 0.9999), bids=(0.13, 0.22, 0.28))
     runs = {norm: opti_learning(jobs, prices, policies, np.random.default_rng(6), norm) for norm in ("none", "bound")}
     best = int(np.argmin(runs["bound"].costs.sum(axis=0)))
     assert runs["none"].selection.final_weights[best] >= runs["bound"].selection.final_weights[best]

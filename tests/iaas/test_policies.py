@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from algorithms.iaas.policies import BETAS, BIDS, THETAS, Policy, ours_grid, stream_cost, theta_grid
+from algorithms.iaas.policies import BETAS, BIDS, THETAS, Policy, dynalloc_grid, stream_cost, theta_grid
 from market.iaas.jobs import JobStream
 
 
@@ -17,7 +17,7 @@ def stream(arrival, size, deadline, parallelism):
 def test_the_paper_grids():
     assert len(BETAS) == 13 and BETAS[1] == pytest.approx(1 / 12) and BETAS[-1] == 0.9999
     assert BIDS == (0.10, 0.13, 0.16, 0.19, 0.22, 0.25, 0.28) and THETAS[-1] == 1.0 and len(THETAS) == 11
-    grid = ours_grid()
+    grid = dynalloc_grid()
     assert len(grid) == 91 and grid[0].bid == 0.10 and grid[12].beta == 0.9999 and grid[13].bid == 0.13
     assert len(theta_grid()) == 77
     assert len({p.name for p in grid + theta_grid()}) == 168
@@ -39,7 +39,7 @@ def test_self_owned_instances_take_their_share():
     # 4 self-owned instances, beta0 = 0: job 1 gets ceil(48 / 24) = 2 of its 4, which do 48
     # units: nothing left for spot or on-demand
     jobs = stream([1, 1], [48.0, 96.0], [24, 24], [4, 4])
-    cost = stream_cost(jobs, np.full(30, 0.1), Policy("ours", 0.2, beta=0.5, beta0=0.0), instances=4)
+    cost = stream_cost(jobs, np.full(30, 0.1), Policy("dynalloc", 0.2, beta=0.5, beta0=0.0), instances=4)
     assert cost.self_owned.tolist() == [2, 2]
     assert cost.self_owned_work.tolist() == [48.0, 48.0]
     assert cost.cost[0] == 0.0 and cost.spot_work[1] + cost.on_demand_work[1] == pytest.approx(48.0)

@@ -83,7 +83,7 @@ def test_fig4_check_finds_an_interior_beta_only_where_there_is_one(tmp_path):
     for bid, costs in ((0.1, {0.0: 3.0, 0.5: 2.0, 0.9999: 2.5}), (0.2, {0.0: 3.0, 0.5: 2.0, 0.9999: 1.0})):
         for beta, cost in costs.items():
             rows.append(
-                {"jobs.slackness_max": 3.0, "mechanism": "BestOurs", "bid": bid, "beta": beta, "unit_cost": cost}
+                {"jobs.slackness_max": 3.0, "mechanism": "BestDynalloc", "bid": bid, "beta": beta, "unit_cost": cost}
             )
     pd.DataFrame(rows).to_parquet(tmp_path / "policies.parquet")
     best = iaas.best_beta_per_bid(tmp_path).set_index("bid")
@@ -112,7 +112,7 @@ def test_proposition6_row_states_the_bound_at_the_runs_n_d_and_jobs():
                     "learning_jobs": jobs,
                 }
             )
-        rows.append({"mechanism": "BestOurs", "learning.normalisation": norm, "self_owned.instances": 0})
+        rows.append({"mechanism": "BestDynalloc", "learning.normalisation": norm, "self_owned.instances": 0})
     table = iaas.proposition6_table(pd.DataFrame(rows))
     assert len(table) == 2 and (table["learning_lag"] == 280).all() and (table["learning_jobs"] == 6010).all()
     # 9 sqrt(2 d ln(n / delta) / N') by hand

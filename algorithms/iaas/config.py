@@ -2,7 +2,7 @@
 (the grids of beta, beta0, bids and theta), `self_owned` (R) and `learning` (OptiLearning's cost
 normalisation), and the mechanism names:
 
-- `BestOurs`: the cheapest of our policies {beta0, beta, b} over the grid, in hindsight (the
+- `BestDynalloc`: the cheapest of Dynalloc policies {beta0, beta, b} over the grid, in hindsight (the
   paper's alpha, Tables II-III). `policies.beta_per_bid: best` is Sec. V-B's Experiment 2 grid:
   each bid keeps only its best beta without self-owned instances on the same stream (beta*(b),
   "computed in advance"), so that the grid is beta0 x b (91 policies; 7 without self-owned
@@ -11,9 +11,9 @@ normalisation), and the mechanism names:
   the naive eq. (2)); the paper's alpha';
 - `BestNaive`: the cheapest of eq. (2) + Proportion over beta x b, or over b with beta*(b)
   (Table III's 7 "policies defined by (2)");
-- `OptiLearning`, `OptiLearning(grid=theta)`: Alg. 3 over our grid or the theta grid (with R > 0
+- `OptiLearning`, `OptiLearning(grid=theta)`: Alg. 3 over the Dynalloc grid or the theta grid (with R > 0
   the theta policies take their self-owned instances by eq. (2): Table IV's baseline);
-- `Ours(beta0=...,beta=...,b=...)` (beta0 a number or `naive`), `Theta(theta=...,b=...)`: one
+- `Dynalloc(beta0=...,beta=...,b=...)` (beta0 a number or `naive`), `Theta(theta=...,b=...)`: one
   policy.
 """
 
@@ -24,18 +24,13 @@ from dataclasses import dataclass
 
 from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from algorithms.iaas.opti_learning import NORMALISATIONS
-from algorithms.iaas.policies import BETAS, BIDS, NAIVE, THETAS, Policy, ours_grid, theta_grid
-from market.common.fields import as_section, choice, integer, number_list, real, reject_unknown_keys
+from algorithms.iaas.policies import BETAS, BIDS, NAIVE, THETA_READINGS, THETAS, Policy, dynalloc_grid, theta_grid
+from algorithms.iaas.registry import REGISTRY
+from market.common.fields import as_section, choice, integer, number_list, reject_unknown_keys
 
-BEST = ("BestOurs", "BestTheta", "BestNaive")
-# The theta policies' reading (policies.theta_reading): on-demand from their first spot loss
-# (`once`, the default: it reproduces Table II's rho, docs/iaas/mechanisms.md) or a new bid every
-# hour while the job has flexibility (`rebid`).
-THETA_READINGS = {"once": "theta_once", "rebid": "theta"}
+BEST = ("BestDynalloc", "BestTheta", "BestNaive")
 BETA_PER_BID = ("grid", "best")
 LEARNING = "OptiLearning"
-SINGLE = ("Ours", "Theta")
-KINDS = (*BEST, LEARNING, *SINGLE)
 
 
 @dataclass(frozen=True)
@@ -83,22 +78,22 @@ class PolicySettings:
             normalisation=choice(learning.get("normalisation", "bound"), "learning.normalisation", NORMALISATIONS),
         )
 
-    def ours(self, beta_star: Mapping | None = None) -> list[Policy]:
+    def dynalloc(self, beta_star: Mapping | None = None) -> list[Policy]:
         """Our grid: beta0 over `beta0s` when there are self-owned instances (Sec. V-B, Exp. 2);
         with `beta_star` (bid -> beta*(b)) one beta per bid."""
         beta0s = self.beta0s if self.instances > 0 else (NAIVE,)
         if beta_star is None:
-            return ours_grid(self.betas, self.bids, beta0s)
-        return [Policy("ours", b, beta_star[b], beta0) for b in self.bids for beta0 in beta0s]
+            return dynalloc_grid(self.betas, self.bids, beta0s)
+        return [Policy("dynalloc", b, beta_star[b], beta0) for b in self.bids for beta0 in beta0s]
 
     def naive(self, beta_star: Mapping | None = None) -> list[Policy]:
         if beta_star is None:
-            return ours_grid(self.betas, self.bids, (NAIVE,))
-        return [Policy("ours", b, beta_star[b], NAIVE) for b in self.bids]
+            return dynalloc_grid(self.betas, self.bids, (NAIVE,))
+        return [Policy("dynalloc", b, beta_star[b], NAIVE) for b in self.bids]
 
     def spot_only(self) -> list[Policy]:
-        """Our policies without self-owned instances, beta x b: where beta*(b) is chosen."""
-        return ours_grid(self.betas, self.bids, (NAIVE,))
+        """The Dynalloc policies without self-owned instances, beta x b: where beta*(b) is chosen."""
+        return dynalloc_grid(self.betas, self.bids, (NAIVE,))
 
     def theta(self) -> list[Policy]:
         return theta_grid(self.thetas, self.bids, THETA_READINGS[self.theta_reading])
@@ -111,43 +106,25 @@ class MechanismSpec:
     name: str
     kind: str
     policy: Policy | None = None
-    grid: str = "ours"
-
-
-def _bid(value, name: str) -> float:
-    return real(value, f"mechanisms: {name}: b", minimum=0.0, strict_min=True)
+    grid: str = "dynalloc"
 
 
 def mechanism_specs(config: Mapping, settings: PolicySettings) -> tuple[MechanismSpec, ...]:
-    names = listed_names(config)
     specs = []
-    for name in check_unique(names):
+    for name in check_unique(listed_names(config)):
         parsed = parse_name(name)
-        p = parsed.params
-        if parsed.kind not in KINDS:
-            raise ValueError(f"mechanisms: unknown mechanism {name!r} for family iaas (known: {', '.join(KINDS)})")
-        if parsed.kind in BEST:
-            if p:
+        if parsed.kind in REGISTRY:
+            policy = REGISTRY.build(parsed.kind, REGISTRY.params(parsed), theta_reading=settings.theta_reading)
+            specs.append(MechanismSpec(name, parsed.kind, policy))
+        elif parsed.kind in BEST:
+            if parsed.params:
                 raise ValueError(f"mechanisms: {name!r}: {parsed.kind} takes no parameters")
             specs.append(MechanismSpec(name, parsed.kind))
         elif parsed.kind == LEARNING:
-            reject_unknown_keys(("grid",), p, f"mechanisms: {name}")
-            grid = choice(p.get("grid", "ours"), f"mechanisms: {name}: grid", ("ours", "theta"))
+            reject_unknown_keys(("grid",), parsed.params, f"mechanisms: {name}")
+            grid = choice(parsed.params.get("grid", "dynalloc"), f"mechanisms: {name}: grid", ("dynalloc", "theta"))
             specs.append(MechanismSpec(name, LEARNING, grid=grid))
-        elif parsed.kind == "Ours":
-            reject_unknown_keys(("beta0", "beta", "b"), p, f"mechanisms: {name}")
-            beta0 = p.get("beta0", "naive")
-            beta0 = NAIVE if beta0 == "naive" else real(beta0, f"mechanisms: {name}: beta0", 0.0, 1.0, strict_max=True)
-            beta = real(p.get("beta", 0.0), f"mechanisms: {name}: beta", 0.0, 1.0, strict_max=True)
-            specs.append(MechanismSpec(name, "Ours", Policy("ours", _bid(p.get("b", 0.19), name), beta, beta0)))
         else:
-            reject_unknown_keys(("theta", "b"), p, f"mechanisms: {name}")
-            theta = real(p.get("theta", 0.0), f"mechanisms: {name}: theta", 0.0, 1.0)
-            specs.append(
-                MechanismSpec(
-                    name,
-                    "Theta",
-                    Policy(THETA_READINGS[settings.theta_reading], _bid(p.get("b", 0.19), name), theta=theta),
-                )
-            )
+            known = ", ".join([*BEST, LEARNING, f"{LEARNING}(grid=theta)", *REGISTRY.names(), *REGISTRY.examples()])
+            raise ValueError(f"mechanisms: unknown mechanism {name!r} for family iaas (known: {known})")
     return tuple(specs)
