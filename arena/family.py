@@ -4,7 +4,7 @@ The engine passes a plain dict config with the sections
   jobs:      paper 003's job stream (market/iaas/jobs.py);
   market:    the spot market: synthetic (paper 000), trace (the bundled real trace) or
              exponential (paper 003), on 5-minute slots (arena/world.py);
-  pool:      the AHAP / AHANP pool the groups AHAP and AHANP expand to (algorithms/spot/pool.py);
+  pool:      the AHAP / AHANP pool the groups AHAP and AHANP expand to (algorithms/spot/config.py);
   policies:  the Dynalloc / Theta grids the groups Dynalloc and Theta expand to (betas, bids,
              thetas, theta_reading; algorithms/iaas/config.py);
   adapt:     `bid`, the bid of paper 000's policies (arena/spot_policies.py);

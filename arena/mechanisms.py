@@ -2,7 +2,7 @@
 "Mechanisms"): `pool`, `policies`, `adapt` and `learning`.
 
 Names (the grammar of algorithms/common/mechanism_names.py):
-- paper 000 (algorithms/spot/pool.py's names): `OD-Only`, `MSU`, `UP`, `UP-track`,
+- paper 000 (algorithms/spot/registry.py): `OD-Only`, `MSU`, `UP`, `UP-track`,
   `AHAP(w=W,v=V,sigma=S)`, `AHANP(sigma=S)`, and the groups `AHAP` / `AHANP`, which expand
   over `pool` (window, commitment, threshold), as in the spot family; windows in hours; AHAP
   plans with an oracle forecast, `AHAP(w=W,v=V,sigma=S,forecast=persistence)` with the
@@ -29,7 +29,8 @@ from algorithms.common.user_mechanisms import build, is_import_path
 from algorithms.iaas.config import PolicySettings
 from algorithms.iaas.policies import Policy
 from algorithms.iaas.registry import REGISTRY as IAAS_REGISTRY
-from algorithms.spot import pool as spot_pool
+from algorithms.spot import registry as spot_names
+from algorithms.spot.config import PoolConfig
 from algorithms.spot.registry import REGISTRY as SPOT_REGISTRY
 from algorithms.spot.simulation import SpotPolicy
 from market.common.fields import as_section, choice, real, reject_unknown_keys
@@ -62,7 +63,7 @@ class Spec:
 class Settings:
     """Sections `pool`, `policies`, `adapt` and `learning`."""
 
-    pool: spot_pool.PoolConfig
+    pool: PoolConfig
     policies: PolicySettings
     bid: float = 1.0
     candidates: tuple[str, ...] = ()
@@ -71,7 +72,7 @@ class Settings:
 
     @classmethod
     def from_config(cls, config: Mapping) -> Settings:
-        pool = spot_pool.PoolConfig.from_dict(config.get("pool"))
+        pool = PoolConfig.from_dict(config.get("pool"))
         grids = as_section(config.get("policies"), "policies")
         reject_unknown_keys(("betas", "bids", "thetas", "theta_reading"), grids, "policies")
         grids.setdefault("bids", list(DEFAULT_BIDS))
@@ -145,12 +146,12 @@ def spec_of(name: str, settings: Settings, where: str = "mechanisms") -> Spec:
         forecast = choice(params["forecast"], f"{where}: {name}: forecast", FORECASTS)
         name = MechanismName(kind, {k: v for k, v in params.items() if k != "forecast"}).format()
     try:
-        spot_kind, spot_params = spot_pool.parse(name)
+        spot_kind, spot_params = spot_names.parse(name)
     except ValueError as err:
         if parse_name(name).kind in SPOT_REGISTRY:  # a known policy with a bad parameter
             raise ValueError(f"{where}: {str(err).removeprefix('mechanisms: ')}") from None
         raise ValueError(f"{where}: unknown mechanism {name!r} for the arena (known: {known_names()})") from None
-    if spot_kind == spot_pool.OPTIMUM:
+    if spot_kind == spot_names.OPTIMUM:
         raise ValueError(f"{where}: {name}: the arena has no offline optimum (docs/arena.md, 'Not done')")
     if is_import_path(spot_kind):  # checked here, before any work, as the spot family does
         build(spot_kind, spot_params, SpotPolicy, where)

@@ -53,7 +53,7 @@ def finetune_view(size: float, deadline: int, parallelism: int) -> FineTuneJob:
 
 def make_policy(kind: str, params: dict, sigma_reading: str = "ahead") -> SpotPolicy:
     """A fresh policy of algorithms/spot (its registry, algorithms/spot/registry.py) or a user's own:
-    `kind` and `params` as algorithms.spot.pool.parse gives them."""
+    `kind` and `params` as algorithms.spot.registry.parse gives them."""
     if is_import_path(kind):
         return build(kind, params, SpotPolicy)
     return REGISTRY.build(kind, params, sigma_reading=sigma_reading)

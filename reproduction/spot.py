@@ -25,7 +25,8 @@ import yaml
 
 from algorithms.common.mechanism_names import parse_name
 from algorithms.common.policy_selection import exponentiated_gradient, job_bounds
-from algorithms.spot import family, pool
+from algorithms.spot import family, registry as spot_names
+from algorithms.spot.config import SIGMA_READINGS
 from sweep.plots import pyplot, save
 from sweep.statistics import paired_ratio_interval, t_half_width
 
@@ -185,10 +186,10 @@ def best_of_groups(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         for i, row in best.iterrows():
             cell = tuple(row[k] for k in keys)
             worlds = costs.xs(cell, level=keys, drop_level=True) if keys else costs
-            opt = worlds[pool.OPTIMUM]
+            opt = worlds[spot_names.OPTIMUM]
             ratio = paired_ratio_interval(worlds[row["policy"]].to_numpy(), opt.to_numpy())
             best.loc[i, ["cost_ratio_to_opt", "cost_ratio_ci95"]] = ratio.ratio, ratio.half_width
-            opt_utility = utilities.loc[cell + (pool.OPTIMUM,)] if keys else utilities.loc[pool.OPTIMUM]
+            opt_utility = utilities.loc[cell + (spot_names.OPTIMUM,)] if keys else utilities.loc[spot_names.OPTIMUM]
             best.loc[i, "pct_of_opt"] = 100.0 * row["utility_mean"] / opt_utility
     if proven:
         best.loc[best["group"] != "OPT", "opt_unproven_worlds"] = np.nan
@@ -297,15 +298,15 @@ def comparison_report(sweep_dir: Path, figure: Figure, out_dir: Path) -> pd.Data
 def regret_vs_opt_min(sweep_dir: Path) -> float:
     """The smallest OPT utility minus an online policy's utility over every job of a sweep (>= 0 if OPT is optimal)."""
     frame = pd.read_parquet(Path(sweep_dir) / "results.parquet")
-    online = frame[frame["mechanism"] != pool.OPTIMUM]
+    online = frame[frame["mechanism"] != spot_names.OPTIMUM]
     return float(online["regret_vs_opt"].min())
 
 
 # Fig. 9: online policy selection under the four noise settings and with fixed hyperparameters.
 SUBPOOLS = {
     "full pool (105 AHAP + 7 AHANP)": lambda name: group_of(name) in ("AHAP", "AHANP"),
-    "AHAP, v = 1 (35)": lambda name: group_of(name) == "AHAP" and pool.parse(name)[1]["commitment"] == 1,
-    "AHAP, sigma = 0.9 (15)": lambda name: group_of(name) == "AHAP" and pool.parse(name)[1]["threshold"] == 0.9,
+    "AHAP, v = 1 (35)": lambda name: group_of(name) == "AHAP" and spot_names.parse(name)[1]["commitment"] == 1,
+    "AHAP, sigma = 0.9 (15)": lambda name: group_of(name) == "AHAP" and spot_names.parse(name)[1]["threshold"] == 0.9,
 }
 
 
@@ -467,7 +468,7 @@ def sigma_report(fig5_dir: Path, out_dir: Path, worlds: int = 100) -> pd.DataFra
     frame = pd.read_parquet(Path(fig5_dir) / "results.parquet", columns=["cell_index", *HEADLINE_CELL])
     base = configs[str(int(cell_frame(frame, **HEADLINE_CELL)["cell_index"].iloc[0]))]
     rows = []
-    for reading in pool.SIGMA_READINGS:
+    for reading in SIGMA_READINGS:
         config = {**base, "mechanisms": ["AHAP"], "pool": {**base["pool"], "sigma_reading": reading}}
         prepared = family.prepare(config)
         utilities = np.array(
@@ -480,7 +481,7 @@ def sigma_report(fig5_dir: Path, out_dir: Path, worlds: int = 100) -> pd.DataFra
         behaviours = [tuple(column) for column in np.round(utilities, 9).T]
         pairs = {}
         for name, behaviour in zip(names, behaviours):
-            params = pool.parse(name)[1]
+            params = spot_names.parse(name)[1]
             pairs.setdefault((params["window"], params["commitment"]), set()).add(behaviour)
         means = utilities.mean(axis=0)
         rows.append(

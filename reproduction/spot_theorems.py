@@ -47,10 +47,10 @@ from algorithms.common.policy_selection import (
     normalise,
     regret_bound,
 )
-from algorithms.spot import pool
+from algorithms.spot import registry as spot_names
 from sweep.statistics import t_half_width
 
-OPT = pool.OPTIMUM
+OPT = spot_names.OPTIMUM
 TOLERANCE = 1e-6  # utilities are sums of floats: gap <= bound + TOLERANCE counts as within
 FULL_POOL = "full pool (105 AHAP + 7 AHANP)"
 
@@ -185,7 +185,7 @@ def threshold_availability(
     from sweep.seeding import replicate_rng
 
     prepared = family.prepare(config)
-    params = [pool.parse(name)[1] for name in prepared.mechanisms if name.startswith("AHAP(")]
+    params = [spot_names.parse(name)[1] for name in prepared.mechanisms if name.startswith("AHAP(")]
     sigmas = sorted(set(thresholds if thresholds is not None else (p["threshold"] for p in params)))
     ks = sorted(
         set(lookaheads if lookaheads is not None else range(1, max((p["commitment"] for p in params), default=1) + 1))
@@ -225,7 +225,7 @@ def ahap_bounds(availability: pd.DataFrame, names: Iterable[str], budget: pd.Dat
     g = None if budget is None else budget.set_index(["replicate", "lookahead"])["G"]
     out = []
     for name in names:
-        params = pool.parse(name)[1]
+        params = spot_names.parse(name)[1]
         v, sigma = params["commitment"], params["threshold"]
         d_sum = sum(table["D"].xs((k, sigma), level=["lookahead", "threshold"]) for k in range(1, v + 1))
         sigma_term = sigma * worlds["on_demand_price"] * worlds["deadline"] / v * d_sum
@@ -256,7 +256,7 @@ def _best_by_window(frame: pd.DataFrame, tie_break: pd.Series | None = None) -> 
     the one with the largest `tie_break` (the mean bound: the reading most favourable to eq. 12),
     else the first by name."""
     means = frame[frame["mechanism"].str.startswith("AHAP(")].groupby("mechanism")["utility"].mean()
-    windows = pd.Series({name: pool.parse(name)[1]["window"] for name in means.index})
+    windows = pd.Series({name: spot_names.parse(name)[1]["window"] for name in means.index})
     best = {}
     for w in sorted(windows.unique()):
         part = means[windows == w]

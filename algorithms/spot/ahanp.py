@@ -28,7 +28,7 @@ IV-B: "the instance count is doubled"): doubling an idle count (n_{t-1} = 0) giv
 N_min, as the restart of case 6, instead of leaving a late job idle for good.
 Lines 7-8: n^s = min(n_t^avail, n_t), n^o = n_t - n^s (spot first, whatever its price).
 
-Readings of the start (`start`, pool.AHANP_STARTS; names `AHANP(sigma=S,start=fresh|cold)`).
+Readings of the start (`start`, registry.AHANP_STARTS; names `AHANP(sigma=S,start=fresh|cold)`).
 With no outages the literal reading above meets d only when slot 1 is cheap: in a dear slot 1
 (p_1^s > sigma p^o) case 4 "reuses" n_0 = 0 and the job idles, then is behind from t = 2 and
 doubles from N_min (1, 2, 4, 8, 12, 12, ...: Z_d = 72.3 < L = 80 at the paper's defaults with
@@ -65,7 +65,7 @@ import math
 import numbers
 import sys
 
-from algorithms.spot.pool import AHANP_STARTS as STARTS, ahanp_name
+from algorithms.spot.registry import AHANP_STARTS as STARTS, ahanp_name
 from algorithms.spot.simulation import MarketInfo, SlotState, SpotPolicy
 from market.spot.finetune_job import FineTuneJob
 

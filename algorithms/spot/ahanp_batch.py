@@ -20,13 +20,13 @@ import numpy as np
 from numba import njit
 
 from algorithms.spot.ahanp import COLD_RISE
-from algorithms.spot.pool import AHANP_STARTS
 from algorithms.spot.pool_accounting import SLOT_ERRORS, PoolResult, account_slot, finish, open_accounts
+from algorithms.spot.registry import AHANP_STARTS
 from algorithms.spot.simulation import PolicyError
 from market.spot.finetune_job import FineTuneJob
 from market.spot.spot_market import SpotMarket
 
-# The readings of the start as _run_pool's codes: the position in pool.AHANP_STARTS.
+# The readings of the start as _run_pool's codes: the position in registry.AHANP_STARTS.
 LITERAL, FRESH, COLD = 0, 1, 2
 
 

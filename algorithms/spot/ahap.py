@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from algorithms.spot.pool import SIGMA_READINGS
+from algorithms.spot.config import SIGMA_READINGS
 from algorithms.spot.simulation import MarketInfo, SlotState, SpotPolicy
 from algorithms.spot.window_problem import WindowSolver, window_length
 from market.spot.finetune_job import FineTuneJob

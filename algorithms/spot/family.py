@@ -5,10 +5,10 @@ The engine passes a plain dict config with the keys
                 Sec. VI-A defaults, unknown keys are an error;
   market:       {kind: synthetic, <SyntheticMarketParams fields>} or
                 {kind: trace, path, capacity: 16, on_demand_price: 1.0, start: null};
-  mechanisms:   names (algorithms/spot/pool.py): OD-Only, MSU, UP, OPT, AHAP(...),
+  mechanisms:   names (algorithms/spot/registry.py): OD-Only, MSU, UP, OPT, AHAP(...),
                 AHANP(...), or the groups AHAP / AHANP expanded over `pool`;
-  pool:         algorithms/spot/pool.py (window, commitment, threshold, sigma_reading, ahanp_start);
-  forecast, noise, job_sampling, selection: algorithms/spot/world_config.py;
+  pool:         algorithms/spot/config.py (window, commitment, threshold, sigma_reading, ahanp_start);
+  forecast, noise, job_sampling, selection: algorithms/spot/config.py;
 (SECTIONS; the engine rejects any other top-level key but its own). One replicate is one
 job: it draws one world (forecast.history slots before the job, d slots of the job
 and forecast.horizon slots after, so that forecasts near d exist), the job's
@@ -33,15 +33,14 @@ from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.selection_outputs import selection_outputs
 from algorithms.common.user_mechanisms import build, is_import_path
-from algorithms.spot import pool as pool_names
+from algorithms.spot import registry as spot_names
 from algorithms.spot.ahanp_batch import AHANPPool
 from algorithms.spot.ahap import MAX_LINE_WINDOW
 from algorithms.spot.ahap_batch import AHAPPool
+from algorithms.spot.config import ForecastConfig, JobSampling, NoiseConfig, PoolConfig, SelectionConfig
 from algorithms.spot.offline_optimum import FixedPlan, solve_offline
-from algorithms.spot.registry import REGISTRY
 from algorithms.spot.simulation import SpotPolicy, simulate
 from algorithms.spot.window_problem import WindowSolver
-from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig, SelectionConfig
 from market.common.fields import as_section, in_range, integer, real, reject_unknown_keys
 from market.spot.finetune_job import FineTuneJob
 from market.spot.forecast import SpotForecast, oracle_forecast
@@ -108,9 +107,9 @@ def _job(config: Mapping) -> FineTuneJob:
     return FineTuneJob.from_dict(_section(config, "job"))
 
 
-def _mechanisms(config: Mapping, pool: pool_names.PoolConfig) -> tuple[str, ...]:
+def _mechanisms(config: Mapping, pool: PoolConfig) -> tuple[str, ...]:
     names = listed_names(config)
-    return tuple(pool_names.expand(names, pool))
+    return tuple(spot_names.expand(names, pool))
 
 
 def _trace_source(market: Mapping, deadline: int) -> TraceSource:
@@ -190,20 +189,20 @@ def _named_mechanisms(sections: str) -> tuple[tuple[str, ...], tuple[str, ...], 
     pool.sigma_reading) of the `pool`, `mechanisms` and `selection` sections (as JSON): the same
     in every cell of most grids, so parsed once."""
     config = json.loads(sections)
-    pool = pool_names.PoolConfig.from_dict(as_section(config.get("pool"), "pool"))
+    pool = PoolConfig.from_dict(as_section(config.get("pool"), "pool"))
     mechanisms = _mechanisms(config, pool)
     chosen = SelectionConfig.from_dict(config.get("selection"))
-    selection = tuple(pool_names.expand(chosen.mechanisms, pool))
+    selection = tuple(spot_names.expand(chosen.mechanisms, pool))
     missing = [name for name in selection if name not in mechanisms]
     if missing:
         raise ValueError(f"selection.mechanisms: {missing[0]} is not among the cell's mechanisms")
-    if selection and chosen.normalisation == "job_opt" and pool_names.OPTIMUM not in mechanisms:
-        raise ValueError(f"selection.normalisation: job_opt needs {pool_names.OPTIMUM} among the cell's mechanisms")
+    if selection and chosen.normalisation == "job_opt" and spot_names.OPTIMUM not in mechanisms:
+        raise ValueError(f"selection.normalisation: job_opt needs {spot_names.OPTIMUM} among the cell's mechanisms")
     for name in mechanisms:  # a user's own policies: imported and built once here, before any work
-        kind, params = pool_names.parse(name)
+        kind, params = spot_names.parse(name)
         if is_import_path(kind):
             build(kind, params, SpotPolicy)
-    parsed = [pool_names.parse(name) for name in mechanisms]
+    parsed = [spot_names.parse(name) for name in mechanisms]
     widest = max((params["window"] for kind, params in parsed if kind == "AHAP"), default=0)
     if pool.sigma_reading == "line" and widest > MAX_LINE_WINDOW:
         raise ValueError(
@@ -274,9 +273,9 @@ def make_forecast(
 
 @functools.cache
 def _parsed(name: str) -> tuple[str, dict]:
-    """`pool_names.parse`, once per name (every replicate builds the same policies);
+    """`spot_names.parse`, once per name (every replicate builds the same policies);
     callers must not change the returned dict."""
-    return pool_names.parse(name)
+    return spot_names.parse(name)
 
 
 def make_policy(name: str, solver: WindowSolver | None = None, sigma_reading: str = "ahead") -> SpotPolicy:
@@ -284,7 +283,7 @@ def make_policy(name: str, solver: WindowSolver | None = None, sigma_reading: st
     kind, params = _parsed(name)
     if is_import_path(kind):
         return build(kind, params, SpotPolicy)
-    return REGISTRY.build(kind, params, solver=solver, sigma_reading=sigma_reading)
+    return spot_names.REGISTRY.build(kind, params, solver=solver, sigma_reading=sigma_reading)
 
 
 @functools.lru_cache(maxsize=32)
@@ -296,7 +295,7 @@ def _pools(
     ahap = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHAP")
     ahanp = tuple(i for i, name in enumerate(mechanisms) if _parsed(name)[0] == "AHANP")
     params = [_parsed(mechanisms[i])[1] for i in ahap]
-    ahanp_params = [_parsed(mechanisms[i])[1] for i in ahanp]  # no `start` key: literal (pool.parse)
+    ahanp_params = [_parsed(mechanisms[i])[1] for i in ahanp]  # no `start` key: literal (registry.parse)
     return (
         AHAPPool([(p["window"], p["commitment"], p["threshold"]) for p in params], sigma_reading),
         ahap,
@@ -335,14 +334,14 @@ def simulate_replicate(prepared: PreparedSpot, replicate: int, rng: np.random.Ge
     for i, name in enumerate(prepared.mechanisms):
         if rows[i] is not None:
             continue
-        if name == pool_names.OPTIMUM:
+        if name == spot_names.OPTIMUM:
             plan = solve_offline(job, job_market.window(0, job.deadline))
             proven = plan.status == "OPTIMAL"
             outcome = simulate(job, job_market, FixedPlan(plan.n_on_demand, plan.n_spot))
         else:
             outcome = simulate(job, job_market, make_policy(name, solver, prepared.sigma_reading), forecast)
         rows[i] = outcome.record(name)
-    add_optimum_columns(rows, pool_names.OPTIMUM, regret=True, proven=proven)
+    add_optimum_columns(rows, spot_names.OPTIMUM, regret=True, proven=proven)
     if prepared.job_sampling.active:
         for row in rows:
             row.update(job_workload=job.workload, job_n_min=job.n_min, job_n_max=job.n_max)
@@ -385,6 +384,6 @@ def cell_outputs(config: dict, frame) -> dict:
         prepared.selection,
         lower,
         upper,
-        optimum=pool_names.OPTIMUM,
+        optimum=spot_names.OPTIMUM,
         normalisation=prepared.selection_normalisation,
     )

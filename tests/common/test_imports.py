@@ -99,9 +99,9 @@ def _is_docstring(node: ast.Constant, code: str) -> bool:
 
 def test_the_rule_catches_a_cross_family_import(tmp_path):
     fake = ROOT / "algorithms" / "auction" / "_probe_cross_import.py"
-    fake.write_text("from algorithms.spot.pool import expand\n")
+    fake.write_text("from algorithms.spot.registry import expand\n")
     try:
-        with pytest.raises(AssertionError, match="imports algorithms.spot.pool"):
+        with pytest.raises(AssertionError, match="imports algorithms.spot.registry"):
             test_a_family_imports_no_other_family("algorithms")
     finally:
         fake.unlink()

@@ -150,9 +150,8 @@ def test_config_files_carry_the_model_defaults():
     from omegaconf import OmegaConf
 
     from algorithms.common.optional_keys import without_null_keys
+    from algorithms.spot.config import ForecastConfig, JobSampling, NoiseConfig, PoolConfig
     from algorithms.spot.family import OPTIONAL_KEYS
-    from algorithms.spot.pool import PoolConfig
-    from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig
 
     plain = without_null_keys(OmegaConf.to_container(cfg), OPTIONAL_KEYS)  # as the engine hands it on
     assert ForecastConfig.from_dict(plain["forecast"]) == ForecastConfig()

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from algorithms.spot.pool import parse
-from algorithms.spot.registry import REGISTRY
+from algorithms.spot.registry import REGISTRY, parse
 from arena.mechanisms import known_names
 from tests.registry_checks import add_baseline, project_copy, run_replicate
 

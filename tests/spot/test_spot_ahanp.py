@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.spot.ahanp import AHANP, COLD_RISE
 from algorithms.spot.offline_optimum import solve_offline
-from algorithms.spot.pool import AHANP_STARTS
+from algorithms.spot.registry import AHANP_STARTS
 from algorithms.spot.simulation import MarketInfo, SlotState, simulate
 from market.spot.finetune_job import FineTuneJob
 from market.spot.spot_market import SpotMarket, SyntheticMarketParams

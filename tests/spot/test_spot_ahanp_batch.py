@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.spot.ahanp import AHANP
 from algorithms.spot.ahanp_batch import AHANPPool
-from algorithms.spot.pool import AHANP_STARTS, ahanp_name
+from algorithms.spot.registry import AHANP_STARTS, ahanp_name
 from algorithms.spot.simulation import simulate
 from market.spot.finetune_job import FineTuneJob
 from market.spot.spot_market import SpotMarket, SyntheticMarketParams

@@ -295,7 +295,7 @@ def test_sqrt_growth_scales_the_error_of_look_ahead_k_by_sqrt_k(kind):
 
 
 def test_growth_is_checked_and_flat_is_the_default():
-    from algorithms.spot.world_config import NoiseConfig
+    from algorithms.spot.config import NoiseConfig
 
     _, f = forecast_of(5)
     assert np.array_equal(

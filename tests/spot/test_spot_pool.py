@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from algorithms.spot.pool import AHANP_STARTS, PoolConfig, ahanp_name, expand, parse
+from algorithms.spot.config import PoolConfig
+from algorithms.spot.registry import AHANP_STARTS, ahanp_name, expand, parse
 
 
 def test_the_papers_pool_has_105_ahap_and_7_ahanp_in_fig10_order():

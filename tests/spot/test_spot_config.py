@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from algorithms.spot import family
-from algorithms.spot.world_config import ForecastConfig, JobSampling, NoiseConfig, SelectionConfig
+from algorithms.spot.config import ForecastConfig, JobSampling, NoiseConfig, SelectionConfig
 
 
 def test_noise_phases_follow_fig10():

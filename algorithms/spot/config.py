@@ -1,10 +1,14 @@
-"""Config sections of the spot family beyond the job and the market: forecasts,
+"""Config sections of the spot family beyond the job and the market: the policy pool, forecasts,
 prediction noise (with phases), per-job sampling and online policy selection.
 
-Paper paper 000: forecasts by ARIMA or an oracle (Sec. II-C, VI-A),
-the four noise settings with an error level (Sec. VI-A, Figs. 9-10), the Fig. 9
-job distribution (L ~ U[70, 120], N_min in [1, 4], N_max in [12, 16]) and the
-policy pool Alg. 2 selects from (Sec. V, VI-A).
+Paper 000: the policy pool of Sec. VI-A ("Policy Pool": AHAP policies vary the window omega,
+the commitment v in 1..omega and the price threshold sigma, AHANP policies sigma; the paper's
+omega in 1..5 and sigma in 0.3..0.9 give 15 x 7 = 105 AHAP and 7 AHANP policies, indexed 1..112
+in Fig. 10), forecasts by ARIMA or an oracle (Sec. II-C, VI-A), the four noise settings with an
+error level (Sec. VI-A, Figs. 9-10), the Fig. 9 job distribution (L ~ U[70, 120], N_min in
+[1, 4], N_max in [12, 16]) and the policy pool Alg. 2 selects from (Sec. V, VI-A).
+`pool.ahanp_start` lists the starts the group `AHANP` expands to: sigma x start, start-major in
+AHANP_STARTS order (literal first).
 """
 
 from __future__ import annotations
@@ -13,16 +17,71 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from algorithms.common.policy_selection import NORMALISATIONS
-from market.common.fields import as_section, choice, integer, interval, real, reject_unknown_keys
+from algorithms.spot.registry import AHANP_STARTS, ahanp_name, ahap_name
+from market.common.fields import as_section, choice, integer, interval, number_list, real, reject_unknown_keys
 from market.spot.prediction_noise import GROWTH_LAWS, NOISE_KINDS
 
 FORECAST_KINDS = ("oracle", "arima")
+SIGMA_READINGS = ("ahead", "line")  # pool.sigma_reading (ahap.py)
 
 
 def _strict(section: str, d: Mapping | None, cls: type) -> dict:
     d = as_section(d, section)
     reject_unknown_keys(cls, d, section)
     return d
+
+
+def _starts(value) -> tuple[str, ...]:
+    """`pool.ahanp_start`: a non-empty list of AHANP_STARTS without repeats (a single word is a list
+    of one), in AHANP_STARTS order."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not items or not all(isinstance(x, str) and x in AHANP_STARTS for x in items) or len(set(items)) < len(items):
+        raise ValueError(
+            f"pool.ahanp_start must be a non-empty list of distinct values among "
+            f"{', '.join(AHANP_STARTS)}, got {items!r}"
+        )
+    return tuple(start for start in AHANP_STARTS if start in items)
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    """`pool.window`, `pool.commitment` (null: every v in 1..omega) and `pool.threshold` (Sec. VI-A);
+    `pool.sigma_reading`: where sigma acts in AHAP, "ahead" (Alg. 1 lines 6-11 only) or "line"
+    (also in problem (10): algorithms/spot/window_problem.py, "Reading of sigma");
+    `pool.ahanp_start`: the readings of AHANP's start the group `AHANP` expands to (AHANP_STARTS,
+    algorithms/spot/ahanp.py; null: literal only)."""
+
+    window: tuple[int, ...] = (1, 2, 3, 4, 5)
+    commitment: tuple[int, ...] | None = None
+    threshold: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+    sigma_reading: str = "ahead"
+    ahanp_start: tuple[str, ...] = ("literal",)
+
+    @classmethod
+    def from_dict(cls, d: Mapping | None) -> PoolConfig:
+        d = as_section(d, "pool")
+        reject_unknown_keys(cls, d, "pool")
+        return cls(
+            window=number_list(d.get("window", cls.window), "pool.window", int, 1),
+            commitment=None if d.get("commitment") is None else number_list(d["commitment"], "pool.commitment", int, 1),
+            threshold=number_list(d.get("threshold", cls.threshold), "pool.threshold", float, 0, strict_min=True),
+            sigma_reading=choice(d.get("sigma_reading", cls.sigma_reading), "pool.sigma_reading", SIGMA_READINGS),
+            ahanp_start=cls.ahanp_start if d.get("ahanp_start") is None else _starts(d["ahanp_start"]),
+        )
+
+    def ahap(self) -> list[str]:
+        names = []
+        for window in self.window:
+            commitments = (
+                range(1, window + 1) if self.commitment is None else [v for v in self.commitment if v <= window]
+            )
+            for commitment in commitments:
+                names.extend(ahap_name(window, commitment, sigma) for sigma in self.threshold)
+        return names
+
+    def ahanp(self) -> list[str]:
+        """sigma x start, start-major: the literal policies first, as without the readings."""
+        return [ahanp_name(sigma, start) for start in self.ahanp_start for sigma in self.threshold]
 
 
 @dataclass(frozen=True)
