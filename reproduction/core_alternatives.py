@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.core import easiest_thread_first, least_resources_first
-from algorithms.core.allocator_config import allocator_specs, make_allocator
+from algorithms.core.config import allocator_specs, make_allocator
 from algorithms.core.easiest_thread_first import EasiestThreadFirst
 from algorithms.core.explore_then_exploit import priority_cascade
 from algorithms.core.lara_kernel import CompiledLARA

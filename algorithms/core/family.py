@@ -4,12 +4,12 @@ The engine passes a plain dict config with the sections
   bundle:     the task bundle and its loss curves (market/core/bundle_config.py: the paper's
               Table 1 / Table 2, Sec. 4.3's scalability bundles, random bundles with staggered
               begins, real learning curves, live scikit-learn learners);
-  lara:       Alg. 2's settings (algorithms/core/allocator_config.py);
+  lara:       Alg. 2's settings (algorithms/core/config.py);
   baselines:  whether LRF and ETF explore first;
   outputs:    side tables beyond the per-thread outcomes (allocation trajectories, predictions);
-  mechanisms: LARA, UA, STF, LRF, ETF, OPT and variants such as LARA(exploration=4000), and a
-              user's own allocator by import path, package.module:Class(key=value,...)
-              (docs/extending.md).
+  mechanisms: LARA, UA, STF, LRF, ETF (algorithms/core/registry.py), OPT and variants such as
+              LARA(exploration=4000), and a user's own allocator by import path,
+              package.module:Class(key=value,...) (docs/extending.md).
 One replicate is one bundle: it draws the threads and their curves, then runs every mechanism on
 the same bundle (common random numbers). `utility` is the number of threads that met eps_k by
 d_k (the paper's metric); when OPT runs, rows carry `opt_ratio` (OPT's count / the row's, inf
@@ -37,7 +37,7 @@ import numpy as np
 
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.optional_keys import without_null_keys
-from algorithms.core.allocator_config import (
+from algorithms.core.config import (
     OPTIMUM,
     AllocatorSpec,
     allocator_specs,
@@ -61,7 +61,7 @@ INPUT_FILES = {"bundle.path": curve_values}
 # Documented keys listed at null in conf/bundle/<kind>.yaml (each file: the keys its kind uses), so that
 # the command line sets them without `+`; null is the code's default (algorithms/common/optional_keys.py).
 OPTIONAL_KEYS = (
-    # the lara section's delivery and min_need (algorithms/core/allocator_config.py)
+    # the lara section's delivery and min_need (algorithms/core/config.py)
     "lara.delivery",
     "lara.min_need",
     # parametric kinds (docs/core/calibration.md)

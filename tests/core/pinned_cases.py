@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from algorithms.core.allocator_config import allocator_specs, make_allocator
+from algorithms.core.config import allocator_specs, make_allocator
 from algorithms.core.simulation import simulate
 from market.core.bundle_config import BundleConfig, draw_bundle
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from algorithms.core import family
-from algorithms.core.allocator_config import PredictionSettings, allocator_specs, make_allocator
+from algorithms.core.config import PredictionSettings, allocator_specs, make_allocator
 from algorithms.core.lara import DELIVERIES, LARA, deadline_shares, lara_unit_shares
 from algorithms.core.lara_kernel import CompiledLARA
 from algorithms.core.simulation import UnitView, simulate
@@ -188,9 +188,12 @@ def test_an_unknown_delivery_is_an_error_naming_the_key(make):
 def test_the_section_and_the_variants_take_delivery():
     with pytest.raises(ValueError, match="lara.delivery must be one of cascade, deadline, got 'x'"):
         allocator_specs({"mechanisms": ["LARA"], "lara": {"delivery": "x"}})
-    with pytest.raises(ValueError, match=r"LARA\(delivery=edf\).delivery must be one of cascade, deadline"):
+    with pytest.raises(ValueError, match=r"LARA\(delivery=edf\): delivery must be one of cascade, deadline"):
         allocator_specs({"mechanisms": ["LARA(delivery=edf)"]})
-    with pytest.raises(ValueError, match=r"LRF\(delivery=deadline\).*LARA only"):
+    with pytest.raises(
+        ValueError,
+        match=r"LRF\(delivery=deadline\): unknown key\(s\) 'delivery': LRF takes the optional keys",
+    ):
         allocator_specs({"mechanisms": ["LRF(delivery=deadline)"]})
     specs = allocator_specs({"mechanisms": ["LARA", "LARA(delivery=deadline)", "LRF"], "lara": {"delivery": "cascade"}})
     assert [s.settings.delivery for s in specs] == ["cascade", "deadline", "cascade"]

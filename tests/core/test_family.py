@@ -57,7 +57,7 @@ def config(**sections):
         ({"lara": {"speed": 1}}, "lara"),
         ({"lara": {"delivery": "edf"}}, "lara.delivery must be one of cascade, deadline, got 'edf'"),
         ({"lara": {"min_need": -1}}, "lara.min_need"),
-        ({"mechanisms": ["LARA(delivery=x)"]}, "LARA\\(delivery=x\\).delivery"),
+        ({"mechanisms": ["LARA(delivery=x)"]}, "LARA\\(delivery=x\\): delivery"),
         ({"baselines": {"explore": "maybe"}}, "baselines.explore"),
         ({"outputs": {"trajectories": -1}}, "outputs.trajectories"),
         ({"mechanisms": ["LARA", "FIFO"]}, "mechanisms"),

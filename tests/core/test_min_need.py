@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from algorithms.core import family
-from algorithms.core.allocator_config import allocator_specs, make_allocator
+from algorithms.core.config import allocator_specs, make_allocator
 from algorithms.core.easiest_thread_first import EasiestThreadFirst
 from algorithms.core.lara import LARA
 from algorithms.core.lara_kernel import CompiledLARA
@@ -129,7 +129,7 @@ def test_a_bad_min_need_is_an_error_naming_the_key(make, bad):
 def test_the_section_and_the_variants_take_min_need():
     with pytest.raises(ValueError, match="lara.min_need must be"):
         allocator_specs({"mechanisms": ["LARA"], "lara": {"min_need": -1}})
-    with pytest.raises(ValueError, match=r"LRF\(min_need=-2\).min_need"):
+    with pytest.raises(ValueError, match=r"LRF\(min_need=-2\): min_need must be"):
         allocator_specs({"mechanisms": ["LRF(min_need=-2)"]})
     specs = allocator_specs(
         {"mechanisms": ["LARA", "LRF", "ETF(min_need=2)", "LARA(min_need=0)"], "lara": {"min_need": 1}}

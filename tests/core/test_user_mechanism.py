@@ -14,7 +14,7 @@ from hydra import compose, initialize_config_dir
 
 from algorithms.common.mechanism_names import parse_name
 from algorithms.common.user_mechanisms import is_import_path
-from algorithms.core.allocator_config import allocator_specs, make_allocator
+from algorithms.core.config import allocator_specs, make_allocator
 from sweep.api import CONF_DIR
 from sweep.cells import make_cell
 from sweep.seeding import replicate_rng
