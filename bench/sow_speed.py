@@ -64,8 +64,8 @@ from pathlib import Path
 
 import numpy as np
 
+from algorithms.sow.config import SowSettings
 from algorithms.sow.failure_oracle import hoeffding_samples
-from algorithms.sow.mechanism_config import SowSettings
 from algorithms.sow.scheduler_framework import run_framework
 from market.sow.birth_sequences import BirthParams, bounds_from_config, draw_births
 from market.sow.statement_of_work import BirthSequence, realise

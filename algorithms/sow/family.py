@@ -1,8 +1,9 @@
 """The `sow` family as the sweep engine sees it (paper 004; docs/sow/mechanisms.md).
 
 Sections: `bounds` (C_max, D_max, S_max, V_bar), `births` (the birth-sequence generator or a
-CSV of SoWs, market/sow/birth_sequences.py), and the mechanism sections of
-mechanism_config.py (`cluster`, `reduction`, `oracle`, `prices`, `optimum`). One replicate
+CSV of SoWs, market/sow/birth_sequences.py), and the mechanism sections of config.py
+(`cluster`, `reduction`, `oracle`, `prices`, `optimum`); the mechanism names are registry.py's,
+each built-in run by its entry's function (`REGISTRY.build`). One replicate
 draws one birth sequence and one realisation of every job's (arrival, duration) and runs every
 mechanism on them (common random numbers). `utility` is the welfare, sum_j V_j(f_j) (Sec. 2);
 `opt_ratio` is OPT's welfare over the row's (the empirical competitive ratio) when OPT is listed;
@@ -12,7 +13,7 @@ regime needs it near 1). ValueDensityGreedy: value_density_greedy.py.
 Side table `jobs`: one row per job and mechanism (reported and true SoW summary, the plan's
 start for the realised arrival, start, finish, evicted, cancelled, paid, value, utility).
 
-Audits (mechanism_config.py): `TruthAudit` rows are the Reduction's truthful run plus Theorem
+Audits (registry.py's `AUDITS`): `TruthAudit` rows are the Reduction's truthful run plus Theorem
 3.2's audit (`misreports`, `max_gain`, `max_gain_same_c` over the reports that keep the
 concurrency, `max_mu`, `over_bound_mu` and `over_bound_plans`: reports whose gain exceeds
 2 mu V_bar or the per-plan bound, `concurrency_gains`) and the side table `misreports` (one row
@@ -48,17 +49,15 @@ from market.sow.birth_sequences import BirthParams, bounds_from_config, draw_bir
 from market.sow.sow_trace import load_sow_trace
 from market.sow.statement_of_work import BirthSequence, Bounds, Realisation, realise
 
-from .first_come_greedy import first_come_greedy
-from .mechanism_config import STOCHASTIC, MechanismSpec, SowSettings, mechanism_specs, warn_oracle_accuracy
+from .config import MechanismSpec, SowSettings, mechanism_specs, warn_oracle_accuracy
 from .offline_optimum import ex_ante_bound, hindsight_lp_bound, hindsight_optimum
 from .outcome import JobOutcomes
 from .prefix_invariance import cut_points, prefix_changes
-from .reserve_worst_case import reserve_worst_case
+from .registry import REGISTRY, STOCHASTIC
 from .scheduler import Scheduler, account
-from .scheduler_framework import run_framework
-from .stochastic_menu import audit_stochastic, check_stochastic, run_stochastic, stochastic_columns
+from .scheduler_framework import FrameworkSettings
+from .stochastic_menu import StochasticRun, audit_stochastic, check_stochastic, stochastic_columns
 from .truthfulness import TOLERANCE, audit_run
-from .value_density_greedy import value_density_greedy
 
 NAME = "sow"
 PAPER = "004: Truthful Online Scheduling of Cloud Workloads under Uncertainty"
@@ -259,6 +258,40 @@ def _bound_row(name: str, welfare: float, jobs: int) -> dict:
     return {"mechanism": name, "utility": welfare, "welfare": welfare, "jobs": jobs}
 
 
+def _run_row(name: str, sequence: BirthSequence, real: Realisation, run, settings: FrameworkSettings) -> dict:
+    """The row of a built-in's run: a Stochastic run adds its columns (stochastic_menu.py), a run
+    of Alg. 1 with Alg. 3 (the Reduction) its `relaxed_peak`, max_t y_t / N' (Theorem 4.1's regime)."""
+    if isinstance(run, StochasticRun):
+        return _outcome_row(name, sequence, real, run.out) | stochastic_columns(run, settings)
+    row = _outcome_row(name, sequence, real, run)
+    if "relaxed_usage" in run.extra:
+        row["relaxed_peak"] = float(run.extra["relaxed_usage"].max(initial=0.0)) / settings.relaxed_capacity
+    return row
+
+
+def _audit_row(
+    spec: MechanismSpec,
+    sequence: BirthSequence,
+    real: Realisation,
+    settings: FrameworkSettings,
+    rng: np.random.Generator,
+) -> dict:
+    """An audit's row: its mechanism's truthful run, with Theorem 3.2's or Lemma 3.1's columns."""
+    stream = mechanism_stream(rng, spec.name)
+    if spec.kind == "PrefixAudit":
+        out, counts = prefix_changes(sequence, real, settings, int(stream.integers(2**63)), cut_points(len(sequence)))
+        return _outcome_row(spec.name, sequence, real, out) | counts
+    if spec.kind == "StochasticAudit":
+        run, audit = audit_stochastic(sequence, real, settings, stream)
+        row = _outcome_row(spec.name, sequence, real, run.out) | stochastic_columns(run, settings)
+    else:
+        out, audit = audit_run(sequence, real, settings, stream)
+        row = _outcome_row(spec.name, sequence, real, out)
+    row |= _audit_columns(audit)
+    row["tables"]["misreports"] = _misreport_table(audit)
+    return row
+
+
 def simulate_replicate(prepared: PreparedSow, replicate: int, rng: np.random.Generator) -> list[dict]:
     sequence = draw_births(prepared.births, prepared.bounds, rng)
     real = realise(sequence, rng)
@@ -266,40 +299,18 @@ def simulate_replicate(prepared: PreparedSow, replicate: int, rng: np.random.Gen
     rows, optimum = [], None
     for spec in prepared.specs:
         s = spec.settings
-        if spec.kind == "Reduction":
+        if spec.kind in REGISTRY:
             settings = s.framework(b.max_duration, b.horizon)
-            out = run_framework(sequence, real, settings, mechanism_stream(rng, spec.name))
-            peak = float(out.extra["relaxed_usage"].max(initial=0.0)) / settings.relaxed_capacity
-            rows.append(_outcome_row(spec.name, sequence, real, out) | {"relaxed_peak": peak})
-        elif spec.kind == "TruthAudit":
-            out, audit = audit_run(
-                sequence, real, s.framework(b.max_duration, b.horizon), mechanism_stream(rng, spec.name)
+            run = REGISTRY.build(
+                spec.kind,
+                dict(spec.params),
+                sequence=sequence,
+                realisation=real,
+                nodes=s.nodes,
+                settings=settings,
+                rng=mechanism_stream(rng, spec.name),
             )
-            row = _outcome_row(spec.name, sequence, real, out) | _audit_columns(audit)
-            row["tables"]["misreports"] = _misreport_table(audit)
-            rows.append(row)
-        elif spec.kind == "PrefixAudit":
-            settings = s.framework(b.max_duration, b.horizon)
-            seed = int(mechanism_stream(rng, spec.name).integers(2**63))
-            out, counts = prefix_changes(sequence, real, settings, seed, cut_points(len(sequence)))
-            rows.append(_outcome_row(spec.name, sequence, real, out) | counts)
-        elif spec.kind == "Stochastic":
-            settings = s.framework(b.max_duration, b.horizon)
-            run = run_stochastic(sequence, real, settings, mechanism_stream(rng, spec.name))
-            rows.append(_outcome_row(spec.name, sequence, real, run.out) | stochastic_columns(run, settings))
-        elif spec.kind == "StochasticAudit":
-            settings = s.framework(b.max_duration, b.horizon)
-            run, audit = audit_stochastic(sequence, real, settings, mechanism_stream(rng, spec.name))
-            row = _outcome_row(spec.name, sequence, real, run.out) | stochastic_columns(run, settings)
-            row |= _audit_columns(audit)
-            row["tables"]["misreports"] = _misreport_table(audit)
-            rows.append(row)
-        elif spec.kind == "ReserveWorstCase":
-            rows.append(_outcome_row(spec.name, sequence, real, reserve_worst_case(sequence, real, s.nodes)))
-        elif spec.kind == "FirstComeGreedy":
-            rows.append(_outcome_row(spec.name, sequence, real, first_come_greedy(sequence, real, s.nodes)))
-        elif spec.kind == "ValueDensityGreedy":
-            rows.append(_outcome_row(spec.name, sequence, real, value_density_greedy(sequence, real, s.nodes)))
+            rows.append(_run_row(spec.name, sequence, real, run, settings))
         elif is_import_path(spec.kind):
             starts = build(spec.kind, dict(spec.params), Scheduler).schedule(
                 sequence, real, s.nodes, mechanism_stream(rng, spec.name)
@@ -310,8 +321,10 @@ def simulate_replicate(prepared: PreparedSow, replicate: int, rng: np.random.Gen
             rows.append(_bound_row(spec.name, optimum.welfare, len(sequence)))
         elif spec.kind == "LP":
             rows.append(_bound_row(spec.name, hindsight_lp_bound(sequence, real, s.nodes), len(sequence)))
-        else:
+        elif spec.kind == "ExAnte":
             rows.append(_bound_row(spec.name, ex_ante_bound(sequence, s.nodes), len(sequence)))
+        else:
+            rows.append(_audit_row(spec, sequence, real, s.framework(b.max_duration, b.horizon), rng))
     if optimum is not None:
         add_optimum_columns(rows, "OPT", ratio=True, proven=optimum.proven, bound=optimum.bound)
     return rows

@@ -125,7 +125,9 @@ def test_node_rounds_count_what_each_mechanism_held():
 
 
 def test_audit_names_are_checked_like_the_reductions():
-    with pytest.raises(ValueError, match=r"mechanisms\[0\].*unknown"):
+    with pytest.raises(
+        ValueError, match=r"^mechanisms\[0\]: TruthAudit\(colour=red\): .*TruthAudit takes the optional keys epsilon, "
+    ):
         prepare(_config(["TruthAudit(colour=red)"]))
     with pytest.raises(ValueError, match="PrefixAudit"):
         prepare(_config(["Audit"]))

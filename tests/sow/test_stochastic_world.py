@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from algorithms.sow import family
-from algorithms.sow.mechanism_config import OracleAccuracyWarning
+from algorithms.sow.config import OracleAccuracyWarning
 from market.sow.birth_sequences import BirthParams, bounds_from_config, draw_births
 from market.sow.prior_births import PriorBirthSequence
 from market.sow.statement_of_work import Bounds
@@ -92,7 +92,9 @@ def test_stochastic_needs_the_prior_world_and_a_lane():
         family.prepare({**BASE, "births": {"kind": "recurring"}, "mechanisms": ["OPT", "Stochastic"]})
     with pytest.raises(ValueError, match=r"^mechanisms\[0\] Stochastic: the stochastic variant's LP supply"):
         family.prepare({**BASE, "cluster": {"nodes": 3}, "mechanisms": ["Stochastic"]})
-    with pytest.raises(ValueError, match=r"Stochastic has no eq\. \(7\) prices"):
+    with pytest.raises(
+        ValueError, match=r": Stochastic takes the optional keys epsilon, slack, eviction, oracle, samples$"
+    ):
         family.prepare({**BASE, "mechanisms": ["Stochastic(start=concurrency)"]})
     with pytest.raises(ValueError, match=r"^report: unknown key\(s\) 'limit'"):
         family.prepare({**BASE, "mechanisms": ["OPT"], "report": {"limit": 3}})

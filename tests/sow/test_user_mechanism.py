@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 
+from algorithms.sow.config import SowSettings, mechanism_specs
 from algorithms.sow.first_come_greedy import first_come_greedy
-from algorithms.sow.mechanism_config import SowSettings, mechanism_specs
 from algorithms.sow.scheduler import FirstComeGreedy, ValueDensityGreedy, account
 from algorithms.sow.value_density_greedy import value_density_greedy
 from market.sow.birth_sequences import draw_births

@@ -107,7 +107,6 @@ def test_bad_input_and_the_mechanism_name():
     assert rows[0]["mechanism"] == "ValueDensityGreedy" and rows[0]["payments"] == 0.0
     with pytest.raises(
         ValueError,
-        match=r"mechanisms\[0\]: 'ValueDensityGreedy\(x=1\)': ValueDensityGreedy takes no "
-        r"parameters",
+        match=r"^mechanisms\[0\]: ValueDensityGreedy\(x=1\): .*ValueDensityGreedy takes no parameters$",
     ):
         prepare({**config, "mechanisms": ["ValueDensityGreedy(x=1)"]})

@@ -1,4 +1,5 @@
-"""The sow family's mechanism sections and names (docs/sow/mechanisms.md).
+"""The sow family's mechanism sections, and its `mechanisms` list parsed with the names of
+algorithms/sow/registry.py (docs/sow/mechanisms.md).
 
 Sections (every key optional, defaults in brackets):
   cluster:   nodes [100]: N;
@@ -9,19 +10,9 @@ Sections (every key optional, defaults in brackets):
              max_outcomes [200000] (the exact oracle's limit);
   prices:    start [paper] (paper: p(0) = 1/(2 D_max) | concurrency: 1/(2 C_max D_max));
   optimum:   time_limit [20] (CP-SAT deterministic time per realisation).
-Mechanism names:
-  Reduction, or Reduction(key=value,...) with keys epsilon, slack (on|off), eviction, oracle,
-    samples, start overriding the sections: Alg. 1 + Alg. 2 + Alg. 3;
-  ReserveWorstCase, FirstComeGreedy, ValueDensityGreedy: the baselines;
-  OPT (hindsight CP-SAT), LP (its LP relaxation), ExAnte (the relaxed problem's optimum, an
-    upper bound on the expected hindsight optimum);
-  TruthAudit(...), PrefixAudit(...) (same keys as Reduction): the Reduction's truthful run with
-    every birth audited for Theorem 3.2 (truthfulness.audit_run), and Lemma 3.1 run by run
-    (prefix_invariance.prefix_changes).
-  Stochastic, or Stochastic(key=value,...) with the Reduction's keys but start: Sec. 5's
-    stochastic variant (Alg. 1 + Alg. 2 with Lemma E.2's menu over a fractional unit allocation of
-    Appendix E's LP, stochastic_menu.py); needs births.kind: prior. StochasticAudit(...): its
-    truthful run with every birth audited for Theorem 3.2, as TruthAudit.
+A mechanism that runs Alg. 1 (Reduction, Stochastic, the audits: registry.py) takes the keys
+epsilon, slack (on|off), eviction, oracle, samples and, but for Stochastic and StochasticAudit,
+start, overriding the sections for itself: `Reduction(epsilon=0.05,eviction=fifo)`.
 Oracle accuracy (`oracle_accuracy_warnings`): an OracleAccuracyWarning, not an error, when the
 sampled oracle's eps0 exceeds reduction.epsilon / 10.
 """
@@ -38,17 +29,10 @@ from market.common.fields import as_section, choice, integer, real, reject_unkno
 from .eviction import RULES
 from .exponential_prices import STARTS
 from .failure_oracle import hoeffding_samples
+from .registry import AUDITS, BOUNDS, REGISTRY, known_text, takes_settings
 from .scheduler_framework import ORACLES, FrameworkSettings
 
-__all__ = ["AUDITS", "BASELINES", "BOUNDS", "MechanismSpec", "SowSettings", "mechanism_specs"]
-
-BASELINES = ("ReserveWorstCase", "FirstComeGreedy")
-BASELINES += ("ValueDensityGreedy",)  # value_density_greedy.py
-BOUNDS = ("OPT", "LP", "ExAnte")
-REDUCTION = "Reduction"
-AUDITS = ("TruthAudit", "PrefixAudit")
-STOCHASTIC = ("Stochastic", "StochasticAudit")  # Sec. 5's stochastic variant and its Theorem 3.2 audit
-SWITCHES = {"on": True, "off": False}
+__all__ = ["MechanismSpec", "OracleAccuracyWarning", "SowSettings", "mechanism_specs"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +93,11 @@ class SowSettings:
             time_limit=real(optimum.get("time_limit", 20.0), "optimum.time_limit", 0.0, strict_min=True),
         )
 
+    def overridden(self, oracle_kind: str | None = None, samples=None, **keys) -> SowSettings:
+        """These settings with a mechanism name's keys (checked by registry.py) put over them."""
+        oracle = {"kind": oracle_kind, "samples": samples}
+        return replace(self, oracle=replace(self.oracle, **{k: v for k, v in oracle.items() if v is not None}), **keys)
+
     def samples(self, max_duration: int, horizon: int) -> int:
         o = self.oracle
         if o.samples == "hoeffding":
@@ -131,62 +120,31 @@ class SowSettings:
 @dataclass(frozen=True)
 class MechanismSpec:
     name: str
-    kind: str  # Reduction | a baseline | a bound | an audit | a user's import path
-    settings: SowSettings
-    params: tuple = ()  # a user's scheduler: its constructor's (key, value) pairs as given
-
-
-def _reduction(params: dict, base: SowSettings, where: str) -> SowSettings:
-    known = ("epsilon", "slack", "eviction", "oracle", "samples", "start")
-    reject_unknown_keys(known, params, where)
-    s = base
-    if "epsilon" in params:
-        s = replace(s, epsilon=real(params["epsilon"], f"{where}: epsilon", 0.0, 1.0, strict_min=True, strict_max=True))
-    if "slack" in params:
-        s = replace(s, slack=SWITCHES[choice(params["slack"], f"{where}: slack", tuple(SWITCHES))])
-    if "eviction" in params:
-        s = replace(s, eviction=choice(params["eviction"], f"{where}: eviction", RULES))
-    if "start" in params:
-        s = replace(s, price_start=choice(params["start"], f"{where}: start", STARTS))
-    if "oracle" in params or "samples" in params:
-        kind = choice(params.get("oracle", s.oracle.kind), f"{where}: oracle", ORACLES)
-        samples = params.get("samples", s.oracle.samples)
-        if samples != "hoeffding":
-            samples = integer(samples, f"{where}: samples", minimum=1)
-        s = replace(s, oracle=replace(s.oracle, kind=kind, samples=samples))
-    return s
+    kind: str  # an entry of registry.py, a bound, or a user's import path
+    settings: SowSettings  # the sections, with the name's keys over them for a mechanism that runs Alg. 1
+    params: tuple = ()  # the (key, value) pairs its function or a user's constructor takes
 
 
 def mechanism_specs(config: Mapping, base: SowSettings) -> tuple[MechanismSpec, ...]:
-    """The `mechanisms` list, parsed (errors name the entry)."""
+    """The `mechanisms` list, parsed with registry.py's tables (errors name the entry)."""
     specs = []
     for n, text in enumerate(listed_names(config)):
         where = f"mechanisms[{n}]"
         name = parse_name(text, where)
+        table = REGISTRY if name.kind in REGISTRY else AUDITS if name.kind in AUDITS else None
         if is_import_path(name.kind):  # a user's own Scheduler: checked by family.prepare
             specs.append(MechanismSpec(name.format(), name.kind, base, tuple(name.params.items())))
-        elif name.kind in (REDUCTION,) + AUDITS:
-            specs.append(
-                MechanismSpec(name.format(), name.kind, _reduction(dict(name.params), base, f"{where} {text}"))
-            )
-        elif name.kind in STOCHASTIC:
-            if "start" in name.params:
-                raise ValueError(
-                    f"{where}: {text!r}: {name.kind} has no eq. (7) prices: the key 'start' is the Reduction's"
-                )
-            specs.append(
-                MechanismSpec(name.format(), name.kind, _reduction(dict(name.params), base, f"{where} {text}"))
-            )
-        elif name.kind in BASELINES + BOUNDS:
+        elif table is not None and takes_settings(name.kind):
+            specs.append(MechanismSpec(name.format(), name.kind, base.overridden(**table.params(name, where))))
+        elif table is not None:
+            params = table.params(name, where)
+            specs.append(MechanismSpec(table.canonical(name.kind, params), name.kind, base, tuple(params.items())))
+        elif name.kind in BOUNDS:
             if name.params:
                 raise ValueError(f"{where}: {text!r}: {name.kind} takes no parameters")
             specs.append(MechanismSpec(name.kind, name.kind, base))
         else:
-            raise ValueError(
-                f"{where}: unknown mechanism {text!r} "
-                f"(known: {', '.join((REDUCTION,) + BASELINES + BOUNDS + AUDITS + STOCHASTIC)}, "
-                "or package.module:Class(key=value,...), your own: docs/extending.md)"
-            )
+            raise ValueError(f"{where}: unknown mechanism {text!r} (known: {known_text()})")
     check_unique([s.name for s in specs])
     return tuple(specs)
 
@@ -213,7 +171,7 @@ def oracle_accuracy_warnings(specs: tuple[MechanismSpec, ...], max_duration: int
     out = []
     for spec in specs:
         s = spec.settings
-        if spec.kind not in (REDUCTION,) + AUDITS + STOCHASTIC or s.oracle.kind != "sampled":
+        if not takes_settings(spec.kind) or s.oracle.kind != "sampled":
             continue
         if s.oracle.samples == "hoeffding":
             eps0, what = s.oracle.eps0, "oracle.eps0"
