@@ -8,9 +8,10 @@ Config keys (conf/family/auction.yaml, docs/auction/model.md):
               or `lemma`), work_unit (ksamples or samples), price_scale (multiplies alpha and
               beta: the same effect as kappa, and multiplied with it),
               payment, schedule_space, prices (on or off), selector (dp, or exact for one
-              node type) (algorithms/auction/pdftsp.py, PdftspParams below);
+              node type) (algorithms/auction/pdftsp.py; algorithms/auction/config.py PdftspParams);
   titan:      time_limit (CP-SAT deterministic time per slot: algorithms/auction/titan.py);
-  mechanisms: names among pdFTSP, Titan, EFT, NTM, OPT (OPT: small worlds only), Titan variants
+  mechanisms: names of algorithms/auction/registry.py (parsed by algorithms/auction/config.py)
+              among pdFTSP, Titan, EFT, NTM, ZeroPrice, and OPT (small worlds only), Titan variants
               `Titan(start=earliest|cheapest,solve=on|off,objective=welfare|throughput)` (the
               greedy start's placement, whether CP-SAT runs, and what the MILP maximises:
               problem (4)'s welfare, the default and plain `Titan`, or bid-blind, the most
@@ -36,16 +37,16 @@ task for tasks.parquet.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from algorithms.auction.eft import EFT
+from algorithms.auction import config as auction_config
+from algorithms.auction.config import PdftspParams
 from algorithms.auction.mechanism import AuctionMechanism
-from algorithms.auction.ntm import NTM
-from algorithms.auction.pdftsp import PAYMENTS, SCHEDULE_SPACES, SELECTORS, PdFTSP
-from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
+from algorithms.auction.registry import REGISTRY
 from algorithms.common.optimum_columns import add_optimum_columns
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
@@ -55,14 +56,11 @@ from market.auction.gpu_cluster import ClusterParams
 from market.auction.labor_vendors import VendorParams
 from market.auction.lora_instance import LoraInstance, draw_instance
 from market.auction.lora_tasks import TaskParams
-from market.common.fields import as_section, choice, is_real, real, reject_unknown_keys
 
 NAME = "auction"
 PAPER = "001: Online Scheduling and Pricing for Multi-LoRA Fine-Tuning Tasks"
 QUESTION = "Which tasks should a GPU provider admit, schedule and price online when LoRA fine-tuning tasks bid for its cluster?"
 UTILITY = "social welfare of a day (eq. 3): admitted tasks' values minus the cluster's and labor vendors' costs, in cents; higher is better"
-MECHANISMS = ("pdFTSP", "Titan", "EFT", "NTM", "OPT", "ZeroPrice", "EFT(admit=positive)")
-ZERO_PRICE = {"prices": "off", "schedule_space": "fitting"}
 OPT_MAX_NODES = 8
 OPT_MAX_SIZE = 200  # nodes x expected tasks: 4 nodes x 48 tasks (Fig. 12) or 2 x 96 (congested)
 OPT_TIME_LIMIT = 60.0  # CP-SAT deterministic time per world; rows say whether it proved optimality
@@ -97,185 +95,15 @@ OPTIONAL_KEYS = (
 )
 
 
-PDFTSP_KEYS = ("alpha", "beta", "kappa", "work_unit", "price_scale", "payment", "schedule_space", "prices", "selector")
-BOUNDS = ("lemma2", "lemma2_tight")
-WORK_UNITS = {"ksamples": 1.0, "samples": 1000.0}  # the world's computation is in ksamples
-
-
-def _switch(raw, key: str) -> bool:
-    """An on / off setting (a YAML boolean, or `on` / `off` in a mechanism's name)."""
-    if isinstance(raw, bool):
-        return raw
-    if isinstance(raw, str) and raw in ("on", "off"):
-        return raw == "on"
-    raise ValueError(f"{key} must be on or off, got {raw!r}")
-
-
-def _pdftsp_settings(d: Mapping, where: str) -> dict:
-    """Check a pdFTSP setting mapping (the `pdftsp` section or a name's parameters)."""
-    reject_unknown_keys(PDFTSP_KEYS, d, where)
-    for key in ("alpha", "beta"):
-        raw = d.get(key, "lemma2")
-        ok = raw in BOUNDS if isinstance(raw, str) else is_real(raw) and np.isfinite(raw) and raw > 0
-        if not ok or (key == "alpha" and raw == "lemma2_tight"):
-            allowed = "'lemma2' or a number > 0" if key == "alpha" else "'lemma2', 'lemma2_tight' or a number > 0"
-            raise ValueError(f"{where}.{key} must be {allowed}, got {raw!r}")
-    real(d.get("price_scale", 1.0), f"{where}.price_scale", 0, strict_min=True)
-    kappa = d.get("kappa", 1.0)
-    if kappa != "lemma":
-        if isinstance(kappa, str):
-            raise ValueError(f"{where}.kappa must be 'lemma' or a number > 0, got {kappa!r}")
-        real(kappa, f"{where}.kappa", 0, strict_min=True)
-    choice(d.get("work_unit", "ksamples"), f"{where}.work_unit", tuple(WORK_UNITS))
-    _switch(d.get("prices", "on"), f"{where}.prices")
-    choice(d.get("payment", "critical"), f"{where}.payment", PAYMENTS)
-    choice(d.get("selector", "dp"), f"{where}.selector", SELECTORS)
-    choice(d.get("schedule_space", "paper"), f"{where}.schedule_space", SCHEDULE_SPACES)
-    return dict(d)
-
-
-@dataclass(frozen=True)
-class PdftspParams:
-    """pdFTSP's settings: alpha and beta of Lemma 2 (`lemma2`: max b_i / M_i and max b_i / r_i
-    from the workload's bounds; beta `lemma2_tight`: max b_i / (r_i n_i), n_i the fewest
-    slots task i can run in, which Lemma 2's proof allows since sum_t r_kt(il) >= r_i n_i; or
-    numbers), both multiplied by `price_scale`; `kappa` and `work_unit`, the unit of bbar in eq.
-    7-8 (docs/auction/model.md; kappa `lemma` = 1 / TaskParams.gross_bbar_floor, so that every
-    task's bbar on its gross value is >= 1); `prices` off: the zero-price ablation."""
-
-    alpha: float
-    beta: float
-    payment: str = "critical"
-    schedule_space: str = "paper"
-    kappa: float = 1.0
-    work_unit: float = 1.0
-    prices: bool = True
-    selector: str = "dp"
-
-    def build(self, cls: type[PdFTSP] = PdFTSP, **overrides) -> PdFTSP:
-        """The mechanism with these settings (`overrides` replace some, e.g. payment="eq14")."""
-        return cls(**{**asdict(self), **overrides})
-
-    @classmethod
-    def from_dict(
-        cls, d: Mapping | None, tasks: TaskParams, cluster: ClusterParams, where: str = "pdftsp"
-    ) -> PdftspParams:
-        d = _pdftsp_settings(dict(d or {}), where)
-        fastest = max(t.task_rate for t in cluster.build(1).types)
-        bounds = {
-            "lemma2": {"alpha": tasks.value_density_bound, "beta": tasks.value_per_memory_bound},
-            "lemma2_tight": {"beta": tasks.value_per_memory_slot_bound(fastest)},
-        }
-        values = {}
-        for key in ("alpha", "beta"):
-            raw = d.get(key, "lemma2")
-            values[key] = bounds[raw][key] if isinstance(raw, str) else float(raw)
-        scale = float(d.get("price_scale", 1.0))
-        work_unit = WORK_UNITS[d.get("work_unit", "ksamples")]
-        kappa = d.get("kappa", 1.0)
-        if kappa == "lemma":
-            floor = tasks.gross_bbar_floor(work_unit)
-            if not floor > 0:
-                raise ValueError(
-                    f"{where}.kappa=lemma needs a positive lowest value per ksample "
-                    f"(tasks.value_per_ksample), got {list(tasks.value_per_ksample)}"
-                )
-            kappa = 1.0 / floor
-        selector = d.get("selector", "dp")
-        if selector == "exact" and len(cluster.build(1).types) != 1:
-            raise ValueError(
-                f"{where}.selector=exact needs one node type, got cluster.node_type="
-                f"{cluster.node_type} with {cluster.nodes} nodes"
-            )
-        return cls(
-            values["alpha"] * scale,
-            values["beta"] * scale,
-            d.get("payment", "critical"),
-            d.get("schedule_space", "paper"),
-            float(kappa),
-            work_unit,
-            _switch(d.get("prices", "on"), f"{where}.prices"),
-            selector,
-        )
-
-
-def parse_variant(name: str) -> dict | None:
-    """`pdFTSP(key=value,...)` -> its settings (the grammar of
-    algorithms/common/mechanism_names.py), ZeroPrice -> ZERO_PRICE; None for any other name."""
-    if name == "ZeroPrice":
-        return dict(ZERO_PRICE)
-    parsed = parse_name(name)
-    if parsed.kind != "pdFTSP" or not parsed.params:
-        return None
-    return _pdftsp_settings(parsed.params, f"mechanisms: {name}")
-
-
 @dataclass(frozen=True)
 class PreparedAuction:
     cluster: ClusterParams
     tasks: TaskParams
     vendors: VendorParams
-    pdftsp: dict[str, PdftspParams]  # by mechanism name (pdFTSP and its variants)
+    pdftsp: dict[str, PdftspParams]  # by mechanism name (pdFTSP, its variants and ZeroPrice)
     titan_time_limit: float
     mechanisms: tuple[str, ...]
     trace: np.ndarray | None
-
-
-TITAN_STARTS = ("earliest", "cheapest")
-TITAN_OBJECTIVES = ("welfare", "throughput")
-
-
-def titan_variant(name: str) -> dict | None:
-    """`Titan` and `Titan(start=earliest|cheapest,solve=on|off,objective=welfare|throughput)` ->
-    their settings (defaults: earliest, on, welfare); None for any other name (errors name the
-    entry)."""
-    parsed = parse_name(name)
-    if parsed.kind != "Titan":
-        return None
-    params = dict(parsed.params)
-    where = f"mechanisms: {name}"
-    reject_unknown_keys(("start", "solve", "objective"), params, where)
-    start = choice(params.get("start", "earliest"), f"{where}: start", TITAN_STARTS)
-    objective = choice(params.get("objective", "welfare"), f"{where}: objective", TITAN_OBJECTIVES)
-    return {"start": start, "solve": _switch(params.get("solve", "on"), f"{where}: solve"), "objective": objective}
-
-
-def _merged(section: dict, variant: dict) -> dict:
-    """The `pdftsp` section with a variant's keys over it; kappa and price_scale are one
-    quantity (the unit of money in eq. 7-8), so a variant that sets either replaces both of the
-    section's."""
-    base = dict(section)
-    if {"kappa", "price_scale"} & set(variant):
-        base.pop("kappa", None)
-        base.pop("price_scale", None)
-    return {**base, **variant}
-
-
-def user_mechanism(name: str) -> tuple[str, dict] | None:
-    """A user's own mechanism `package.module:Class(key=value,...)` -> (its import path, its
-    parameters); None for any other name."""
-    if name in MECHANISMS:
-        return None
-    parsed = parse_name(name)
-    return (parsed.kind, dict(parsed.params)) if is_import_path(parsed.kind) else None
-
-
-def _mechanisms(config: Mapping) -> tuple[str, ...]:
-    names = listed_names(config)
-    for name in names:
-        if (
-            name not in MECHANISMS
-            and user_mechanism(name) is None
-            and parse_variant(name) is None
-            and titan_variant(name) is None
-        ):
-            raise ValueError(
-                f"mechanisms: unknown mechanism {name!r} for family auction "
-                f"(known: {', '.join(MECHANISMS)}, or pdFTSP(key=value,...), "
-                f"Titan(start=earliest|cheapest,solve=on|off,objective=welfare|throughput), "
-                f"or package.module:Class(key=value,...): docs/extending.md)"
-            )
-    return tuple(check_unique(names))
 
 
 def check_user_mechanisms(mechanisms: tuple[str, ...]) -> None:
@@ -283,15 +111,16 @@ def check_user_mechanisms(mechanisms: tuple[str, ...]) -> None:
     mechanism for a missing module or class, a class without `AuctionMechanism`'s `run` or
     parameters its constructor refuses (algorithms/common/user_mechanisms.py)."""
     for name in mechanisms:
-        user = user_mechanism(name)
-        if user is not None:
-            build(*user, AuctionMechanism)
+        kind, params = _parsed(name)
+        if is_import_path(kind):
+            build(kind, params, AuctionMechanism)
 
 
-def _titan_time_limit(config: Mapping) -> float:
-    section = as_section(config.get("titan"), "titan")
-    reject_unknown_keys(("time_limit",), section, "titan")
-    return real(section.get("time_limit", 2.0), "titan.time_limit", 0, strict_min=True)
+@functools.cache
+def _parsed(name: str) -> tuple[str, dict]:
+    """`config.parse`, once per name (every day builds the same mechanisms); callers must not
+    change the returned dict."""
+    return auction_config.parse(name)
 
 
 def prepare(config: dict) -> PreparedAuction:
@@ -303,21 +132,14 @@ def prepare(config: dict) -> PreparedAuction:
     cluster = ClusterParams.from_dict(config.get("cluster"))
     tasks = TaskParams.from_dict(config.get("tasks"))
     vendors = VendorParams.from_dict(config.get("vendors"))
-    section = _pdftsp_settings(as_section(config.get("pdftsp"), "pdftsp"), "pdftsp")
-    mechanisms = _mechanisms(config)
+    section = auction_config.pdftsp_section(config)
+    mechanisms = auction_config.mechanisms(config)
     check_user_mechanisms(mechanisms)  # a user's own mechanisms: imported and built once, before any work
-    pdftsp = {
-        name: PdftspParams.from_dict(
-            _merged(section, parse_variant(name) or {}),
-            tasks,
-            cluster,
-            "pdftsp" if name == "pdFTSP" else f"mechanisms: {name}",
-        )
-        for name in mechanisms
-        if name == "pdFTSP" or parse_variant(name) is not None
-    }
+    pdftsp = auction_config.pdftsp_params(section, mechanisms, tasks, cluster)
     expected = tasks.mean_arrivals * tasks.slots
-    if "OPT" in mechanisms and (cluster.nodes > OPT_MAX_NODES or cluster.nodes * expected > OPT_MAX_SIZE):
+    if auction_config.OPTIMUM in mechanisms and (
+        cluster.nodes > OPT_MAX_NODES or cluster.nodes * expected > OPT_MAX_SIZE
+    ):
         raise ValueError(
             f"mechanisms: OPT solves problem (4) exactly and needs a small world: cluster.nodes <= "
             f"{OPT_MAX_NODES} and cluster.nodes x tasks.load x tasks.slots <= {OPT_MAX_SIZE} "
@@ -331,33 +153,27 @@ def prepare(config: dict) -> PreparedAuction:
             f"tasks.trace_start ({tasks.trace_start}) + tasks.slots ({tasks.slots}) exceeds "
             f"the {len(trace)} slots of {tasks.trace_path}"
         )
-    return PreparedAuction(cluster, tasks, vendors, pdftsp, _titan_time_limit(config), mechanisms, trace)
+    time_limit = auction_config.titan_time_limit(config)
+    return PreparedAuction(cluster, tasks, vendors, pdftsp, time_limit, mechanisms, trace)
 
 
 def mechanism_names(config: dict) -> list[str]:
-    return list(_mechanisms(without_null_keys(config, OPTIONAL_KEYS)))
+    return list(auction_config.mechanisms(without_null_keys(config, OPTIONAL_KEYS)))
 
 
 def make_mechanism(name: str, prepared: PreparedAuction) -> AuctionMechanism:
-    """A fresh mechanism for one day (OPT is not an online mechanism: see offline_optimum); a
-    user's own is built from its import path with the name's parameters."""
-    user = user_mechanism(name)
-    if user is not None:
-        return build(*user, AuctionMechanism)
+    """A fresh mechanism for one day (OPT is not an online mechanism: see offline_optimum): a
+    built-in one from algorithms/auction/registry.py (a pdFTSP name with its settings resolved
+    over the `pdftsp` section), or a user's own, built from its import path with the name's
+    parameters."""
+    kind, params = _parsed(name)
+    if is_import_path(kind):
+        return build(kind, params, AuctionMechanism)
+    if kind not in REGISTRY:
+        raise ValueError(f"no online mechanism named {name!r}")
     if name in prepared.pdftsp:
-        return prepared.pdftsp[name].build()
-    if name == "EFT":
-        return EFT()
-    if name == "EFT(admit=positive)":
-        return EFT(admit="positive")
-    if name == "NTM":
-        return NTM()
-    titan = titan_variant(name)
-    if titan is not None:
-        from algorithms.auction.titan import Titan
-
-        return Titan(time_limit=prepared.titan_time_limit, **titan)
-    raise ValueError(f"no online mechanism named {name!r}")
+        params = asdict(prepared.pdftsp[name])
+    return REGISTRY.build(kind, params, time_limit=prepared.titan_time_limit)
 
 
 def draw_world(prepared: PreparedAuction, rng: np.random.Generator) -> LoraInstance:
@@ -369,8 +185,8 @@ def simulate_replicate(prepared: PreparedAuction, replicate: int, rng: np.random
     rows = []
     optimum = {}
     for name in prepared.mechanisms:
-        is_titan = titan_variant(name) is not None
-        if name == "OPT":
+        is_titan = _parsed(name)[0] == "Titan"
+        if name == auction_config.OPTIMUM:
             from algorithms.auction.offline_optimum import offline_optimum
 
             result = offline_optimum(instance, OPT_TIME_LIMIT)

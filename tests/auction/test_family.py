@@ -69,7 +69,7 @@ def test_variants_share_the_world_and_differ_by_settings():
         ({"mechanisms": ["pdFTSP", "VCG"]}, "mechanisms: unknown mechanism 'VCG'"),
         ({"mechanisms": []}, "mechanisms: must be a non-empty list"),
         ({"mechanisms": ["EFT", "EFT"]}, "'EFT' is listed twice"),
-        ({"mechanisms": ["pdFTSP(scale=2)"]}, "unknown key"),
+        ({"mechanisms": ["pdFTSP(scale=2)"]}, "pdFTSP takes the optional keys alpha, beta"),
         ({"pdftsp": {"alpha": "lemma2_tight"}}, "pdftsp.alpha"),
         ({"pdftsp": {"payment": "vcg"}}, "pdftsp.payment"),
         ({"pdftsp": {"price_scale": 0}}, "pdftsp.price_scale"),

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from algorithms.auction import family
+from algorithms.auction.config import parse
 from algorithms.auction.ledger import EPS, Ledger, Schedule
 from algorithms.auction.titan import Titan, greedy, throughput_instance
 from tests.auction.test_offline_optimum import assert_feasible
@@ -148,17 +149,17 @@ def test_throughput_instance_and_greedy_order():
 
 
 def test_names():
-    assert family.titan_variant("Titan") == {"start": "earliest", "solve": True, "objective": "welfare"}
-    assert family.titan_variant("Titan(objective=welfare)") == family.titan_variant("Titan")
-    assert family.titan_variant("Titan(objective=throughput)")["objective"] == "throughput"
-    assert family.titan_variant("Titan(start=cheapest,objective=throughput,solve=off)") == {
-        "start": "cheapest",
-        "solve": False,
-        "objective": "throughput",
-    }
-    assert family.titan_variant("EFT") is None
+    assert (
+        parse("Titan") == parse("Titan(objective=welfare)") == parse("Titan(start=earliest,solve=on)") == ("Titan", {})
+    )
+    assert parse("Titan(objective=throughput)") == ("Titan", {"objective": "throughput"})
+    assert parse("Titan(start=cheapest,objective=throughput,solve=off)") == (
+        "Titan",
+        {"start": "cheapest", "objective": "throughput", "solve": False},
+    )
+    assert parse("EFT")[0] == "EFT"
     with pytest.raises(ValueError, match="objective"):
-        family.titan_variant("Titan(objective=jct)")
+        parse("Titan(objective=jct)")
     with pytest.raises(ValueError, match="Titan"):
         family.prepare({"mechanisms": ["Titan(objective=count)"]})
     with pytest.raises(ValueError, match="objective"):

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from algorithms.auction import family
+from algorithms.auction.config import parse
 from algorithms.auction.eft import EFT
 from algorithms.auction.mechanism import AuctionMechanism
 from algorithms.auction.ntm import NTM
@@ -59,8 +60,8 @@ def test_auction_takes_an_import_path_with_its_parameters_and_the_name_as_writte
     name = f"{EXAMPLE}(reserve=7.5)"
     parsed = parse_name(name)
     assert is_import_path(parsed.kind) and parsed.params == {"reserve": 7.5}
-    assert family.user_mechanism(name) == (EXAMPLE, {"reserve": 7.5})
-    assert family.user_mechanism("EFT(admit=positive)") is None and family.user_mechanism("pdFTSP") is None
+    assert parse(name) == (EXAMPLE, {"reserve": 7.5})
+    assert parse("EFT(admit=positive)") == ("EFT", {"admit": "positive"}) and parse("pdFTSP") == ("pdFTSP", {})
     config = {**SMALL, "mechanisms": ["EFT", name]}
     assert family.mechanism_names(config) == ["EFT", name]
     mechanism = family.make_mechanism(name, family.prepare(config))
