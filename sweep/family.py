@@ -8,6 +8,7 @@ it never imports a family by name, and a new family is new files only.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import numbers
@@ -82,6 +83,9 @@ class FamilySpec:
     """Dotted keys the family's YAML lists at null only so that the command line can set them
     without `+`: null is the code's default. The engine takes a null one out of the cell's config
     before `prepare` and the hashes, so listing a key changes no cell's seeds."""
+    declared_sections: Mapping[str, type] = field(default_factory=dict)
+    """Section -> the dataclass that declares its keys (market/common/sections.py): their defaults,
+    checks and one-line docs, which docs/usage.md and the family's YAML comments show."""
     paper: str = ""
     """The paper the family implements (number and title): MLflow's experiment description."""
     question: str = ""
@@ -99,6 +103,7 @@ _OPTIONAL = {
     "input_files": ("INPUT_FILES", {}),
     "max_replicates_per_chunk": ("MAX_REPLICATES_PER_CHUNK", None),
     "optional_keys": ("OPTIONAL_KEYS", ()),
+    "declared_sections": ("DECLARED_SECTIONS", {}),
     "paper": ("PAPER", ""),
     "question": ("QUESTION", ""),
     "utility": ("UTILITY", ""),
@@ -140,6 +145,12 @@ def spec_of(module: ModuleType) -> FamilySpec:
     for key in files:
         if key.split(".")[0] not in sections:
             raise TypeError(f"{where}: INPUT_FILES key '{key}' is not inside one of its SECTIONS")
+    declared = values["declared_sections"]
+    if not isinstance(declared, Mapping) or not all(dataclasses.is_dataclass(v) for v in declared.values()):
+        raise TypeError(f"{where}: DECLARED_SECTIONS must map section names to dataclasses")
+    for key in declared:
+        if key not in sections:
+            raise TypeError(f"{where}: DECLARED_SECTIONS names '{key}', which is not one of its SECTIONS")
     cap = values["max_replicates_per_chunk"]
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, numbers.Integral) or cap < 1):
         raise TypeError(f"{where}: MAX_REPLICATES_PER_CHUNK must be a positive integer or None")

@@ -67,6 +67,14 @@ OPTIONAL_KEYS = (
     "selection.normalisation",
 )
 
+# The sections declared once (market/common/sections.py): keys, defaults, checks and docs.
+DECLARED_SECTIONS = {
+    "pool": PoolConfig,
+    "forecast": ForecastConfig,
+    "noise": NoiseConfig,
+    "job_sampling": JobSampling,
+    "selection": SelectionConfig,
+}
 TRACE_KEYS = ("kind", "path", "capacity", "on_demand_price", "start")
 
 

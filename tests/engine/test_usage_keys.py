@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from market.common.sections import describe
 from sweep import config_keys
 from sweep.config_keys import FAMILY_DIR, REPO, key_comments, leaves, split_comment
 
@@ -129,3 +130,32 @@ def test_rewrite_replaces_only_the_marked_blocks(monkeypatch):
     assert config_keys.rewrite(text) == (
         "a\n<!-- keys:one -->\nTABLE one\n<!-- /keys:one -->\nb\n<!-- keys:two -->\nTABLE two\n<!-- /keys:two -->\n"
     )
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_comments_of_declared_keys_are_their_declarations(family):
+    """A key of a section the family declares (DECLARED_SECTIONS) is documented once, in code:
+    the YAML's comment beside it is generated from the declaration."""
+    text = (FAMILY_DIR / f"{family}.yaml").read_text(encoding="utf-8")
+    docs = config_keys.declared_docs(yaml.safe_load(text))
+    assert config_keys.sync_comments(text, docs) == text, f"conf/family/{family}.yaml's comments are stale: {FIX}"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_yaml_of_a_declared_section_lists_every_key_at_its_declared_default(family):
+    values = yaml.safe_load((FAMILY_DIR / f"{family}.yaml").read_text(encoding="utf-8"))
+    module = config_keys.family_module(values)
+    optional = config_keys.optional_keys(values)
+    for section, cls in getattr(module, "DECLARED_SECTIONS", {}).items():
+        for item in describe(cls):
+            where = f"{section}.{item.name}"
+            assert item.name in values[section], f"conf/family/{family}.yaml does not list {where}"
+            written = values[section][item.name]
+            default = list(item.default) if isinstance(item.default, tuple) else item.default
+            assert written == default or (written is None and where in optional), where
+
+
+def test_sync_comments_rewrites_only_the_declared_keys_comments():
+    text = "a:\n  x: 1      # old\n              # old, continued\n  y: 2  # kept\nb: 3\n"
+    synced = config_keys.sync_comments(text, {"a.x": "new doc", "b": "top"})
+    assert synced == "a:\n  x: 1      # new doc\n  y: 2  # kept\nb: 3  # top\n"

@@ -1,0 +1,78 @@
+"""One declaration per config section: a frozen dataclass whose fields are the section's keys,
+each declared with `key(default, check, doc)`. From it come the section's validation and its
+error messages (`parse`: unknown keys, then each given value through its check, named
+`section.key`, then the section's own cross-key `check()`), and its documentation (`describe`:
+each key's default and one-line doc, which sweep/config_keys.py writes into docs/usage.md and
+beside the key in conf/family/<family>.yaml).
+
+A check is `check(value, "section.key") -> value`, usually one of market/common/fields.py's
+with its bounds bound by `checked`. A value of null takes the key's default where the key is
+`optional` (null is "the code's default", algorithms/common/optional_keys.py) or where the
+default is null itself; elsewhere null goes to the check, which refuses it.
+
+Pure Python (standard library only): no Ray, MLflow, Hydra or OmegaConf.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from market.common.fields import as_section, reject_unknown_keys
+
+T = TypeVar("T")
+Check = Callable[[Any, str], Any]
+
+
+def key(default: Any, check: Check | None, doc: str, optional: bool = False) -> Any:
+    """A section key: its default, its check (None: any value) and its one-line doc."""
+    return dataclasses.field(default=default, metadata={"check": check, "doc": doc, "optional": optional})
+
+
+def checked(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Check:
+    """`function(value, key, *args, **kwargs)` as a check: `checked(integer, minimum=1)`."""
+
+    def check(value, where):
+        return function(value, where, *args, **kwargs)
+
+    return check
+
+
+def parse(cls: type[T], raw: Mapping | None, section: str) -> T:
+    """The section `raw` (a mapping, or null for an empty one) as a `cls`, every key checked;
+    ValueError naming the section and key otherwise."""
+    given = as_section(raw, section)
+    reject_unknown_keys(cls, given, section)
+    values = {}
+    for field in dataclasses.fields(cls):
+        if field.name not in given:
+            continue
+        value = given[field.name]
+        if value is None and (field.metadata.get("optional") or field.default is None):
+            continue
+        check = field.metadata.get("check")
+        values[field.name] = check(value, f"{section}.{field.name}") if check else value
+    parsed = cls(**values)
+    cross_check = getattr(parsed, "check", None)
+    if callable(cross_check):
+        cross_check()
+    return parsed
+
+
+@dataclasses.dataclass(frozen=True)
+class KeyDoc:
+    """One key as the docs show it."""
+
+    name: str
+    default: Any
+    doc: str
+
+
+def describe(cls: type) -> list[KeyDoc]:
+    """Every declared key of the section `cls`, in declaration order."""
+    return [
+        KeyDoc(field.name, field.default, field.metadata["doc"])
+        for field in dataclasses.fields(cls)
+        if "doc" in field.metadata
+    ]

@@ -1,0 +1,55 @@
+"""market/common/sections.py: a section declared once gives its validation, its error messages
+and its docs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from market.common.fields import choice, integer
+from market.common.sections import checked, describe, key, parse
+
+
+@dataclass(frozen=True)
+class Demo:
+    """A section of two keys and a cross-key check."""
+
+    low: int = key(1, checked(integer, minimum=0), "the low end")
+    high: int = key(5, checked(integer, minimum=0), "the high end")
+    mode: str = key("a", checked(choice, ("a", "b")), "a | b (null: a)", optional=True)
+    note: str | None = key(None, None, "free text")
+
+    def check(self) -> None:
+        if self.low > self.high:
+            raise ValueError(f"demo.low ({self.low}) must not exceed demo.high ({self.high})")
+
+
+def test_defaults_checked_values_and_null():
+    assert parse(Demo, None, "demo") == Demo()
+    assert parse(Demo, {"low": 2, "high": 3.0, "mode": None, "note": None}, "demo") == Demo(2, 3, "a", None)
+
+
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ({"lo": 1}, r"demo: unknown key\(s\) 'lo'"),
+        ({"low": -1}, "demo.low must be"),
+        ({"high": None}, "demo.high must be"),  # null is the default only for optional keys
+        ({"mode": "c"}, "demo.mode must be"),
+        ({"low": 6}, r"demo.low \(6\) must not exceed demo.high \(5\)"),
+        ([1, 2], "demo"),
+    ],
+)
+def test_errors_name_the_key(raw, message):
+    with pytest.raises(ValueError, match=message):
+        parse(Demo, raw, "demo")
+
+
+def test_describe_lists_the_keys_in_order_with_defaults_and_docs():
+    assert [(k.name, k.default, k.doc) for k in describe(Demo)] == [
+        ("low", 1, "the low end"),
+        ("high", 5, "the high end"),
+        ("mode", "a", "a | b (null: a)"),
+        ("note", None, "free text"),
+    ]
