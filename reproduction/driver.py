@@ -6,8 +6,8 @@
     python -m reproduction spot --replicates 20      # a quick, smaller run
     python -m reproduction spot --report-only        # rebuild reports from finished runs
 
-A family's experiments and checks live in `reproduction/<family>.py` (reproduction/experiment.py
-says what it declares); this driver knows no family. Each experiment that runs is one
+A family's experiments and checks live in the package `reproduction/<family>/` (its `__init__`;
+reproduction/experiment.py says what it declares); this driver knows no family. Each experiment that runs is one
 `python -m sweep -m experiment=<family>/<name>` multirun into `<runs>/<experiment>` (default
 `multirun/reproduce/<family>/`), logged to MLflow like any sweep; a rerun resumes it (completed
 cells are not simulated again). The reports (CSV + PNG, one pair per figure, and `checks.csv`)
@@ -33,14 +33,9 @@ PACKAGE = Path(__file__).resolve().parent
 
 
 def families() -> list[str]:
-    """The families with a reproduction module (one that declares EXPERIMENTS)."""
-    names = []
-    for info in pkgutil.iter_modules([str(PACKAGE)]):
-        if info.name.startswith("_") or info.name in ("driver", "experiment", "figure"):
-            continue
-        if hasattr(importlib.import_module(f"reproduction.{info.name}"), "EXPERIMENTS"):
-            names.append(info.name)
-    return sorted(names)
+    """The families with a reproduction package, `reproduction/<family>/` (its `__init__` declares
+    EXPERIMENTS); the modules beside the packages are the driver's own."""
+    return sorted(info.name for info in pkgutil.iter_modules([str(PACKAGE)]) if info.ispkg)
 
 
 def family_module(name: str) -> ModuleType:

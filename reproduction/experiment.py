@@ -1,4 +1,4 @@
-"""What a family's reproduction module declares (reproduction/<family>.py), and the checks it
+"""What a family's reproduction package declares (reproduction/<family>/__init__.py), and the checks it
 writes: the generic driver (reproduction/driver.py) needs nothing else.
 
 A module defines ``EXPERIMENTS``, a sequence of :class:`Experiment` in the order they run, and

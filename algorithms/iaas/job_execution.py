@@ -26,7 +26,7 @@ arena's accounting of paper 000's policies (arena/hourly_billing.py).
 
 Model switches (keyword arguments of `run_job`, `run_jobs` and `_run_job`, all off by default,
 which is the model above, unchanged), for the measured alternatives of Fig. 4
-(`python -m reproduction.iaas_alternatives fig4`):
+(`python -m reproduction.iaas.alternatives fig4`):
 - `nu_on_size`: Alg. 1 as printed, kappa2 on the remaining work z' (line 1) but nu on the
   job's size z_j (lines 3-5): `proportion_split_on_size`;
 - `od_per_slot`: on-demand instances paid `on_demand` / Len per slot each runs, not per
@@ -49,7 +49,7 @@ LEN = 12
 ON_DEMAND_PRICE = 0.25
 # Policy kinds: Proportion / Dynalloc (Alg. 1-2); the theta policies of [6], [7], re-bidding every
 # hour while the job has flexibility (THETA) or turning to on-demand at their first spot loss
-# (THETA_ONCE, the other reading, measured in reproduction/iaas_alternatives.py).
+# (THETA_ONCE, the other reading, measured in reproduction/iaas/alternatives.py).
 DYNALLOC, THETA, THETA_ONCE = 0, 1, 2
 
 

@@ -25,7 +25,7 @@ Stochastic (Sec. 5's variant, stochastic_menu.py; births.kind: prior): its rows 
 rows add TruthAudit's columns too. Every framework row (Reduction, Stochastic, the audits) has
 `receptive_breaks`, the allocations x_j(L_j) that break Alg. 2's receptive condition
 (scheduler_framework.py). Section `report`: numbers a reproduction report reads (`ratio_limit`,
-reproduction/sow_theorem52.py); no simulation reads it.
+reproduction/sow/theorem52.py); no simulation reads it.
 
 A user's own scheduler, named by import path (`package.module:Class(key=value,...)`,
 docs/extending.md): a `scheduler.Scheduler` subclass, built once in `prepare` (before any work)
@@ -157,7 +157,7 @@ REPORT_KEYS = ("ratio_limit",)
 
 def _check_report(config: Mapping) -> None:
     """Section `report`: `ratio_limit` (null or a number >= 1), the largest E[OPT] / E[welfare] a
-    reproduction check accepts (reproduction/sow_theorem52.py); the simulation ignores it."""
+    reproduction check accepts (reproduction/sow/theorem52.py); the simulation ignores it."""
     report = as_section(config.get("report"), "report")
     reject_unknown_keys(REPORT_KEYS, report, "report")
     if report.get("ratio_limit") is not None:

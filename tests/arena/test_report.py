@@ -1,4 +1,4 @@
-"""The arena's win table (reproduction/arena.py): each paper's best picked on tuning replicates
+"""The arena's win table (reproduction/arena/__init__.py): each paper's best picked on tuning replicates
 and scored on held-out ones, the adapters' all-on-demand gap, and a win claimed only beyond it
 with a paired interval excluding 0; computed by hand on made-up cells."""
 

@@ -162,11 +162,11 @@ def test_kappa_is_chosen_per_schedule_space(tmp_path):
 def test_the_figures_kappas_are_the_committed_across_loads_choices():
     from pathlib import Path
 
-    chosen = pd.read_csv(Path(auction.__file__).resolve().parent.parent / "reports" / "auction" / "kappa_chosen.csv")
+    chosen = pd.read_csv(Path(auction.__file__).resolve().parents[2] / "reports" / "auction" / "kappa_chosen.csv")
     across = chosen[chosen["choice"] == "across loads"]
     for space, mechanism in (("paper", auction.PAPER_TUNED), ("fitting", auction.CALIBRATED)):
         assert set(across.loc[across["schedule_space"] == space, "kappa"]) == {auction._kappa_of(mechanism)}
-    a40 = pd.read_csv(Path(auction.__file__).resolve().parent.parent / "reports" / "auction" / "kappa_a40_chosen.csv")
+    a40 = pd.read_csv(Path(auction.__file__).resolve().parents[2] / "reports" / "auction" / "kappa_a40_chosen.csv")
     a40 = a40[a40["choice"] == "across loads"]
     for space, mechanism in (("paper", auction.PAPER_TUNED_A40), ("fitting", auction.CALIBRATED_A40)):
         assert set(a40.loc[a40["schedule_space"] == space, "kappa"]) == {auction._kappa_of(mechanism)}
@@ -287,7 +287,7 @@ def test_bid_law_report_counts_eft_admissions_below_cost(tmp_path):
 
 
 def test_doc_tables_print_from_the_committed_reports(capsys):
-    from reproduction import auction_tables
+    from reproduction.auction import tables as auction_tables
 
     auction_tables.main(["--only", "fig8,kappa"])
     text = capsys.readouterr().out
@@ -297,7 +297,7 @@ def test_doc_tables_print_from_the_committed_reports(capsys):
 def test_committed_checks_lead_with_the_papers_algorithm_and_label_fitting():
     from pathlib import Path
 
-    checks = pd.read_csv(Path(auction.__file__).resolve().parent.parent / "reports" / "auction" / "checks.csv")
+    checks = pd.read_csv(Path(auction.__file__).resolve().parents[2] / "reports" / "auction" / "checks.csv")
     for cell, paper in (
         ("fig8 tasks.load=high", auction.PAPER_HIGH_LOAD),
         ("fig4 cluster.nodes=50", auction.PAPER_50_NODES),

@@ -1,4 +1,4 @@
-"""Fig. 5 of paper 002 (reproduction/core_prediction.py): the remaining-data predictions of WLS, LS,
+"""Fig. 5 of paper 002 (reproduction/core/prediction.py): the remaining-data predictions of WLS, LS,
 M4 and the power law with a floor (ours), exact on noise-free curves of their own form; threads
 left out; Engression's seeds and pools; the report's files, columns and determinism (whatever
 the number of worker processes); the checks; the WLS window table; the experiment entry."""
@@ -15,7 +15,7 @@ from algorithms.core.remaining_data import remaining_data
 from algorithms.core.weighted_rls import WeightedRLS
 from market.core.parametric import ParametricCurve, PowerLaw
 from market.core.threads import Bundle, Thread
-from reproduction import core_prediction as cp
+from reproduction.core import prediction as cp
 from reproduction.experiment import Check, Experiment
 
 FAST = ("WLS", "LS", "M4", cp.FLOOR)  # every method but Engression (0.2-0.5 s a fit)

@@ -1,4 +1,4 @@
-"""The core reproduction's new reports and checks (reproduction/core.py), on made-up runs: the
+"""The core reproduction's new reports and checks (reproduction/core/__init__.py), on made-up runs: the
 tuning worlds' choice of H_k, the real-curve facts (exploration over the horizon, bundles unlike
 UA's), Remark 2's UCB check and the starvation checks."""
 

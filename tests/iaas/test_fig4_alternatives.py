@@ -1,4 +1,4 @@
-"""`python -m reproduction.iaas_alternatives fig4` (Fig. 4's interior beta): the best-beta and
+"""`python -m reproduction.iaas.alternatives fig4` (Fig. 4's interior beta): the best-beta and
 interior logic on hand-made tables, each model switch of algorithms/iaas/job_execution.py on a
 job whose cost is computed by hand, the expected-value world (b), and a tiny end-to-end run."""
 
@@ -13,7 +13,7 @@ from algorithms.iaas.job_execution import DYNALLOC, THETA, proportion_split, pro
 from algorithms.iaas.policies import BETAS, Policy, dynalloc_grid, stream_cost
 from market.iaas.jobs import JobParams, JobStream, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices
-from reproduction.iaas_alternatives import (
+from reproduction.iaas.alternatives import (
     FIG4_CHOICES,
     FIG4_COLUMNS,
     LOST,

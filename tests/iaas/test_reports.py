@@ -1,4 +1,4 @@
-"""The IaaS reproduction's rho (reproduction/iaas.py): a ratio of means with a paired interval,
+"""The IaaS reproduction's rho (reproduction/iaas/__init__.py): a ratio of means with a paired interval,
 and undefined where the baseline pays almost nothing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""reproduction/sow_regimes.py: its ratios are ratios of means with paired intervals, and its
+"""reproduction/sow/regimes.py: its ratios are ratios of means with paired intervals, and its
 checks on hand-made results can fail."""
 
 from pathlib import Path
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from reproduction.experiment import Context
-from reproduction.sow_regimes import REGIMES_EXPERIMENTS, USAGE_FLOOR, _cell_table, checks
+from reproduction.sow.regimes import REGIMES_EXPERIMENTS, USAGE_FLOOR, _cell_table, checks
 
 
 def _results(rates: dict[int, list[float]], peak: float) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""reproduction/sow.py's checks on hand-made report tables: each rule can fail."""
+"""reproduction/sow/__init__.py's checks on hand-made report tables: each rule can fail."""
 
 from pathlib import Path
 

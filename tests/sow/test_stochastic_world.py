@@ -1,6 +1,6 @@
 """The stochastic variant's world (`births.kind: prior`, market/sow/prior_births.py), its config rules
 in the family (Stochastic needs it; the oracle accuracy warning) and the Theorem 5.2 report's checks
-(reproduction/sow_theorem52.py) on hand-made frames."""
+(reproduction/sow/theorem52.py) on hand-made frames."""
 
 import warnings
 
@@ -14,7 +14,7 @@ from market.sow.birth_sequences import BirthParams, bounds_from_config, draw_bir
 from market.sow.prior_births import PriorBirthSequence
 from market.sow.statement_of_work import Bounds
 from reproduction.experiment import Context
-from reproduction.sow_theorem52 import cell_ratios, checks, slope
+from reproduction.sow.theorem52 import cell_ratios, checks, slope
 
 PRIOR_BOUNDS = Bounds(2, 4, 24, 64.0)
 

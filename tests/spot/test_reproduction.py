@@ -1,4 +1,4 @@
-"""The spot family's reproduction reports (reproduction/spot.py) and pinned key numbers.
+"""The spot family's reproduction reports (reproduction/spot/__init__.py) and pinned key numbers.
 
 The pinned numbers are the first replicates of the Fig. 5 cell at d = 10 with oracle
 forecasts, computed with the seeds the sweep engine gives that cell: they are the

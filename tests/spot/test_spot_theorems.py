@@ -1,4 +1,4 @@
-"""Rows that check paper 000's Theorems 1 and 2 (reproduction/spot_theorems.py)."""
+"""Rows that check paper 000's Theorems 1 and 2 (reproduction/spot/theorems.py)."""
 
 import math
 import os
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from algorithms.common.policy_selection import exponentiated_gradient
-from reproduction import spot_theorems as th
 from reproduction.experiment import Check
+from reproduction.spot import theorems as th
 
 RUNS = Path(os.environ.get("SPOT_RUNS", Path(__file__).resolve().parents[2] / "multirun" / "reproduce" / "spot"))
 

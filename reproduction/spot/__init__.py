@@ -30,9 +30,9 @@ from algorithms.spot.config import SIGMA_READINGS
 from sweep.plots import pyplot, save
 from sweep.statistics import paired_ratio_interval, t_half_width
 
-from . import spot_theorems
-from .experiment import Check, Context, Experiment
-from .figure import Figure
+from ..experiment import Check, Context, Experiment
+from ..figure import Figure
+from . import theorems
 
 # A group is one reading of a mechanism: its best member in a cell is what the tables show.
 GROUPS = (
@@ -776,11 +776,9 @@ def checks(context: Context) -> list[Check]:
             )
     for name in ("fig9", "fig9_line"):  # Theorem 2: the selector's regret against sqrt(2 K ln M)
         if name in reports:
-            out += [Check(**row) for row in spot_theorems.theorem2_from_dir(context.run_dir(name), name)]
+            out += [Check(**row) for row in theorems.theorem2_from_dir(context.run_dir(name), name)]
     if "fig5" in reports:  # Theorem 1 with oracle forecasts, per omega
-        out += [
-            Check(**row) for row in spot_theorems.theorem1_oracle_from_dir(context.run_dir("fig5"), cell=HEADLINE_CELL)
-        ]
+        out += [Check(**row) for row in theorems.theorem1_oracle_from_dir(context.run_dir("fig5"), cell=HEADLINE_CELL)]
     if "noise" in reports:  # Theorem 1's gap against the noise level
-        out += [Check(**row) for row in spot_theorems.theorem1_noise_from_dir(context.run_dir("noise"))]
+        out += [Check(**row) for row in theorems.theorem1_noise_from_dir(context.run_dir("noise"))]
     return out

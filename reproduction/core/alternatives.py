@@ -3,7 +3,7 @@ baselines, curve shapes, and LARA's H_k on Sec. 4.3 bundles. Not part of `make
 reproduce-core`; run it on its own, whole or in parts (baselines, shapes, exploration, spread, live, real,
 random):
 
-    python -m reproduction.core_alternatives [part ...]
+    python -m reproduction.core.alternatives [part ...]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The tables of docs/spot/reproduction.md, printed as Markdown from the reports in a folder
 (default reports/spot/), so the document's numbers are the reports' own:
 
-    python -m reproduction.spot_tables [--reports reports/spot] [--only fig5,headline,...]
+    python -m reproduction.spot.tables [--reports reports/spot] [--only fig5,headline,...]
 
 Each comparison table gives, per cell and reading, "cost / OPT's cost +- 95%" first (paired, the
 figure v does not move) and the mean utility after it.

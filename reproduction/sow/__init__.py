@@ -14,10 +14,10 @@ import pandas as pd
 from sweep.plots import pyplot, save
 from sweep.statistics import student_t_interval
 
-from .experiment import Check, Context, Experiment
-from .sow_ratios import epsilon_of, series_ratio
-from .sow_regimes import REGIMES_EXPERIMENTS, checks as regimes_checks
-from .sow_theorem52 import THEOREM52_EXPERIMENTS, checks as theorem52_checks
+from ..experiment import Check, Context, Experiment
+from .ratios import epsilon_of, series_ratio
+from .regimes import REGIMES_EXPERIMENTS, checks as regimes_checks
+from .theorem52 import THEOREM52_EXPERIMENTS, checks as theorem52_checks
 
 # Default bounds of conf/family/sow.yaml: C_max = 4, D_max = 4, V_bar = 16.
 C_MAX, D_MAX, V_BAR = 4, 4, 16.0

@@ -14,10 +14,10 @@ import yaml
 from sweep.plots import grouped_bars, pyplot, save
 from sweep.statistics import student_t_interval
 
-from .core_figures import completions_over_time, fit_figure
-from .core_prediction import EXPERIMENT as FIG5_PREDICTION, prediction_checks
-from .experiment import Check, Context, Experiment
-from .figure import Figure
+from ..experiment import Check, Context, Experiment
+from ..figure import Figure
+from .figures import completions_over_time, fit_figure
+from .prediction import EXPERIMENT as FIG5_PREDICTION, prediction_checks
 
 MECHANISMS = ("LARA", "UA", "STF", "LRF", "ETF", "OPT")
 # Sec. 4.1-4.2, Fig. 4: threads completed on one bundle each (eps^2: LRF and ETF not given).

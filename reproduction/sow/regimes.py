@@ -11,7 +11,7 @@ competitive ratio is E[OPT] / E[welfare] with both from the same replicates.
 
 The tuple is `REGIMES_EXPERIMENTS`, not `EXPERIMENTS`: reproduction/driver.py takes every module of
 this package that defines `EXPERIMENTS` for a family of its own (tests/common/
-test_reproduction_driver.py), as reproduction/sow_theorem52.py notes too. reproduction/sow.py wires
+test_reproduction_driver.py), as reproduction/sow/theorem52.py notes too. reproduction/sow/__init__.py wires
 them in (`EXPERIMENTS += REGIMES_EXPERIMENTS`, and `checks` beside its own); `checks(context)`
 follows reproduction/experiment.py and reads only the reports of this module's experiments.
 """
@@ -26,8 +26,8 @@ import pandas as pd
 
 from sweep.plots import pyplot, save
 
-from .experiment import Check, Context, Experiment
-from .sow_ratios import epsilon_of, series_ratio
+from ..experiment import Check, Context, Experiment
+from .ratios import epsilon_of, series_ratio
 
 # conf/experiment/sow/theorem41.yaml: bounds.max_value and bounds.max_duration. Eq. (7) prices a
 # unit of usage y at p(y) = (1/(2 D_max)) (4 V_bar D_max)^(y/N'), so a job of value density at

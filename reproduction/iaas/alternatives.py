@@ -55,7 +55,7 @@ changes one thing of (a) (but (f), the one combination):
 
 Not part of `make reproduce-iaas`; run them on their own (about a minute each):
 
-    python -m reproduction.iaas_alternatives [table2|table3|optimum|fig4]
+    python -m reproduction.iaas.alternatives [table2|table3|optimum|fig4]
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from market.iaas.jobs import JobParams, draw_jobs
 from sweep.plots import pyplot, save
 from sweep.statistics import paired_ratio_interval, student_t_interval
 
-from .experiment import Check, Context, Experiment
+from ..experiment import Check, Context, Experiment
 
 # Table II: rho_{0, x2} = 1 - alpha / alpha' (best of Dynalloc against the best theta policy).
 PAPER_RHO = {3.0: 52.70, 13.0: 62.85}

@@ -1,7 +1,7 @@
 """The tables of docs/auction/reproduction.md, printed as Markdown from the reports in a folder
 (default reports/auction/), so the document's numbers are the reports' own:
 
-    python -m reproduction.auction_tables [--reports reports/auction] [--only headline,fig8,...]
+    python -m reproduction.auction.tables [--reports reports/auction] [--only headline,fig8,...]
 
 Comparison figures give the mean welfare a day per mechanism (cents), then the leads of the
 paper's pdFTSP (tuned kappa) and of the fitting variant (our extension) over each baseline
@@ -28,7 +28,7 @@ from reproduction.auction import (
     labels,
 )
 
-REPORTS = Path(__file__).resolve().parent.parent / "reports" / "auction"
+REPORTS = Path(__file__).resolve().parents[2] / "reports" / "auction"
 FIGURES = {figure.name.split("_")[0]: figure for figure in COMPARISONS}
 ECONOMICS = {"fig8": ("high",), "fig4": (50,)}  # the paper's headline cells
 

@@ -23,8 +23,8 @@ import pandas as pd
 from sweep.plots import grouped_bars, pyplot, save
 from sweep.statistics import paired_ratio_interval, student_t_interval
 
-from .experiment import Check, Context, Experiment
-from .figure import Figure
+from ..experiment import Check, Context, Experiment
+from ..figure import Figure
 
 PDFTSP = "pdFTSP"
 # Figs. 4-9 and 12 run under conf/calibration/paper_like.yaml. Their first row is the paper's

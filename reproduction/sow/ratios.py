@@ -1,4 +1,4 @@
-"""What the sow reports share (reproduction/sow.py, sow_theorem52.py, sow_regimes.py): the paired
+"""What the sow reports share (reproduction/sow/__init__.py, theorem52.py, regimes.py): the paired
 ratio of two per-replicate series, and the epsilon a mechanism's name carries."""
 
 from __future__ import annotations

@@ -101,9 +101,9 @@ from algorithms.core.weighted_rls import RLSBank, WeightedRLS
 from market.core.bundle_config import BundleConfig, draw_bundle
 from sweep.plots import pyplot, save
 
-from .experiment import Check, Experiment
+from ..experiment import Check, Experiment
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 POINTS = tuple(range(60, 201, 20))  # n = 60, 80, ..., 200 (Sec. 4.4)
 WLS_GAMMA = 0.9  # Sec. 4.4
 FLOOR = "floor fit (ours)"  # our own estimator, not one of the paper's

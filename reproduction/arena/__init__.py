@@ -15,7 +15,7 @@ import pandas as pd
 from sweep.plots import pyplot, save
 from sweep.statistics import student_t_interval
 
-from .experiment import Check, Context, Experiment
+from ..experiment import Check, Context, Experiment
 
 MARKETS = ("synthetic", "exponential", "trace")
 # Each grid key and the label of its values (conf/experiment/arena/*.yaml).

@@ -1,6 +1,6 @@
 """Report rows that check paper 000's two theorems on the spot reproduction's sweeps.
 
-Each `*_rows` function is pure: it takes the DataFrames reproduction/spot.py already loads
+Each `*_rows` function is pure: it takes the DataFrames reproduction/spot/__init__.py already loads
 (a multirun's `results.parquet`, its cells' configs) and returns rows, dicts with the keys of
 `reproduction.experiment.Check` (experiment, check, paper, ours, rule, holds; holds None for an
 information row), so `Check(**row)` makes a check. The `*_from_dir` wrappers load a sweep dir
@@ -110,13 +110,13 @@ def theorem2_rows(
     pools: Mapping[str, Callable[[str], bool]] | None = None,
 ) -> list[dict]:
     """Per Fig. 9 cell (`cell_index`, its config in `configs[str(cell_index)]`), normalisation and
-    pool (default: the full pool of reproduction/spot.py's SUBPOOLS): a check that eq. 13's
+    pool (default: the full pool of reproduction/spot/__init__.py's SUBPOOLS): a check that eq. 13's
     regret after the cell's K jobs is at most sqrt(2 K ln M) (paper column: the bound), and an
     information row with regret / bound (= average regret / (bound / K))."""
     from algorithms.spot import family
 
     if pools is None:
-        from .spot import SUBPOOLS
+        from . import SUBPOOLS
 
         pools = {label: member for label, member in SUBPOOLS.items() if label.startswith("full")}
     rows = []

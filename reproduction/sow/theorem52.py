@@ -10,7 +10,7 @@ price range, and stay under a constant.
 
 Report `theorem52.csv` (+ `.png`): per cell (V_bar, D_max) and mechanism, the ratio of means
 E[OPT welfare] / E[welfare] over the replicates with its paired 95% half-width
-(`sweep.statistics.paired_ratio_interval`, the delta method, as reproduction/sow.py), the mean
+(`sweep.statistics.paired_ratio_interval`, the delta method, as reproduction/sow/__init__.py), the mean
 welfare, the FUA's retained share V(z_FUA) / V_LP, the receptive-condition breaks and the share of
 replicates whose OPT CP-SAT proved. `theorem52_slopes.csv`: per mechanism, the OLS slope of the
 cell ratios against ln(4 V_bar D_max) with its Student-t 95% interval (n - 2 degrees of freedom),
@@ -26,7 +26,7 @@ information rows: Reduction's slope, the smallest FUA share, OPT's proven share.
 
 The tuple is `THEOREM52_EXPERIMENTS`, not `EXPERIMENTS`: reproduction/driver.py takes every module
 of this package that defines `EXPERIMENTS` for a family of its own (tests/common/
-test_reproduction_driver.py wants exactly the configured families), so reproduction/sow.py wires it
+test_reproduction_driver.py wants exactly the configured families), so reproduction/sow/__init__.py wires it
 in (`EXPERIMENTS += THEOREM52_EXPERIMENTS`, and `checks` beside its own).
 """
 
@@ -41,8 +41,8 @@ import yaml
 
 from sweep.plots import pyplot, save
 
-from .experiment import Check, Context, Experiment
-from .sow_ratios import series_ratio
+from ..experiment import Check, Context, Experiment
+from .ratios import series_ratio
 
 NAME = "theorem52"
 V_KEY, D_KEY = "bounds.max_value", "bounds.max_duration"
