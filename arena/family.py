@@ -6,7 +6,7 @@ The engine passes a plain dict config with the sections
              exponential (paper 003), on 5-minute slots (arena/world.py);
   pool:      the AHAP / AHANP pool the groups AHAP and AHANP expand to (algorithms/spot/config.py);
   policies:  the Dynalloc / Theta grids the groups Dynalloc and Theta expand to (betas, bids,
-             thetas, theta_reading; algorithms/iaas/config.py);
+             thetas, theta_reading; arena/mechanisms.py, with algorithms/iaas/config.py's checks);
   adapt:     `bid`, the bid of paper 000's policies (arena/spot_policies.py);
   learning:  the meta-learner's `candidates`, `feedback` and `normalisation` (arena/meta_learner.py);
   mechanisms: names of arena/mechanisms.py.
@@ -26,8 +26,21 @@ import numpy as np
 
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
+from algorithms.spot.config import PoolConfig
 from arena.iaas_policies import run_iaas_policy
-from arena.mechanisms import LEARNER, META, PAPER_000, USER, Settings, Spec, mechanism_specs, spec_of
+from arena.mechanisms import (
+    LEARNER,
+    META,
+    PAPER_000,
+    USER,
+    AdaptConfig,
+    ArenaPoliciesConfig,
+    MetaLearningConfig,
+    Settings,
+    Spec,
+    mechanism_specs,
+    spec_of,
+)
 from arena.meta_learner import meta_learner
 from arena.outcome import StreamOutcome
 from arena.spot_policies import run_spot_stream
@@ -47,6 +60,13 @@ INPUT_FILES = {"market.trace.path": spot_trace_values}
 # Documented keys listed at null in conf/family/arena.yaml, so that the command line sets them without `+`;
 # null is the code's default (algorithms/common/optional_keys.py).
 OPTIONAL_KEYS = ("jobs.pareto_shape", "jobs.pareto_scale", "jobs.size_hours", "pool.sigma_reading", "pool.ahanp_start")
+# The sections declared once (market/common/sections.py): keys, defaults, checks and docs.
+DECLARED_SECTIONS = {
+    "pool": PoolConfig,
+    "policies": ArenaPoliciesConfig,
+    "adapt": AdaptConfig,
+    "learning": MetaLearningConfig,
+}
 
 
 @dataclass(frozen=True)

@@ -26,14 +26,15 @@ from dataclasses import dataclass
 
 from algorithms.common.mechanism_names import MechanismName, check_unique, listed_names, parse_name
 from algorithms.common.user_mechanisms import build, is_import_path
-from algorithms.iaas.config import PolicySettings
-from algorithms.iaas.policies import Policy
+from algorithms.iaas.config import BETA_GRID, BID_GRID, THETA_GRID, PolicySettings
+from algorithms.iaas.policies import BETAS, THETA_READINGS, THETAS, Policy
 from algorithms.iaas.registry import REGISTRY as IAAS_REGISTRY
 from algorithms.spot import registry as spot_names
 from algorithms.spot.config import PoolConfig
 from algorithms.spot.registry import REGISTRY as SPOT_REGISTRY
 from algorithms.spot.simulation import SpotPolicy
-from market.common.fields import as_section, choice, real, reject_unknown_keys
+from market.common.fields import choice, real, reject_unknown_keys
+from market.common.sections import checked, key, parse
 
 SPOT_GROUPS = ("AHAP", "AHANP")
 IAAS_GROUPS = ("Dynalloc", "Theta")  # the groups over `policies`; with parameters, one policy
@@ -59,6 +60,43 @@ class Spec:
     policy: Policy | None = None
 
 
+def _names(value, where: str) -> tuple[str, ...]:
+    """`learning.candidates`: a non-empty list of mechanism names (groups expand in Settings)."""
+    return tuple(listed_names({"mechanisms": value}, where))
+
+
+@dataclass(frozen=True)
+class ArenaPoliciesConfig:
+    """Section `policies`: paper 003's grids (Sec. V-A) the groups Dynalloc and Theta expand to, bids
+    relative to the on-demand price; no beta0 or beta*(b), as the arena has no self-owned instances."""
+
+    betas: tuple[float, ...] = key(BETAS, BETA_GRID, "Dynalloc's beta")
+    bids: tuple[float, ...] = key(DEFAULT_BIDS, BID_GRID, "bids of Dynalloc and Theta, relative to on-demand")
+    thetas: tuple[float, ...] = key(THETAS, THETA_GRID, "Theta's theta")
+    theta_reading: str = key("once", checked(choice, THETA_READINGS), "once | rebid (docs/iaas/mechanisms.md)")
+
+
+@dataclass(frozen=True)
+class AdaptConfig:
+    """Section `adapt`: how paper 000's policies bid on the arena's market (arena/spot_policies.py)."""
+
+    bid: float = key(
+        1.0, checked(real, minimum=0.0, strict_min=True), "the bid of paper 000's policies, relative to on-demand"
+    )
+
+
+@dataclass(frozen=True)
+class MetaLearningConfig:
+    """Section `learning`: the meta-learner (arena/meta_learner.py), its candidates, feedback and cost
+    normalisation."""
+
+    candidates: tuple[str, ...] = key(DEFAULT_CANDIDATES, _names, "what the meta-learner chooses among")
+    feedback: str = key("deadline", checked(choice, FEEDBACK), "deadline | max_deadline | immediate")
+    normalisation: str = key(
+        "bound", checked(choice, NORMALISATIONS), "bound (a cost no candidate exceeds) | job_minmax"
+    )
+
+
 @dataclass(frozen=True)
 class Settings:
     """Sections `pool`, `policies`, `adapt` and `learning`."""
@@ -73,22 +111,15 @@ class Settings:
     @classmethod
     def from_config(cls, config: Mapping) -> Settings:
         pool = PoolConfig.from_dict(config.get("pool"))
-        grids = as_section(config.get("policies"), "policies")
-        reject_unknown_keys(("betas", "bids", "thetas", "theta_reading"), grids, "policies")
-        grids.setdefault("bids", list(DEFAULT_BIDS))
-        policies = PolicySettings.from_config({"policies": grids})
-        adapt = as_section(config.get("adapt"), "adapt")
-        reject_unknown_keys(("bid",), adapt, "adapt")
-        bid = real(adapt.get("bid", 1.0), "adapt.bid", minimum=0.0, strict_min=True)
-        learning = as_section(config.get("learning"), "learning")
-        reject_unknown_keys(("candidates", "feedback", "normalisation"), learning, "learning")
-        feedback = choice(learning.get("feedback", "deadline"), "learning.feedback", FEEDBACK)
-        normalisation = choice(learning.get("normalisation", "bound"), "learning.normalisation", NORMALISATIONS)
-        settings = cls(pool, policies, bid, (), feedback, normalisation)
-        listed = learning.get("candidates", list(DEFAULT_CANDIDATES))
-        candidates = expand(
-            listed_names({"mechanisms": listed}, "learning.candidates"), settings, "learning.candidates"
+        grids = parse(ArenaPoliciesConfig, config.get("policies"), "policies")
+        policies = PolicySettings(
+            betas=grids.betas, bids=grids.bids, thetas=grids.thetas, theta_reading=grids.theta_reading
         )
+        bid = parse(AdaptConfig, config.get("adapt"), "adapt").bid
+        learning = parse(MetaLearningConfig, config.get("learning"), "learning")
+        feedback, normalisation = learning.feedback, learning.normalisation
+        settings = cls(pool, policies, bid, (), feedback, normalisation)
+        candidates = expand(list(learning.candidates), settings, "learning.candidates")
         if any(spec_of(name, settings).kind == META for name in candidates):
             raise ValueError("learning.candidates: the meta-learner cannot be its own candidate")
         if len(candidates) < 2:

@@ -26,16 +26,72 @@ from algorithms.common.mechanism_names import check_unique, listed_names, parse_
 from algorithms.iaas.opti_learning import NORMALISATIONS
 from algorithms.iaas.policies import BETAS, BIDS, NAIVE, THETA_READINGS, THETAS, Policy, dynalloc_grid, theta_grid
 from algorithms.iaas.registry import REGISTRY
-from market.common.fields import as_section, choice, integer, number_list, reject_unknown_keys
+from market.common.fields import choice, integer, number_list, reject_unknown_keys
+from market.common.sections import Check, checked, key, parse
 
 BEST = ("BestDynalloc", "BestTheta", "BestNaive")
 BETA_PER_BID = ("grid", "best")
 LEARNING = "OptiLearning"
 
 
+def grid_check(high: float, strict_high: bool) -> Check:
+    """A grid of `policies`: a non-empty list of numbers in [0, high] ([0, high) when `strict_high`),
+    as a tuple of floats."""
+
+    def check(value, where: str) -> tuple[float, ...]:
+        values = number_list(value, where, minimum=0.0)
+        for v in values:
+            if v > high or (strict_high and v == high):
+                raise ValueError(
+                    f"{where} must hold numbers in [0, {high:g}{')' if strict_high else ']'}, got {list(values)}"
+                )
+        return tuple(float(v) for v in values)
+
+    return check
+
+
+BETA_GRID = grid_check(1.0, True)  # beta, beta0 in [0, 1)
+BID_GRID = grid_check(float("inf"), False)
+THETA_GRID = grid_check(1.0, False)  # theta in [0, 1]
+
+
+@dataclass(frozen=True)
+class PoliciesConfig:
+    """Section `policies`: the grids of Sec. V-A (beta, beta0 in {i/12} U {0.9999}, bids 0.10..0.28
+    by 0.03, theta 0.0..1.0 by 0.1) when a key is left out, and the reading of theta."""
+
+    betas: tuple[float, ...] = key(BETAS, BETA_GRID, "null: the grids above (docs/iaas/mechanisms.md)", optional=True)
+    bids: tuple[float, ...] = key(BIDS, BID_GRID, "null: the grid above", optional=True)
+    thetas: tuple[float, ...] = key(THETAS, THETA_GRID, "null: the grid above", optional=True)
+    beta0s: tuple[float, ...] = key(BETAS, BETA_GRID, "null: the grid above", optional=True)
+    theta_reading: str = key(
+        "once", checked(choice, THETA_READINGS), "once | rebid: what a theta policy does after a spot loss"
+    )
+    beta_per_bid: str = key(
+        "grid",
+        checked(choice, BETA_PER_BID),
+        "grid (null) | best: each bid keeps its best beta (Sec. V-B, Experiment 2)",
+        optional=True,
+    )
+
+
+@dataclass(frozen=True)
+class SelfOwnedConfig:
+    """Section `self_owned`: R self-owned instances (Sec. V-B, Experiment 2: 200-800)."""
+
+    instances: int = key(0, checked(integer, minimum=0), "R: self-owned instances")
+
+
+@dataclass(frozen=True)
+class LearningConfig:
+    """Section `learning`: OptiLearning's cost normalisation (algorithms/iaas/opti_learning.py)."""
+
+    normalisation: str = key("bound", checked(choice, NORMALISATIONS), "bound | job_minmax | none")
+
+
 @dataclass(frozen=True)
 class PolicySettings:
-    """Sections `policies`, `self_owned` and `learning`."""
+    """Sections `policies`, `self_owned` and `learning`, as the rest of the family reads them."""
 
     betas: tuple = BETAS
     bids: tuple = BIDS
@@ -48,34 +104,18 @@ class PolicySettings:
 
     @classmethod
     def from_config(cls, config: Mapping) -> PolicySettings:
-        grids = as_section(config.get("policies"), "policies")
-        reject_unknown_keys(("betas", "bids", "thetas", "beta0s", "theta_reading", "beta_per_bid"), grids, "policies")
-        own = as_section(config.get("self_owned"), "self_owned")
-        reject_unknown_keys(("instances",), own, "self_owned")
-        learning = as_section(config.get("learning"), "learning")
-        reject_unknown_keys(("normalisation",), learning, "learning")
-
-        def grid(key, default, high, strict_high):
-            if key not in grids:
-                return default
-            values = number_list(grids[key], f"policies.{key}", minimum=0.0)
-            for v in values:
-                if v > high or (strict_high and v == high):
-                    raise ValueError(
-                        f"policies.{key} must hold numbers in [0, {high:g}{')' if strict_high else ']'}, "
-                        f"got {list(values)}"
-                    )
-            return tuple(float(v) for v in values)
-
+        grids = parse(PoliciesConfig, config.get("policies"), "policies")
+        own = parse(SelfOwnedConfig, config.get("self_owned"), "self_owned")
+        learning = parse(LearningConfig, config.get("learning"), "learning")
         return cls(
-            betas=grid("betas", BETAS, 1.0, True),
-            bids=grid("bids", BIDS, float("inf"), False),
-            thetas=grid("thetas", THETAS, 1.0, False),
-            beta0s=grid("beta0s", BETAS, 1.0, True),
-            theta_reading=choice(grids.get("theta_reading", "once"), "policies.theta_reading", THETA_READINGS),
-            beta_per_bid=choice(grids.get("beta_per_bid", "grid"), "policies.beta_per_bid", BETA_PER_BID),
-            instances=integer(own.get("instances", 0), "self_owned.instances", 0),
-            normalisation=choice(learning.get("normalisation", "bound"), "learning.normalisation", NORMALISATIONS),
+            betas=grids.betas,
+            bids=grids.bids,
+            thetas=grids.thetas,
+            theta_reading=grids.theta_reading,
+            beta0s=grids.beta0s,
+            beta_per_bid=grids.beta_per_bid,
+            instances=own.instances,
+            normalisation=learning.normalisation,
         )
 
     def dynalloc(self, beta_star: Mapping | None = None) -> list[Policy]:

@@ -26,7 +26,16 @@ import numpy as np
 
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
-from algorithms.iaas.config import BEST, LEARNING, MechanismSpec, PolicySettings, mechanism_specs
+from algorithms.iaas.config import (
+    BEST,
+    LEARNING,
+    LearningConfig,
+    MechanismSpec,
+    PoliciesConfig,
+    PolicySettings,
+    SelfOwnedConfig,
+    mechanism_specs,
+)
 from algorithms.iaas.opti_learning import opti_learning
 from algorithms.iaas.policies import Policy, stream_cost
 from market.iaas.jobs import JobParams, JobStream, draw_jobs
@@ -55,6 +64,8 @@ OPTIONAL_KEYS = (
     "policies.beta0s",
     "policies.beta_per_bid",
 )
+# The sections declared once (market/common/sections.py): keys, defaults, checks and docs.
+DECLARED_SECTIONS = {"self_owned": SelfOwnedConfig, "policies": PoliciesConfig, "learning": LearningConfig}
 
 
 @dataclass(frozen=True)
