@@ -15,13 +15,13 @@ LARA, LRF and ETF (explore_then_exploit.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 
 from algorithms.common.mechanism_names import Value, check_unique, listed_names, parse_name
 from algorithms.common.user_mechanisms import build, is_import_path
 from algorithms.core.registry import REGISTRY, SETTINGS, flag
 from algorithms.core.simulation import Allocator
-from market.common.fields import as_section, reject_unknown_keys
+from market.common.sections import key, parse
 
 OPTIMUM = "OPT"
 PAPER = "LARA"  # the paper's allocator takes the `lara` section as is; every other one with `baselines.explore`
@@ -29,21 +29,56 @@ PAPER = "LARA"  # the paper's allocator takes the `lara` section as is; every ot
 
 @dataclass(frozen=True)
 class PredictionSettings:
-    """Config section `lara` (and the variant keys of LARA, LRF, ETF; checks: registry.SETTINGS)."""
+    """Config section `lara`: Alg. 2's H_k and gamma (Sec. 4.1, 4.4), Remark 2's UCB bonus, what an
+    empty Alg. 1 selection does, how the unit is delivered, the need floor of threads done by the
+    fit; also the variant keys of LARA, LRF and ETF. Each key's check is registry.SETTINGS's, the
+    one the names' keys use."""
 
-    exploration: float = 8000.0  # H_k, data units (Sec. 4.1: 8000 for Table 1)
-    gamma: float = 0.9  # eq. 3.3's discount (Sec. 4.4: 0.9)
-    ucb_beta: float = 0.0  # Remark 2's bonus; 0 = off (the paper's LARA)
-    when_none_selected: str = "uniform"
-    explore: bool = True
-    delivery: str = "cascade"  # cascade (eq. 3.8, line 11) | deadline (lara.py); LARA only
-    min_need: float = 0.0  # need of a thread done by the fit; 0 = as printed
+    exploration: float = key(
+        8000.0, SETTINGS["exploration"], "H_k: data units each thread gets before its curve is fitted (Sec. 4.1)"
+    )
+    gamma: float = key(0.9, SETTINGS["gamma"], "WLS discount of older observations (Sec. 4.4)")
+    ucb_beta: float = key(0.0, SETTINGS["ucb_beta"], "Remark 2's UCB bonus; 0 = off (the paper's LARA)")
+    when_none_selected: str = key(
+        "uniform", SETTINGS["when_none_selected"], "uniform | idle: the unit when Alg. 1 selects no thread"
+    )
+    explore: bool = key(
+        True,
+        SETTINGS["explore"],
+        "false: LARA predicts without exploring first (Alg. 2 lines 5-8; LRF and ETF: baselines.explore); "
+        "null = true, as printed",
+        optional=True,
+    )
+    delivery: str = key(
+        "cascade",
+        SETTINGS["delivery"],
+        "cascade | deadline: how Alg. 1's selected threads share the unit (LARA only); null = cascade, eq. "
+        "3.8 (Alg. 2 line 11), as printed",
+        optional=True,
+    )
+    min_need: float = key(
+        0.0,
+        SETTINGS["min_need"],
+        ">= 0: the need (data units) of an active thread done by the fit (S_hat = 0), for LARA, LRF, ETF; "
+        "null = 0, as printed",
+        optional=True,
+    )
 
     @classmethod
     def from_config(cls, section, where: str = "lara") -> PredictionSettings:
-        d = as_section(section, where)
-        reject_unknown_keys(cls, d, where)
-        return cls(**{f.name: SETTINGS[f.name](d[f.name], f"{where}.{f.name}") for f in fields(cls) if f.name in d})
+        return parse(cls, section, where)
+
+
+@dataclass(frozen=True)
+class BaselineSettings:
+    """Config section `baselines`: LRF and ETF "use the same resource prediction method as ours"
+    (Sec. 4.1), exploring first with LARA's H_k and gamma unless `explore` is false."""
+
+    explore: bool = key(True, flag, "false: LRF and ETF predict without exploring first")
+
+    @classmethod
+    def from_config(cls, section) -> BaselineSettings:
+        return parse(cls, section, "baselines")
 
 
 @dataclass(frozen=True)
@@ -74,9 +109,7 @@ def allocator_specs(config: Mapping) -> tuple[AllocatorSpec, ...]:
     (LRF, ETF), a variant's keys over the section's, OPT, and a user's allocator by import path,
     parsed here and imported and built by `check_user_allocators` (family.prepare)."""
     lara = PredictionSettings.from_config(config.get("lara"), "lara")
-    section = as_section(config.get("baselines"), "baselines")
-    reject_unknown_keys(("explore",), section, "baselines")
-    baseline = replace(lara, explore=flag(section.get("explore", True), "baselines.explore"))
+    baseline = replace(lara, explore=BaselineSettings.from_config(config.get("baselines")).explore)
     specs = []
     for name in check_unique(listed_names(config)):
         parsed = parse_name(name)

@@ -40,6 +40,8 @@ from algorithms.common.optional_keys import without_null_keys
 from algorithms.core.config import (
     OPTIMUM,
     AllocatorSpec,
+    BaselineSettings,
+    PredictionSettings,
     allocator_specs,
     check_user_allocators,
     make_allocator,
@@ -61,7 +63,8 @@ INPUT_FILES = {"bundle.path": curve_values}
 # Documented keys listed at null in conf/bundle/<kind>.yaml (each file: the keys its kind uses), so that
 # the command line sets them without `+`; null is the code's default (algorithms/common/optional_keys.py).
 OPTIONAL_KEYS = (
-    # the lara section's delivery and min_need (algorithms/core/config.py)
+    # the lara section's explore, delivery and min_need (algorithms/core/config.py)
+    "lara.explore",
     "lara.delivery",
     "lara.min_need",
     # parametric kinds (docs/core/calibration.md)
@@ -103,6 +106,9 @@ OPTIONAL_KEYS = (
     "bundle.window",
     "bundle.chunk",
 )
+# The sections declared with their keys' defaults, checks and docs (market/common/sections.py): the
+# docs/usage.md rows and the comments beside these keys in conf/family/core.yaml come from them
+DECLARED_SECTIONS = {"lara": PredictionSettings, "baselines": BaselineSettings}
 
 
 @dataclass(frozen=True)
