@@ -1,6 +1,9 @@
-"""The auction family's config sections and mechanism names (paper 001): the `pdftsp` section and
-the pdFTSP names' settings over it (PdftspParams), the `titan` section, and the parser of the
-`mechanisms` list, derived from the table of algorithms/auction/registry.py. The `cluster`,
+"""The auction family's config sections and mechanism names (paper 001): the `pdftsp` section
+(PdftspSection) and the pdFTSP names' settings over it, resolved on the world (PdftspParams), the
+`titan` section (TitanSection), and the parser of the `mechanisms` list, derived from the table
+of algorithms/auction/registry.py. The sections are declared once (market/common/sections.py):
+each key's default, check and doc, from which come their validation, docs/usage.md's rows and
+the comments beside the keys in conf/family/auction.yaml. The `cluster`,
 `tasks` and `vendors` sections are the world's (market/auction/).
 
 Names (the grammar of algorithms/common/mechanism_names.py): each entry of the registry, bare or
@@ -16,31 +19,49 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from algorithms.auction.pdftsp import PdFTSP
-from algorithms.auction.registry import PDFTSP_SETTINGS, REGISTRY, WORK_UNITS, ZERO_PRICE, switch
+from algorithms.auction.registry import PDFTSP_CHECKS, REGISTRY, WORK_UNITS, ZERO_PRICE
 from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from algorithms.common.registry import REQUIRED
 from algorithms.common.user_mechanisms import is_import_path
 from market.auction.gpu_cluster import ClusterParams
 from market.auction.lora_tasks import TaskParams
-from market.common.fields import as_section, real, reject_unknown_keys
+from market.common import sections
+from market.common.fields import real
+from market.common.sections import checked, key
 
 OPTIMUM = "OPT"
-PDFTSP_KEYS = tuple(param.key for param in PDFTSP_SETTINGS)
 # The registry's kinds whose keys are settings over the `pdftsp` section, with their fixed settings
 OVER_PDFTSP = {"pdFTSP": {}, "ZeroPrice": ZERO_PRICE}
 
 
-def pdftsp_settings(d: Mapping, where: str = "pdftsp") -> dict:
-    """Check a pdFTSP settings mapping (the `pdftsp` section, or one merged with a name's keys)
-    key by key with the registry's checks; errors name `where` and the key."""
-    reject_unknown_keys(PDFTSP_KEYS, d, where)
-    for param in PDFTSP_SETTINGS:
-        try:
-            if param.key in d:
-                param.check(d[param.key])
-        except ValueError as err:
-            raise ValueError(f"{where}.{err}") from None
-    return dict(d)
+@dataclass(frozen=True)
+class PdftspSection:
+    """Config section `pdftsp`: pdFTSP's settings as written (Sec. 3.3, Lemma 2), each key checked by
+    registry.PDFTSP_CHECKS, the check of pdFTSP's name keys too; PdftspParams resolves them on
+    the world."""
+
+    alpha: str | float = key("lemma2", PDFTSP_CHECKS["alpha"], "lemma2 (Lemma 2) or a number")
+    beta: str | float = key("lemma2", PDFTSP_CHECKS["beta"], "lemma2 | lemma2_tight (per slot of memory) or a number")
+    kappa: str | float = key(1.0, PDFTSP_CHECKS["kappa"], "multiplies bbar: a number or lemma", optional=True)
+    work_unit: str = key(
+        "ksamples", PDFTSP_CHECKS["work_unit"], "what bbar's computation counts: ksamples | samples", optional=True
+    )
+    price_scale: float = key(1.0, PDFTSP_CHECKS["price_scale"], "multiplies alpha and beta")
+    payment: str = key(
+        "critical", PDFTSP_CHECKS["payment"], "critical (b - F, the proofs' reading) | eq14 (as printed)"
+    )
+    schedule_space: str = key(
+        "paper", PDFTSP_CHECKS["schedule_space"], "paper (any (k, t)) | fitting (only where the task fits)"
+    )
+    prices: bool = key(True, PDFTSP_CHECKS["prices"], "on | off (the zero-price ablation's reading)", optional=True)
+    selector: str = key("dp", PDFTSP_CHECKS["selector"], "dp | exact", optional=True)
+
+
+@dataclass(frozen=True)
+class TitanSection:
+    """Config section `titan`: Titan's per-slot MILP (Sec. 5.1, baseline i; algorithms/auction/titan.py)."""
+
+    time_limit: float = key(2.0, checked(real, 0, strict_min=True), "CP-SAT deterministic time per slot")
 
 
 @dataclass(frozen=True)
@@ -69,19 +90,18 @@ class PdftspParams:
     def from_dict(
         cls, d: Mapping | None, tasks: TaskParams, cluster: ClusterParams, where: str = "pdftsp"
     ) -> PdftspParams:
-        d = pdftsp_settings(dict(d or {}), where)
+        d = sections.parse(PdftspSection, d, where)
         fastest = max(t.task_rate for t in cluster.build(1).types)
         bounds = {
             "lemma2": {"alpha": tasks.value_density_bound, "beta": tasks.value_per_memory_bound},
             "lemma2_tight": {"beta": tasks.value_per_memory_slot_bound(fastest)},
         }
         values = {}
-        for key in ("alpha", "beta"):
-            raw = d.get(key, "lemma2")
-            values[key] = bounds[raw][key] if isinstance(raw, str) else float(raw)
-        scale = float(d.get("price_scale", 1.0))
-        work_unit = WORK_UNITS[d.get("work_unit", "ksamples")]
-        kappa = d.get("kappa", 1.0)
+        for name in ("alpha", "beta"):
+            raw = getattr(d, name)
+            values[name] = bounds[raw][name] if isinstance(raw, str) else float(raw)
+        work_unit = WORK_UNITS[d.work_unit]
+        kappa = d.kappa
         if kappa == "lemma":
             floor = tasks.gross_bbar_floor(work_unit)
             if not floor > 0:
@@ -90,29 +110,28 @@ class PdftspParams:
                     f"(tasks.value_per_ksample), got {list(tasks.value_per_ksample)}"
                 )
             kappa = 1.0 / floor
-        selector = d.get("selector", "dp")
-        if selector == "exact" and len(cluster.build(1).types) != 1:
+        if d.selector == "exact" and len(cluster.build(1).types) != 1:
             raise ValueError(
                 f"{where}.selector=exact needs one node type, got cluster.node_type="
                 f"{cluster.node_type} with {cluster.nodes} nodes"
             )
         return cls(
-            values["alpha"] * scale,
-            values["beta"] * scale,
-            d.get("payment", "critical"),
-            d.get("schedule_space", "paper"),
+            values["alpha"] * d.price_scale,
+            values["beta"] * d.price_scale,
+            d.payment,
+            d.schedule_space,
             float(kappa),
             work_unit,
-            switch(f"{where}.prices")(d.get("prices", "on")),
-            selector,
+            d.prices,
+            d.selector,
         )
 
 
-def merged(section: Mapping, settings: Mapping) -> dict:
+def merged(section: PdftspSection, settings: Mapping) -> dict:
     """The `pdftsp` section with a name's settings over it; kappa and price_scale are one
     quantity (the unit of money in eq. 7-8), so a name that sets either replaces both of the
-    section's."""
-    base = dict(section)
+    section's (by their defaults)."""
+    base = asdict(section)
     if {"kappa", "price_scale"} & set(settings):
         base.pop("kappa", None)
         base.pop("price_scale", None)
@@ -121,9 +140,7 @@ def merged(section: Mapping, settings: Mapping) -> dict:
 
 def titan_time_limit(config: Mapping) -> float:
     """`titan.time_limit`: CP-SAT's deterministic time per slot (algorithms/auction/titan.py)."""
-    section = as_section(config.get("titan"), "titan")
-    reject_unknown_keys(("time_limit",), section, "titan")
-    return real(section.get("time_limit", 2.0), "titan.time_limit", 0, strict_min=True)
+    return sections.parse(TitanSection, config.get("titan"), "titan").time_limit
 
 
 def known() -> str:
@@ -160,13 +177,13 @@ def mechanisms(config: Mapping) -> tuple[str, ...]:
     return tuple(check_unique(names))
 
 
-def pdftsp_section(config: Mapping) -> dict:
-    """The `pdftsp` section, checked (its keys are pdFTSP's: registry.PDFTSP_SETTINGS)."""
-    return pdftsp_settings(as_section(config.get("pdftsp"), "pdftsp"), "pdftsp")
+def pdftsp_section(config: Mapping) -> PdftspSection:
+    """The `pdftsp` section, checked (its keys are pdFTSP's: registry.PDFTSP_CHECKS)."""
+    return sections.parse(PdftspSection, config.get("pdftsp"), "pdftsp")
 
 
 def pdftsp_params(
-    section: Mapping, names: tuple[str, ...], tasks: TaskParams, cluster: ClusterParams
+    section: PdftspSection, names: tuple[str, ...], tasks: TaskParams, cluster: ClusterParams
 ) -> dict[str, PdftspParams]:
     """The settings of each pdFTSP name (OVER_PDFTSP) among `names`: its keys over the checked
     `pdftsp` section, resolved on the world."""

@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from algorithms.auction import config as auction_config
-from algorithms.auction.config import PdftspParams
+from algorithms.auction.config import PdftspParams, PdftspSection, TitanSection
 from algorithms.auction.mechanism import AuctionMechanism
 from algorithms.auction.registry import REGISTRY
 from algorithms.common.optimum_columns import add_optimum_columns
@@ -93,6 +93,9 @@ OPTIONAL_KEYS = (
     "pdftsp.prices",
     "pdftsp.selector",
 )
+# The sections declared with their keys' defaults, checks and docs (market/common/sections.py): the
+# docs/usage.md rows and the comments beside these keys in conf/family/auction.yaml come from them
+DECLARED_SECTIONS = {"pdftsp": PdftspSection, "titan": TitanSection}
 
 
 @dataclass(frozen=True)

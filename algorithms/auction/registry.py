@@ -8,7 +8,8 @@ two rows of the same mechanism). pdFTSP's keys are settings over the config's `p
 defaults of their own (Param default None: the section's value stands): config.py merges a name's
 keys over the section and resolves them on the world (Lemma 2's alpha and beta, kappa) into
 PdFTSP's arguments, which the family hands to `REGISTRY.build`; `ZeroPrice` is pdFTSP with the fixed
-settings ZERO_PRICE over the same section. The section's keys are checked by the same Params.
+settings ZERO_PRICE over the same section. The section's keys and the Params are checked by the same
+checks, PDFTSP_CHECKS (config.PdftspSection declares the section with them).
 Titan takes `time_limit` from the `titan` section (its context).
 
 Adding a baseline is one new module in algorithms/auction/ with a class whose `run(instance, rng)`
@@ -18,6 +19,7 @@ parser and its error text see it from here.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from algorithms.auction.eft import ADMITS
@@ -48,48 +50,53 @@ def switch(name: str):
     return check
 
 
-def _bound(name: str, readings: tuple[str, ...]):
+def _bound(value, key: str, readings: tuple[str, ...]):
     """Lemma 2's bound by name (`readings`) or a number > 0 (returned as a float)."""
-
-    def check(value):
-        if isinstance(value, str) and value in readings:
-            return value
-        if not isinstance(value, str) and is_real(value) and math.isfinite(value) and value > 0:
-            return float(value)
-        allowed = ", ".join(repr(reading) for reading in readings)
-        raise ValueError(f"{name} must be {allowed} or a number > 0, got {value!r}")
-
-    return check
+    if isinstance(value, str) and value in readings:
+        return value
+    if not isinstance(value, str) and is_real(value) and math.isfinite(value) and value > 0:
+        return float(value)
+    allowed = ", ".join(repr(reading) for reading in readings)
+    raise ValueError(f"{key} must be {allowed} or a number > 0, got {value!r}")
 
 
-def _kappa(value):
+def _kappa(value, key: str):
     """`lemma` (1 / TaskParams.gross_bbar_floor) or a number > 0."""
     if isinstance(value, str):
         if value == "lemma":
             return value
-        raise ValueError(f"kappa must be 'lemma' or a number > 0, got {value!r}")
-    return real(value, "kappa", 0, strict_min=True)
+        raise ValueError(f"{key} must be 'lemma' or a number > 0, got {value!r}")
+    return real(value, key, 0, strict_min=True)
 
 
-def _setting(key: str, check, placeholder: str) -> Param:
-    """A pdFTSP key: no default of its own (None), so a name's value always overrides the section's."""
-    return Param(key, check, default=None, placeholder=placeholder)
-
-
-def _choice(key: str, choices) -> Param:
-    return _setting(key, lambda value: choice(value, key, tuple(choices)), "|".join(choices))
-
-
-PDFTSP_SETTINGS = (
-    _setting("alpha", _bound("alpha", ALPHA_BOUNDS), "lemma2|A"),
-    _setting("beta", _bound("beta", BETA_BOUNDS), "lemma2|lemma2_tight|B"),
-    _setting("kappa", _kappa, "lemma|K"),
-    _choice("work_unit", WORK_UNITS),
-    _setting("price_scale", lambda value: real(value, "price_scale", 0, strict_min=True), "S"),
-    _choice("payment", PAYMENTS),
-    _choice("schedule_space", SCHEDULE_SPACES),
-    _setting("prices", switch("prices"), "on|off"),
-    _choice("selector", SELECTORS),
+# The `pdftsp` section's keys, which are also pdFTSP's name keys: check(value, key) returns the value
+# or raises ValueError naming `key` (config.PdftspSection declares the section with these checks)
+PDFTSP_CHECKS = {
+    "alpha": lambda value, key: _bound(value, key, ALPHA_BOUNDS),
+    "beta": lambda value, key: _bound(value, key, BETA_BOUNDS),
+    "kappa": _kappa,
+    "work_unit": lambda value, key: choice(value, key, tuple(WORK_UNITS)),
+    "price_scale": lambda value, key: real(value, key, 0, strict_min=True),
+    "payment": lambda value, key: choice(value, key, PAYMENTS),
+    "schedule_space": lambda value, key: choice(value, key, SCHEDULE_SPACES),
+    "prices": lambda value, key: switch(key)(value),
+    "selector": lambda value, key: choice(value, key, SELECTORS),
+}
+PLACEHOLDERS = {
+    "alpha": "lemma2|A",
+    "beta": "lemma2|lemma2_tight|B",
+    "kappa": "lemma|K",
+    "work_unit": "|".join(WORK_UNITS),
+    "price_scale": "S",
+    "payment": "|".join(PAYMENTS),
+    "schedule_space": "|".join(SCHEDULE_SPACES),
+    "prices": "on|off",
+    "selector": "|".join(SELECTORS),
+}
+# A pdFTSP key has no default of its own (None), so a name's value always overrides the section's
+PDFTSP_SETTINGS = tuple(
+    Param(key, functools.partial(check, key=key), default=None, placeholder=PLACEHOLDERS[key])
+    for key, check in PDFTSP_CHECKS.items()
 )
 
 REGISTRY = Registry(
