@@ -1,15 +1,12 @@
 """The sow family's mechanism sections, and its `mechanisms` list parsed with the names of
 algorithms/sow/registry.py (docs/sow/mechanisms.md).
 
-Sections (every key optional, defaults in brackets):
-  cluster:   nodes [100]: N;
-  reduction: epsilon [0.1] (Alg. 2: N' = N (1 - eps/10), estimates <= eps/10 set to 0),
-             slack [true] (false: N' = N), eviction [lifo] (lifo | fifo | all);
-  oracle:    kind [sampled] (sampled | exact | none), samples [hoeffding] (an integer R or
-             `hoeffding`: Lemma F.1's R from eps0 and delta0), eps0 [0.1], delta0 [0.1],
-             max_outcomes [200000] (the exact oracle's limit);
-  prices:    start [paper] (paper: p(0) = 1/(2 D_max) | concurrency: 1/(2 C_max D_max));
-  optimum:   time_limit [20] (CP-SAT deterministic time per realisation).
+Sections, declared below (each key's default, check and doc: market/common/sections.py; every key
+has a default): `cluster` (N), `reduction` (Alg. 2, Sec. 4.2: N' = N (1 - eps/10), estimates
+<= eps/10 set to 0; `slack: false`: N' = N; the eviction rule, Sec. 3), `oracle` (the failure
+oracle: Appendix F's replays, `samples: hoeffding` is Lemma F.1's R from eps0 and delta0, or
+`exact`), `prices` (Alg. 3, eq. (7): p(0) = 1/(2 D_max) | concurrency: 1/(2 C_max D_max)) and
+`optimum` (OPT's CP-SAT time per realisation).
 A mechanism that runs Alg. 1 (Reduction, Stochastic, the audits: registry.py) takes the keys
 epsilon, slack (on|off), eviction, oracle, samples and, but for Stochastic and StochasticAudit,
 start, overriding the sections for itself: `Reduction(epsilon=0.05,eviction=fifo)`.
@@ -24,73 +21,119 @@ from dataclasses import dataclass, replace
 
 from algorithms.common.mechanism_names import check_unique, listed_names, parse_name
 from algorithms.common.user_mechanisms import is_import_path
-from market.common.fields import as_section, choice, integer, real, reject_unknown_keys
+from market.common.fields import integer, real
+from market.common.sections import checked, key, parse
 
 from .eviction import RULES
 from .exponential_prices import STARTS
 from .failure_oracle import hoeffding_samples
-from .registry import AUDITS, BOUNDS, REGISTRY, known_text, takes_settings
+from .registry import (
+    AUDITS,
+    BOUNDS,
+    EPSILON,
+    EVICTION,
+    ORACLE_KIND,
+    PRICE_START,
+    REGISTRY,
+    check_samples,
+    known_text,
+    takes_settings,
+)
 from .scheduler_framework import ORACLES, FrameworkSettings
 
-__all__ = ["MechanismSpec", "OracleAccuracyWarning", "SowSettings", "mechanism_specs"]
+__all__ = ["MECHANISM_SECTIONS", "MechanismSpec", "OracleAccuracyWarning", "SowSettings", "mechanism_specs"]
+
+MAX_OUTCOMES = 200_000  # the exact oracle's limit when oracle.max_outcomes is null
+_PROBABILITY = checked(real, 0.0, 1.0, strict_min=True, strict_max=True)  # in (0, 1)
+
+
+def _boolean(value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{where} must be true or false, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ClusterSection:
+    """`cluster`: the N nodes of the cluster (Sec. 2)."""
+
+    nodes: int = key(100, checked(integer, minimum=1), "N")
+
+
+@dataclass(frozen=True)
+class ReductionSection:
+    """`reduction`: Alg. 2's relaxed capacity N' = N (1 - eps/10) and its zeroed estimates (Sec. 4.2),
+    and the eviction rule (Sec. 3)."""
+
+    epsilon: float = key(0.1, EPSILON, "Alg. 2's epsilon")
+    slack: bool = key(True, _boolean, "false: N' = N, and no estimate is set to 0")
+    eviction: str = key("lifo", EVICTION, " | ".join(RULES))
 
 
 @dataclass(frozen=True)
 class OracleSection:
-    kind: str = "sampled"
-    samples: object = "hoeffding"
-    eps0: float = 0.1
-    delta0: float = 0.1
-    max_outcomes: int = 200_000
+    """`oracle`: the failure oracle, Appendix F's Monte-Carlo replays (Lemma F.1) or exact."""
+
+    kind: str = key("sampled", ORACLE_KIND, " | ".join(ORACLES))
+    samples: object = key("hoeffding", check_samples, "R: hoeffding (Lemma F.1 from eps0, delta0) or an integer")
+    eps0: float = key(0.1, _PROBABILITY, "Lemma F.1's accuracy")
+    delta0: float = key(0.1, _PROBABILITY, "Lemma F.1's failure probability")
+    max_outcomes: int = key(
+        MAX_OUTCOMES,
+        checked(integer, minimum=1),
+        f"the exact oracle's limit; null: {MAX_OUTCOMES} (a null key stays out of the cell's hash)",
+        optional=True,
+    )
+
+
+@dataclass(frozen=True)
+class PricesSection:
+    """`prices`: the start of Alg. 3's prices, eq. (7)."""
+
+    start: str = key("paper", PRICE_START, " | ".join(STARTS))
+
+
+@dataclass(frozen=True)
+class OptimumSection:
+    """`optimum`: the hindsight optimum OPT (offline_optimum.py)."""
+
+    time_limit: float = key(20.0, checked(real, 0.0, strict_min=True), "OPT: CP-SAT deterministic time per realisation")
+
+
+MECHANISM_SECTIONS = {  # the sections a mechanism reads (family.py: DECLARED_SECTIONS)
+    "cluster": ClusterSection,
+    "reduction": ReductionSection,
+    "oracle": OracleSection,
+    "prices": PricesSection,
+    "optimum": OptimumSection,
+}
 
 
 @dataclass(frozen=True)
 class SowSettings:
     """The sections above, checked; `framework(max_duration, horizon)` gives Alg. 1's settings."""
 
-    nodes: int = 100
-    epsilon: float = 0.1
-    slack: bool = True
-    eviction: str = "lifo"
+    nodes: int = ClusterSection.nodes
+    epsilon: float = ReductionSection.epsilon
+    slack: bool = ReductionSection.slack
+    eviction: str = ReductionSection.eviction
     oracle: OracleSection = OracleSection()
-    price_start: str = "paper"
-    time_limit: float = 20.0
+    price_start: str = PricesSection.start
+    time_limit: float = OptimumSection.time_limit
 
     @classmethod
     def from_config(cls, config: Mapping) -> SowSettings:
-        cluster = as_section(config.get("cluster"), "cluster")
-        reject_unknown_keys(["nodes"], cluster, "cluster")
-        reduction = as_section(config.get("reduction"), "reduction")
-        reject_unknown_keys(["epsilon", "slack", "eviction"], reduction, "reduction")
-        oracle = as_section(config.get("oracle"), "oracle")
-        reject_unknown_keys(OracleSection, oracle, "oracle")
-        prices = as_section(config.get("prices"), "prices")
-        reject_unknown_keys(["start"], prices, "prices")
-        optimum = as_section(config.get("optimum"), "optimum")
-        reject_unknown_keys(["time_limit"], optimum, "optimum")
-        slack = reduction.get("slack", True)
-        if not isinstance(slack, bool):
-            raise ValueError(f"reduction.slack must be true or false, got {slack!r}")
-        samples = oracle.get("samples", "hoeffding")
-        if samples != "hoeffding":
-            samples = integer(samples, "oracle.samples", minimum=1)
-        section = OracleSection(
-            kind=choice(oracle.get("kind", "sampled"), "oracle.kind", ORACLES),
-            samples=samples,
-            eps0=real(oracle.get("eps0", 0.1), "oracle.eps0", 0.0, 1.0, strict_min=True, strict_max=True),
-            delta0=real(oracle.get("delta0", 0.1), "oracle.delta0", 0.0, 1.0, strict_min=True, strict_max=True),
-            max_outcomes=integer(oracle.get("max_outcomes", 200_000), "oracle.max_outcomes", minimum=1),
+        cluster, reduction, oracle, prices, optimum = (
+            parse(section, config.get(name), name) for name, section in MECHANISM_SECTIONS.items()
         )
         return cls(
-            nodes=integer(cluster.get("nodes", 100), "cluster.nodes", minimum=1),
-            epsilon=real(
-                reduction.get("epsilon", 0.1), "reduction.epsilon", 0.0, 1.0, strict_min=True, strict_max=True
-            ),
-            slack=slack,
-            eviction=choice(reduction.get("eviction", "lifo"), "reduction.eviction", RULES),
-            oracle=section,
-            price_start=choice(prices.get("start", "paper"), "prices.start", STARTS),
-            time_limit=real(optimum.get("time_limit", 20.0), "optimum.time_limit", 0.0, strict_min=True),
+            nodes=cluster.nodes,
+            epsilon=reduction.epsilon,
+            slack=reduction.slack,
+            eviction=reduction.eviction,
+            oracle=oracle,
+            price_start=prices.start,
+            time_limit=optimum.time_limit,
         )
 
     def overridden(self, oracle_kind: str | None = None, samples=None, **keys) -> SowSettings:

@@ -27,8 +27,9 @@ Stochastic's) truthful run audited, with its keys: their rows are built by famil
 
 from __future__ import annotations
 
-from algorithms.common.registry import Entry, Param, Registry, one_of, real
-from market.common.fields import integer
+from algorithms.common.registry import Entry, Param, Registry, one_of
+from market.common import fields
+from market.common.sections import checked
 
 from .eviction import RULES
 from .exponential_prices import STARTS
@@ -41,24 +42,40 @@ STOCHASTIC = ("Stochastic", "StochasticAudit")  # Sec. 5's variant: needs births
 SWITCHES = {"on": True, "off": False}
 
 
+# The checks of the section keys a framework mechanism's name may also set: config.py's section
+# declarations and the name parameters below share them, `check(value, key)` -> the value.
+EPSILON = checked(fields.real, 0.0, 1.0, strict_min=True, strict_max=True)  # Alg. 2's eps in (0, 1)
+EVICTION = checked(fields.choice, RULES)
+ORACLE_KIND = checked(fields.choice, ORACLES)
+PRICE_START = checked(fields.choice, STARTS)
+
+
+def check_samples(value, where: str):
+    """The failure oracle's replays R: `hoeffding` (Lemma F.1's R from eps0 and delta0) or a
+    positive integer."""
+    return value if value == "hoeffding" else fields.integer(value, where, minimum=1)
+
+
+def _named(check, name: str):
+    """A section key's `check(value, key)` as a name parameter's check: errors name the key."""
+    return lambda value: check(value, name)
+
+
 def _slack(value) -> bool:
+    """A name's `slack`: on | off (the section's `reduction.slack` is true or false)."""
     return SWITCHES[one_of("slack", SWITCHES)(value)]
-
-
-def _samples(value):
-    return value if value == "hoeffding" else integer(value, "samples", minimum=1)
 
 
 # The sections' keys a framework mechanism's name may override (config.py); none has a default of
 # its own (None: never dropped), an absent key keeps the section's value.
 _SECTION_KEYS = (
-    Param("epsilon", real("epsilon", 0, 1, open_low=True, open_high=True), default=None),
+    Param("epsilon", _named(EPSILON, "epsilon"), default=None),
     Param("slack", _slack, default=None),
-    Param("eviction", one_of("eviction", RULES), default=None),
-    Param("oracle", one_of("oracle", ORACLES), default=None, arg="oracle_kind"),
-    Param("samples", _samples, default=None),
+    Param("eviction", _named(EVICTION, "eviction"), default=None),
+    Param("oracle", _named(ORACLE_KIND, "oracle"), default=None, arg="oracle_kind"),
+    Param("samples", _named(check_samples, "samples"), default=None),
 )
-REDUCTION_KEYS = (*_SECTION_KEYS, Param("start", one_of("start", STARTS), default=None, arg="price_start"))
+REDUCTION_KEYS = (*_SECTION_KEYS, Param("start", _named(PRICE_START, "start"), default=None, arg="price_start"))
 STOCHASTIC_KEYS = _SECTION_KEYS  # no eq. (7) prices: Lemma E.2's menu prices instead
 
 AUDITS = Registry(

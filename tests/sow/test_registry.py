@@ -82,7 +82,7 @@ def test_a_framework_mechanisms_keys_override_the_sections_and_its_name_is_kept_
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("Reduction(epsilon=1)", r"epsilon must be a number in \(0, 1\), got 1$"),
+        ("Reduction(epsilon=1)", r"epsilon must be in \(0, 1\), got 1$"),
         ("TruthAudit(slack=no)", r"slack must be one of on, off, got 'no'$"),
         ("PrefixAudit(samples=0)", r"samples must be a positive integer, got 0$"),
         ("Reduction(eviction=random)", r"eviction must be one of lifo, fifo, all, got 'random'$"),
