@@ -6,10 +6,10 @@ The engine passes a plain dict config with the sections
              exponential (paper 003), on 5-minute slots (arena/world.py);
   pool:      the AHAP / AHANP pool the groups AHAP and AHANP expand to (algorithms/spot/config.py);
   policies:  the Dynalloc / Theta grids the groups Dynalloc and Theta expand to (betas, bids,
-             thetas, theta_reading; arena/mechanisms.py, with algorithms/iaas/config.py's checks);
+             thetas, theta_reading; arena/config.py, with algorithms/iaas/config.py's checks);
   adapt:     `bid`, the bid of paper 000's policies (arena/spot_policies.py);
   learning:  the meta-learner's `candidates`, `feedback` and `normalisation` (arena/meta_learner.py);
-  mechanisms: names of arena/mechanisms.py.
+  mechanisms: names of arena/config.py.
 One replicate draws one job stream and one price path and runs every mechanism on all of its
 jobs (common random numbers). `utility` is minus alpha, the average unit cost in on-demand
 prices (arena/outcome.py). A `Meta` row runs the meta-learner over `learning.candidates`,
@@ -27,8 +27,7 @@ import numpy as np
 from algorithms.common.optional_keys import without_null_keys
 from algorithms.common.streams import mechanism_stream
 from algorithms.spot.config import PoolConfig
-from arena.iaas_policies import run_iaas_policy
-from arena.mechanisms import (
+from arena.config import (
     LEARNER,
     META,
     PAPER_000,
@@ -41,6 +40,7 @@ from arena.mechanisms import (
     mechanism_specs,
     spec_of,
 )
+from arena.iaas_policies import run_iaas_policy
 from arena.meta_learner import meta_learner
 from arena.outcome import StreamOutcome
 from arena.spot_policies import run_spot_stream

@@ -9,7 +9,7 @@ import pytest
 from algorithms.iaas import family
 from algorithms.iaas.policies import Policy
 from algorithms.iaas.registry import REGISTRY
-from arena.mechanisms import known_names
+from arena.config import known_names
 from tests.registry_checks import add_baseline, project_copy, run_replicate
 
 ALL_SPOT = '''"""AllSpot: every instance on spot at the bid b, on-demand from the first spot loss."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from algorithms.spot.registry import REGISTRY, parse
-from arena.mechanisms import known_names
+from arena.config import known_names
 from tests.registry_checks import add_baseline, project_copy, run_replicate
 
 HALF_PRICE = '''"""HalfPrice: all usable spot below half the on-demand price, none above; MSU's safety net."""
