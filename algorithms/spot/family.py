@@ -69,6 +69,7 @@ OPTIONAL_KEYS = (
 
 # The sections declared once (market/common/sections.py): keys, defaults, checks and docs.
 DECLARED_SECTIONS = {
+    "job": FineTuneJob,
     "pool": PoolConfig,
     "forecast": ForecastConfig,
     "noise": NoiseConfig,

@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from market.common.fields import in_range, integer, is_integral, is_real, real, reject_unknown_keys
+from market.common.fields import in_range, integer, is_integral, is_real, real
+from market.common.sections import key, parse
 
 _INT_FIELDS = ("deadline", "n_min", "n_max")
 _FLOAT_FIELDS = ("workload", "alpha", "beta", "mu1", "mu2", "value", "gamma")
@@ -33,16 +34,16 @@ class FineTuneJob:
     Construction validates the fields (see `check`).
     """
 
-    workload: float = 80.0
-    deadline: int = 10
-    n_min: int = 1
-    n_max: int = 12
-    alpha: float = 1.0
-    beta: float = 0.0
-    mu1: float = 0.9
-    mu2: float = 0.9
-    value: float = 160.0
-    gamma: float = 2.0
+    workload: float = key(80.0, None, "L (Sec. VI-A)")
+    deadline: int = key(10, None, "d in 30-minute slots (Sec. VI-A)")
+    n_min: int = key(1, None, "N^min (Sec. VI-A)")
+    n_max: int = key(12, None, "N^max (Sec. VI-A)")
+    alpha: float = key(1.0, None, "H(n) = alpha*n + beta (eq. 1); unit GPU power (Sec. VI-A)")
+    beta: float = key(0.0, None, "see docs/spot/model.md: the calibration L=80, d=10, 8 GPUs implies beta=0")
+    mu1: float = key(0.9, None, "effective fraction when n grows (eq. 2; mu=0.9, Sec. VI-A)")
+    mu2: float = key(0.9, None, "effective fraction when n shrinks (eq. 2; mu=0.9, Sec. VI-A)")
+    value: float = key(160.0, None, "v of eq. 4: not given by the paper; 2 * L * on-demand price (docs/spot/model.md)")
+    gamma: float = key(2.0, None, "hard deadline gamma*d of eq. 4: not given by the paper (docs/spot/model.md)")
 
     def __post_init__(self) -> None:
         for name in _INT_FIELDS:
@@ -57,9 +58,9 @@ class FineTuneJob:
 
     @classmethod
     def from_dict(cls, d) -> FineTuneJob:
-        """Build a job from a mapping of field names; unknown keys are an error."""
-        reject_unknown_keys(cls, d, "job")
-        return cls(**dict(d))
+        """Build a job from the `job` section: unknown keys are an error, the values are checked by
+        `check` (the section declared once, market/common/sections.py)."""
+        return parse(cls, d, "job")
 
     def check(self) -> None:
         """Raise ValueError naming the first invalid field as `job.<field>`."""
