@@ -30,12 +30,54 @@ from market.spot.spot_market import SpotMarket
 LITERAL, FRESH, COLD = 0, 1, 2
 
 
+@njit(cache=True, inline="always")
+def _indicators(t, z_prev, prev_avail, a_t, p_t, start, threshold, p_o, workload, d, tol):
+    """AHANP.indicators, Alg. 3 line 3 (Appendix A-A): (on schedule, n^hat, p^hat) in slot t
+    for progress z_prev, last slot's availability prev_avail (0 before slot 1, read by the
+    start code `start`) and this slot's a_t, p_t."""
+    expected = workload / d * (t - 1)
+    on_schedule = z_prev >= expected - tol
+    if prev_avail != 0:
+        n_hat = a_t / prev_avail
+    elif start == COLD and t >= 2:
+        n_hat = 0.0 if a_t == 0 else COLD_RISE
+    else:
+        n_hat = np.inf
+    p_hat = p_t / (threshold * p_o)
+    return on_schedule, n_hat, p_hat
+
+
+@njit(cache=True, inline="always")
+def _total(on_schedule, n_hat, p_hat, last, a_t, t, start, n_min, n_max):
+    """AHANP.total, Alg. 3 lines 4-6 (Appendix A-A): the seven cases, from n_{t-1} = last;
+    a positive total (and under the `fresh` start slot 1's) limited to [N_min, N_max]."""
+    if on_schedule and n_hat == 0:
+        n = 0
+    elif on_schedule and n_hat <= 0.5:
+        n = max((last + 1) // 2, n_min)
+    elif on_schedule and n_hat <= 1:
+        n = last
+    elif on_schedule and p_hat > 1:
+        n = last
+    elif on_schedule:
+        n = max(last, a_t)
+    elif n_hat == np.inf:
+        n = n_min
+    else:
+        n = max(2 * last, n_min)
+    if n > 0 or (t == 1 and start == FRESH):
+        n = min(max(n, n_min), n_max)
+    return n
+
+
 @njit(cache=True)
 def _run_pool(
     thresholds, starts, price, avail, p_o, workload, deadline, n_min, n_max, alpha, beta, mu1, mu2, value, gamma
 ):
     """Every threshold of the pool on one world, policy q read with the start code starts[q]
-    (LITERAL, FRESH, COLD). Returns what `ahap_batch._run_pool` returns (error[q]
+    (LITERAL, FRESH, COLD): per slot, each running policy's indicators (`_indicators`),
+    total (`_total`) and split (Alg. 3 lines 7-8: spot first), then the slot's accounting
+    (Sec. III, `pool_accounting`). Returns what `ahap_batch._run_pool` returns (error[q]
     pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR if a decision broke (5b) / (5c-5d):
     never, kept as simulate's checks)."""
     n_pol = thresholds.size
@@ -52,36 +94,10 @@ def _run_pool(
         for q in range(n_pol):
             if not running[q]:
                 continue
-            z_prev = progress[q]
-            last = n_prev[q]
-            # AHANP.indicators (line 3)
-            expected = workload / d * (t - 1)
-            on_schedule = z_prev >= expected - tol
-            prev = prev_avail[q]
-            if prev != 0:
-                n_hat = a_t / prev
-            elif starts[q] == COLD and t >= 2:
-                n_hat = 0.0 if a_t == 0 else COLD_RISE
-            else:
-                n_hat = np.inf
-            p_hat = p_t / (thresholds[q] * p_o)
-            # AHANP.total (lines 4-6): the seven cases
-            if on_schedule and n_hat == 0:
-                n = 0
-            elif on_schedule and n_hat <= 0.5:
-                n = max((last + 1) // 2, n_min)
-            elif on_schedule and n_hat <= 1:
-                n = last
-            elif on_schedule and p_hat > 1:
-                n = last
-            elif on_schedule:
-                n = max(last, a_t)
-            elif n_hat == np.inf:
-                n = n_min
-            else:
-                n = max(2 * last, n_min)
-            if n > 0 or (t == 1 and starts[q] == FRESH):
-                n = min(max(n, n_min), n_max)
+            on_schedule, n_hat, p_hat = _indicators(
+                t, progress[q], prev_avail[q], a_t, p_t, starts[q], thresholds[q], p_o, workload, d, tol
+            )
+            n = _total(on_schedule, n_hat, p_hat, n_prev[q], a_t, t, starts[q], n_min, n_max)
             # AHANP.decide (lines 7-8)
             prev_avail[q] = a_t
             sp_t[q] = min(a_t, n)

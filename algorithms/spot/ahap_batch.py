@@ -76,6 +76,187 @@ def round9(x):
     return r / 1e9
 
 
+@njit(cache=True, inline="always")
+def _window_forecast(t, length, obs_price, obs_avail, f_price, f_avail, w_price, w_avail):
+    """The window t..t+length-1 as AHAP reads it (Alg. 1 line 3): the forecast made at t
+    (row t-1), the first slot observed, into w_price[:length], w_avail[:length]."""
+    w_price[0] = obs_price
+    w_avail[0] = obs_avail
+    for k in range(1, length):
+        w_price[k] = f_price[t - 1, k]
+        w_avail[k] = f_avail[t - 1, k]
+
+
+@njit(cache=True, inline="always")
+def _ahead_plan(plan_od, plan_sp, length, w_price, w_avail, limit, n_min, n_max):
+    """Alg. 1 lines 6-11 (Sec. IV-A), the job ahead of Z^exp_{t+omega}: in every window slot
+    all predicted spot up to N_max when its price is <= limit = sigma p^o and its
+    availability >= N_min, else none; no on-demand. Into plan_od[:length], plan_sp[:length]."""
+    for k in range(length):
+        p, a = w_price[k], w_avail[k]
+        plan_od[k] = 0
+        plan_sp[k] = min(a, n_max) if p <= limit and a >= n_min else 0
+
+
+@njit(cache=True, inline="always")
+def _forced_slots(length, w_price, w_avail, limit, n_min):
+    """The `line` reading of sigma (window_problem.py, "Reading of sigma"; Sec. IV-A): the
+    window slots whose spot problem (10) must use, as a bit mask (WindowSolver.solve's
+    `forced`): price <= limit = sigma p^o and availability >= N_min."""
+    mask = 0
+    for k in range(length):
+        if w_price[k] <= limit and w_avail[k] >= n_min:
+            mask |= 1 << k
+    return mask
+
+
+@njit(cache=True, inline="always")
+def _solved(n_sol, sol_len, sol_prev, sol_z, sol_mask, length, last, z, mask):
+    """The index of problem (10) (Alg. 1 lines 12-13) for (window length, n_{t-1}, rounded
+    Z_{t-1}, forced slots) among the n_sol solved in this slot, or -1 (the sharing of the
+    WindowSolver's memo)."""
+    for r in range(n_sol):
+        if sol_len[r] == length and sol_prev[r] == last and sol_z[r] == z and sol_mask[r] == mask:
+            return r
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _terminal_cap(line, end, d, workload):
+    """The progress problem (10)'s terminal value counts, for a window ending at slot `end`:
+    all of it (inf) under the `ahead` reading of sigma; under `line` (window_problem.py,
+    "Reading of sigma", Sec. IV-A) the uniform-progress line Z^exp_end = L end / d (eq. 6),
+    no cap when the window ends at d."""
+    if line and end < d:
+        return workload / d * end
+    return np.inf
+
+
+@njit(cache=True, inline="always")
+def _window_plan(
+    length,
+    last,
+    z,
+    mask,
+    limit,
+    slots_after,
+    cap,
+    w_price,
+    w_avail,
+    sol_od,
+    sol_sp,
+    p_o,
+    workload,
+    n_min,
+    n_max,
+    value,
+    done_at,
+    tie,
+    tail_rate,
+    work_max,
+    opts,
+    throughput,
+    work_t,
+    jf,
+    ji,
+    counts,
+    count_h,
+    count_first,
+    first_late,
+    tilde_first,
+):
+    """Alg. 1 lines 12-13 (Sec. IV-A), the job behind: problem (10) over the window from
+    (n_{t-1} = last, Z_{t-1} = z), as `WindowSolver.solve`: `window_kernels.window_arrays`,
+    `spot_floor` in the slots the `line` reading forces (mask; none under `ahead`), then
+    `window_kernels.solve` with `slots_after` slots after the window and the terminal value
+    of min(progress, cap) (`_terminal_cap`); its totals split cheapest first, spot first
+    in the forced slots, into sol_od[:length], sol_sp[:length]. Returns False if problem
+    (10) had no plan."""
+    if z >= done_at:  # solve_window: a complete job plans nothing
+        for k in range(length):
+            sol_od[k] = 0
+            sol_sp[k] = 0
+        return True
+    (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails) = window_arrays(
+        w_price[:length], w_avail[:length], p_o, opts, throughput, n_max, workload, work_max, tail_rate
+    )
+    if mask:  # spot_floor changes nothing in a slot outside the mask
+        spot_floor(costs, cheap, w_price[:length], w_avail[:length], p_o, limit, n_min, n_max, opts)
+    seq, _ = solve(
+        work_t,
+        costs,
+        opts,
+        cheap,
+        usable,
+        last,
+        z,
+        value,
+        done_at,
+        tie,
+        dz,
+        dc,
+        floor_x,
+        floor_y,
+        floor_n,
+        tails,
+        slots_after,
+        p_o,
+        jf,
+        ji,
+        counts,
+        count_h,
+        count_first,
+        first_late,
+        tilde_first,
+        cap,
+    )
+    if seq.size == 0:
+        return False
+    for k in range(length):  # cheapest_split, spot first in forced slots
+        n = seq[k]
+        if w_price[k] < p_o or mask >> k & 1:
+            s = min(w_avail[k], n)
+            sol_od[k] = n - s
+            sol_sp[k] = s
+        else:
+            sol_od[k] = n
+            sol_sp[k] = 0
+    return True
+
+
+@njit(cache=True, inline="always")
+def _executed_decision(plan_od, plan_sp, t, commitment, avail, n_min, n_max):
+    """AHAP.decide, Alg. 1 lines 14-16 and 22 (Sec. IV-A): the plans for slot t made at
+    t, ..., t-v+1 (plan_od[t - k, k], those that exist) averaged and rounded half up, spot
+    cut to the availability, the total limited to 0 or [N_min, N_max] (ahap.py's reading).
+    Returns (on-demand, spot)."""
+    count = 0
+    total_sum = 0
+    spot_sum = 0
+    for k in range(commitment):
+        if t - k < 1:
+            break
+        spot_k = plan_sp[t - k, k]
+        total_sum += plan_od[t - k, k] + spot_k
+        spot_sum += spot_k
+        count += 1
+    total = (2 * total_sum + count) // (2 * count)
+    spot = min((2 * spot_sum + count) // (2 * count), total)
+    on_demand = total - spot
+    spot = min(spot, avail)
+    n = on_demand + spot
+    if n == 0:
+        on_demand = 0
+        spot = 0
+    elif n < n_min:
+        on_demand += n_min - n
+    elif n > n_max:
+        cut = min(on_demand, n - n_max)
+        on_demand -= cut
+        spot -= n - n_max - cut
+    return on_demand, spot
+
+
 @njit(cache=True)
 def _run_pool(
     windows,
@@ -110,11 +291,14 @@ def _run_pool(
     first_late,
     tilde_first,
 ):
-    """Every policy of the pool on one world (see the module docstring). Returns
-    (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress_at_deadline,
-    reconfigurations, termination_slots, error): error[q] is 0, or NO_PLAN if problem (10)
-    had no plan, pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR if a decision broke (5b) /
-    (5c-5d) (never, kept as simulate's checks)."""
+    """Every policy of the pool on one world (see the module docstring): per slot t and
+    running policy q, Alg. 1's plan (`_ahead_plan`, or problem (10) by `_window_plan`,
+    solved once per (len, n_{t-1}, rounded Z_{t-1}, forced slots) in the slot) and the
+    executed decision (`_executed_decision`), then the slot's accounting (Sec. III,
+    `pool_accounting`). Returns (n_od, n_sp, utility, cost, spot_cost, od_cost, completion,
+    progress_at_deadline, reconfigurations, termination_slots, error): error[q] is 0, or
+    NO_PLAN if problem (10) had no plan, pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR
+    if a decision broke (5b) / (5c-5d) (never, kept as simulate's checks)."""
     n_pol = windows.size
     d = deadline
     tol = 1e-9 * max(1.0, workload)
@@ -143,40 +327,21 @@ def _run_pool(
         obs_price = price[t - 1]
         obs_avail = avail[t - 1]
         n_sol = 0
+        # the widest window's slots (run() checked that the forecast covers them)
+        _window_forecast(t, min(widest - 1, d - t) + 1, obs_price, obs_avail, f_price, f_avail, w_price, w_avail)
         for q in range(n_pol):
             if not running[q]:
                 continue
-            z_prev = progress[q]
-            last = n_prev[q]
             length = min(windows[q], d - t) + 1  # window_length
-            # AHAP.plan (Alg. 1 lines 3-13)
-            expected = workload / d * (t + windows[q])
-            if z_prev >= expected - tol:
-                limit = thresholds[q] * p_o
-                for k in range(length):
-                    if k == 0:
-                        p, a = obs_price, obs_avail
-                    else:
-                        p, a = f_price[t - 1, k], f_avail[t - 1, k]
-                    plan_od[q, t, k] = 0
-                    plan_sp[q, t, k] = min(a, n_max) if p <= limit and a >= n_min else 0
+            limit = thresholds[q] * p_o
+            expected = workload / d * (t + windows[q])  # Z^exp_{t+omega} (eq. 6, Alg. 1 line 4)
+            if progress[q] >= expected - tol:
+                _ahead_plan(plan_od[q, t], plan_sp[q, t], length, w_price, w_avail, limit, n_min, n_max)
             else:
-                z = round9(z_prev)
-                limit = thresholds[q] * p_o
-                mask = 0
-                if line:  # WindowSolver.solve's `forced`
-                    for k in range(length):
-                        if k == 0:
-                            p, a = obs_price, obs_avail
-                        else:
-                            p, a = f_price[t - 1, k], f_avail[t - 1, k]
-                        if p <= limit and a >= n_min:
-                            mask |= 1 << k
-                found = -1
-                for r in range(n_sol):
-                    if sol_len[r] == length and sol_prev[r] == last and sol_z[r] == z and sol_mask[r] == mask:
-                        found = r
-                        break
+                last = n_prev[q]
+                z = round9(progress[q])
+                mask = _forced_slots(length, w_price, w_avail, limit, n_min) if line else 0
+                found = _solved(n_sol, sol_len, sol_prev, sol_z, sol_mask, length, last, z, mask)
                 if found < 0:
                     found = n_sol
                     n_sol += 1
@@ -184,106 +349,45 @@ def _run_pool(
                     sol_prev[found] = last
                     sol_z[found] = z
                     sol_mask[found] = mask
-                    for k in range(length):
-                        if k == 0:
-                            w_price[k] = obs_price
-                            w_avail[k] = obs_avail
-                        else:
-                            w_price[k] = f_price[t - 1, k]
-                            w_avail[k] = f_avail[t - 1, k]
-                    if z >= done_at:  # solve_window: a complete job plans nothing
-                        for k in range(length):
-                            sol_od[found, k] = 0
-                            sol_sp[found, k] = 0
-                    else:
-                        (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails) = window_arrays(
-                            w_price[:length],
-                            w_avail[:length],
-                            p_o,
-                            opts,
-                            throughput,
-                            n_max,
-                            workload,
-                            work_max,
-                            tail_rate,
-                        )
-                        cap = np.inf
-                        if line:  # AHAP.plan: spot_floor and the line at the window's end
-                            spot_floor(costs, cheap, w_price[:length], w_avail[:length], p_o, limit, n_min, n_max, opts)
-                            end = t + length - 1
-                            if end < d:
-                                cap = workload / d * end
-                        seq, _ = solve(
-                            work_t,
-                            costs,
-                            opts,
-                            cheap,
-                            usable,
-                            last,
-                            z,
-                            value,
-                            done_at,
-                            tie,
-                            dz,
-                            dc,
-                            floor_x,
-                            floor_y,
-                            floor_n,
-                            tails,
-                            d - (t + length - 1),
-                            p_o,
-                            jf,
-                            ji,
-                            counts,
-                            count_h,
-                            count_first,
-                            first_late,
-                            tilde_first,
-                            cap,
-                        )
-                        if seq.size == 0:
-                            error[q] = NO_PLAN
-                            running[q] = False
-                            continue
-                        for k in range(length):  # cheapest_split, spot first in forced slots
-                            n = seq[k]
-                            if w_price[k] < p_o or mask >> k & 1:
-                                s = min(w_avail[k], n)
-                                sol_od[found, k] = n - s
-                                sol_sp[found, k] = s
-                            else:
-                                sol_od[found, k] = n
-                                sol_sp[found, k] = 0
+                    if not _window_plan(
+                        length,
+                        last,
+                        z,
+                        mask,
+                        limit,
+                        d - (t + length - 1),
+                        _terminal_cap(line, t + length - 1, d, workload),
+                        w_price,
+                        w_avail,
+                        sol_od[found],
+                        sol_sp[found],
+                        p_o,
+                        workload,
+                        n_min,
+                        n_max,
+                        value,
+                        done_at,
+                        tie,
+                        tail_rate,
+                        work_max,
+                        opts,
+                        throughput,
+                        work_t,
+                        jf,
+                        ji,
+                        counts,
+                        count_h,
+                        count_first,
+                        first_late,
+                        tilde_first,
+                    ):
+                        error[q] = NO_PLAN
+                        running[q] = False
+                        continue
                 for k in range(length):
                     plan_od[q, t, k] = sol_od[found, k]
                     plan_sp[q, t, k] = sol_sp[found, k]
-            # AHAP.decide (lines 14-16, 22): the plans for slot t made at t, ..., t-v+1
-            count = 0
-            total_sum = 0
-            spot_sum = 0
-            for k in range(commitments[q]):
-                if t - k < 1:
-                    break
-                spot_k = plan_sp[q, t - k, k]
-                total_sum += plan_od[q, t - k, k] + spot_k
-                spot_sum += spot_k
-                count += 1
-            total = (2 * total_sum + count) // (2 * count)
-            spot = min((2 * spot_sum + count) // (2 * count), total)
-            on_demand = total - spot
-            spot = min(spot, obs_avail)
-            n = on_demand + spot
-            if n == 0:
-                on_demand = 0
-                spot = 0
-            elif n < n_min:
-                on_demand += n_min - n
-            elif n > n_max:
-                cut = min(on_demand, n - n_max)
-                on_demand -= cut
-                spot -= n - n_max - cut
-            od_t[q] = on_demand
-            sp_t[q] = spot
+            od_t[q], sp_t[q] = _executed_decision(plan_od[q], plan_sp[q], t, commitments[q], obs_avail, n_min, n_max)
         # simulate: checks (5b)-(5e) and the accounting of the slot, for every running policy
         account_slot(
             t,

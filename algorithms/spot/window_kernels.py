@@ -142,32 +142,224 @@ def _grow1i(buf, need):
     return out
 
 
-@njit(cache=True)
-def dp_steps(
-    work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc, floor_x, floor_y, floor_n, tails
-):
-    """The DP steps of `solve_window` over the slots k = 0..len(costs)-1: the labels,
-    finished plans and floats of the DP it replaced (`dp_steps_reference` with
-    `cost_floor` and `_undominated_row`, now in tests/spot/reference_kernels.py), faster.
-
-    Labels: previous total, progress z, cost c, sum of totals s; they are stored in the
-    order of their sequences of totals (label index = rank, the tie key's second part),
-    and `zorder` lists them sorted by (-z, c, s, rank). A total's candidates taken in
-    zorder come in three runs by the previous total (below, equal to or above the new
-    one: one work increment per run, one cost increment), each sorted except where a
-    float addition makes two values equal; merging the runs and an insertion sort give
-    the dominance test its order in about linear time instead of a sort per total. The
-    cost floor is written out in the candidate loop with its slopes computed once (no
-    array arguments: Numba would count references per candidate), candidates are
-    computed once more rather than stored for every (total, label), and buffers are
-    reused across steps. Returns what `dp_steps_reference` returns, label j after slot k
-    being the j-th in sequence order.
-    """
-    length, n_opts = costs.shape
+@njit(cache=True, inline="always")
+def _floor_slopes(length, floor_x, floor_y, floor_n):
+    """The slopes of every slot's cost floor (the lower bound on the cost of the work left
+    that prunes the labels of problem (10), Sec. IV-A), computed once per window:
+    floor_s[k, j] between the points j and j + 1 of slot k's floor."""
     floor_s = np.zeros(floor_x.shape)
     for k in range(length):
         for j in range(floor_n[k] - 1):
             floor_s[k, j] = (floor_y[k, j + 1] - floor_y[k, j]) / (floor_x[k, j + 1] - floor_x[k, j])
+    return floor_s
+
+
+@njit(cache=True, inline="always")
+def _candidate_buffers(size):
+    """Room for `size` candidates of one total (vz, vc, vs, vl: progress, cost, sum of
+    totals, label; ia, ib, ic: the three runs; prefix: the least costs before each)."""
+    return (
+        np.empty(size),
+        np.empty(size),
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.int64),
+        np.empty(size + 1),
+    )
+
+
+@njit(cache=True, inline="always")
+def _finished_plans(k, n_lab, z, c, s, prev, costs, work_t, opts, value, done_at, tie, best, finished, fin_idx, n_fin):
+    """The plans of problem (10) (Sec. IV-A) that complete the job in window slot k: label l
+    followed by total opts[i] reaches L - tol, objective v - cost (the accounting ends at
+    completion, eq. 4 with T <= d). Raises `best` to the best of them and appends those
+    within `tie` of it to (finished, fin_idx) as (objective, cost, progress, sum of totals)
+    and (k, l, i). Returns (best, finished, fin_idx, n_fin)."""
+    n_opts = costs.shape[1]
+    n_done = 0
+    top = -np.inf
+    for i in range(n_opts):
+        cost_i = costs[k, i]
+        for l in range(n_lab):
+            if z[l] + work_t[i, prev[l]] >= done_at:
+                n_done += 1
+                o = value - (c[l] + cost_i)
+                if o > top:
+                    top = o
+    if n_done:
+        if top > best:
+            best = top
+        # a plan below best - tie is never in the final tie set (the best only grows)
+        limit = best - tie
+        finished = _grow_f(finished, n_fin + n_done)
+        fin_idx = _grow_i(fin_idx, n_fin + n_done)
+        for i in range(n_opts):
+            cost_i = costs[k, i]
+            for l in range(n_lab):
+                zz = z[l] + work_t[i, prev[l]]
+                if zz >= done_at:
+                    cc = c[l] + cost_i
+                    o = value - cc
+                    if o >= limit:
+                        finished[n_fin, 0] = o
+                        finished[n_fin, 1] = cc
+                        finished[n_fin, 2] = zz
+                        finished[n_fin, 3] = s[l] + opts[i]
+                        fin_idx[n_fin, 0] = k
+                        fin_idx[n_fin, 1] = l
+                        fin_idx[n_fin, 2] = i
+                        n_fin += 1
+    return best, finished, fin_idx, n_fin
+
+
+@njit(cache=True, inline="always")
+def _candidates(
+    n_lab,
+    zorder,
+    prev,
+    z,
+    c,
+    s,
+    w_i,
+    cost_i,
+    opt_i,
+    value,
+    done_at,
+    threshold,
+    xp,
+    fp,
+    sl,
+    nk,
+    xlast,
+    flast,
+    tail,
+    vz,
+    vc,
+    vs,
+    vl,
+    ia,
+    ib,
+    ic,
+):
+    """The labels of problem (10) (Sec. IV-A) extended by the total opt_i (work w_i[previous
+    total], eq. 2 / 5a; cost cost_i, eq. 3) that do not complete the job and whose objective
+    can still come within 2 tie of the best: v - cost - the cost floor of the work left >=
+    `threshold`. Taken in zorder into vz, vc, vs, vl (progress, cost, sum of totals, label),
+    as three runs by the previous total (below, equal to, above opt_i: one work increment
+    per run) in ia, ib, ic. Returns the runs' lengths (m0, m1, m2).
+
+    The cost floor (window_problem._cost_floor: np.interp of the floor's points xp, fp with
+    slopes sl, extended past the last point with slope `tail`) is written out here: a
+    function with array arguments would count references per candidate."""
+    m0 = m1 = m2 = 0
+    m = 0
+    for p in range(n_lab):
+        l = zorder[p]
+        pl = prev[l]
+        zz = z[l] + w_i[pl]
+        if zz >= done_at:
+            continue
+        cc = c[l] + cost_i
+        work = done_at - zz
+        if work < 0.0:
+            work = 0.0
+        if work > xlast:
+            floor = flast + (work - xlast) * tail
+        elif nk == 1 or work < xp[0]:
+            floor = fp[0]
+        else:
+            j = 0
+            while j + 1 < nk and xp[j + 1] <= work:
+                j += 1
+            if j == nk - 1 or xp[j] == work:
+                floor = fp[j]
+            else:
+                slope = sl[j]
+                floor = slope * (work - xp[j]) + fp[j]
+                if np.isnan(floor):
+                    floor = slope * (work - xp[j + 1]) + fp[j + 1]
+                    if np.isnan(floor) and fp[j] == fp[j + 1]:
+                        floor = fp[j]
+        if value - cc - floor >= threshold:
+            vz[m] = zz
+            vc[m] = cc
+            vs[m] = s[l] + opt_i
+            vl[m] = l
+            if pl < opt_i:
+                ia[m0] = m
+                m0 += 1
+            elif pl == opt_i:
+                ib[m1] = m
+                m1 += 1
+            else:
+                ic[m2] = m
+                m2 += 1
+            m += 1
+    return m0, m1, m2
+
+
+@njit(cache=True, inline="always")
+def _next_labels(n_lab, n_keep, kz, kc, ks, kl, ki, opts, links, start):
+    """The labels of problem (10)'s DP after a slot (Sec. IV-A) from the kept candidates, in
+    the order of their sequences of totals: by (old rank, total), a counting sort by the old
+    label (the kept entries come by increasing total). Writes the back links (old label,
+    total's index) at links[start:]. Returns (links, prev, z, c, s, runs): runs[e] is kept
+    entry e's new rank."""
+    count = np.zeros(n_lab + 1, dtype=np.int64)
+    for e in range(n_keep):
+        count[kl[e] + 1] += 1
+    for l in range(n_lab):
+        count[l + 1] += count[l]
+    links = _grow_i(links, start + n_keep)
+    new_prev = np.empty(n_keep, dtype=np.int64)
+    new_z = np.empty(n_keep)
+    new_c = np.empty(n_keep)
+    new_s = np.empty(n_keep, dtype=np.int64)
+    runs = np.empty(n_keep, dtype=np.int64)
+    for e in range(n_keep):
+        l = kl[e]
+        r = count[l]
+        count[l] = r + 1
+        links[start + r, 0] = l
+        links[start + r, 1] = ki[e]
+        new_prev[r] = opts[ki[e]]
+        new_z[r] = kz[e]
+        new_c[r] = kc[e]
+        new_s[r] = ks[e]
+        runs[e] = r
+    return links, new_prev, new_z, new_c, new_s, runs
+
+
+@njit(cache=True)
+def dp_steps(
+    work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc, floor_x, floor_y, floor_n, tails
+):
+    """The DP steps of `solve_window` over the slots k = 0..len(costs)-1 (problem (10),
+    Sec. IV-A; window_problem.py): the labels, finished plans and floats of the DP it
+    replaced (`dp_steps_reference` with `cost_floor` and `_undominated_row`, now in
+    tests/spot/reference_kernels.py), faster.
+
+    Labels: previous total, progress z, cost c, sum of totals s; they are stored in the
+    order of their sequences of totals (label index = rank, the tie key's second part),
+    and `zorder` lists them sorted by (-z, c, s, rank). Each slot: the plans that finish
+    (`_finished_plans`), then per total the candidates that the cost floor keeps
+    (`_candidates`), taken in zorder as three runs by the previous total, each sorted
+    except where a float addition makes two values equal; merging the runs and an
+    insertion sort give the dominance test its order in about linear time instead of a
+    sort per total; then the survivors become the next labels (`_next_labels`, and their
+    zorder by merging the totals' sorted runs). Candidates are computed once more rather
+    than stored for every (total, label), and buffers are reused across steps. Returns
+    what `dp_steps_reference` returns, label j after slot k being the j-th in sequence
+    order.
+
+    The sorting and the dominance test stay written out here: as inlined helpers, called
+    once per total, their array arguments (the run that holds the order, the kept
+    buffers that grow in the loop) were reference-counted per call, about 5% slower.
+    """
+    length, n_opts = costs.shape
+    floor_s = _floor_slopes(length, floor_x, floor_y, floor_n)
     prev = np.empty(1, dtype=np.int64)
     z = np.empty(1)
     c = np.empty(1)
@@ -179,14 +371,7 @@ def dp_steps(
     s[0] = 0
     n_lab = 1
     # the valid candidates of one total (compact), and the kept ones of all totals
-    vz = np.empty(64)
-    vc = np.empty(64)
-    vs = np.empty(64, dtype=np.int64)
-    vl = np.empty(64, dtype=np.int64)
-    ia = np.empty(64, dtype=np.int64)
-    ib = np.empty(64, dtype=np.int64)
-    ic = np.empty(64, dtype=np.int64)
-    prefix = np.empty(65)
+    vz, vc, vs, vl, ia, ib, ic, prefix = _candidate_buffers(64)
     kz = np.empty(64)
     kc = np.empty(64)
     ks = np.empty(64, dtype=np.int64)
@@ -202,108 +387,48 @@ def dp_steps(
     complete = True
     for k in range(length):
         L = n_lab
-        n_done = 0
-        top = -np.inf
-        for i in range(n_opts):
-            cost_i = costs[k, i]
-            for l in range(L):
-                if z[l] + work_t[i, prev[l]] >= done_at:
-                    n_done += 1
-                    o = value - (c[l] + cost_i)
-                    if o > top:
-                        top = o
-        if n_done:
-            if top > best:
-                best = top
-            # a plan below best - tie is never in the final tie set (the best only grows)
-            limit = best - tie
-            finished = _grow_f(finished, n_fin + n_done)
-            fin_idx = _grow_i(fin_idx, n_fin + n_done)
-            for i in range(n_opts):
-                cost_i = costs[k, i]
-                for l in range(L):
-                    zz = z[l] + work_t[i, prev[l]]
-                    if zz >= done_at:
-                        cc = c[l] + cost_i
-                        o = value - cc
-                        if o >= limit:
-                            finished[n_fin, 0] = o
-                            finished[n_fin, 1] = cc
-                            finished[n_fin, 2] = zz
-                            finished[n_fin, 3] = s[l] + opts[i]
-                            fin_idx[n_fin, 0] = k
-                            fin_idx[n_fin, 1] = l
-                            fin_idx[n_fin, 2] = i
-                            n_fin += 1
+        best, finished, fin_idx, n_fin = _finished_plans(
+            k, L, z, c, s, prev, costs, work_t, opts, value, done_at, tie, best, finished, fin_idx, n_fin
+        )
         xp, fp, sl, nk, tail = floor_x[k], floor_y[k], floor_s[k], floor_n[k], tails[k]
         xlast = xp[nk - 1]
         flast = fp[nk - 1]
         threshold = best - 2 * tie
         if L > vz.size:
-            size = max(L, 2 * vz.size)
-            vz = np.empty(size)
-            vc = np.empty(size)
-            vs = np.empty(size, dtype=np.int64)
-            vl = np.empty(size, dtype=np.int64)
-            ia = np.empty(size, dtype=np.int64)
-            ib = np.empty(size, dtype=np.int64)
-            ic = np.empty(size, dtype=np.int64)
-            prefix = np.empty(size + 1)
+            vz, vc, vs, vl, ia, ib, ic, prefix = _candidate_buffers(max(L, 2 * vz.size))
         n_keep = 0
         n_valid = 0
         for i in range(n_opts):
             bounds[i] = n_keep
-            cost_i = costs[k, i]
-            opt_i = opts[i]
-            w_i = work_t[i]
-            # the valid candidates in zorder, as three runs by the previous total: below,
-            # equal to, above opt_i (one work increment per run)
-            m0 = m1 = m2 = 0
-            m = 0
-            for p in range(L):
-                l = zorder[p]
-                pl = prev[l]
-                zz = z[l] + w_i[pl]
-                if zz >= done_at:
-                    continue
-                cc = c[l] + cost_i
-                # the cost floor of the work left (cost_floor written out: no array
-                # arguments, so no reference counting per candidate)
-                work = done_at - zz
-                if work < 0.0:
-                    work = 0.0
-                if work > xlast:
-                    floor = flast + (work - xlast) * tail
-                elif nk == 1 or work < xp[0]:
-                    floor = fp[0]
-                else:
-                    j = 0
-                    while j + 1 < nk and xp[j + 1] <= work:
-                        j += 1
-                    if j == nk - 1 or xp[j] == work:
-                        floor = fp[j]
-                    else:
-                        slope = sl[j]
-                        floor = slope * (work - xp[j]) + fp[j]
-                        if np.isnan(floor):
-                            floor = slope * (work - xp[j + 1]) + fp[j + 1]
-                            if np.isnan(floor) and fp[j] == fp[j + 1]:
-                                floor = fp[j]
-                if value - cc - floor >= threshold:
-                    vz[m] = zz
-                    vc[m] = cc
-                    vs[m] = s[l] + opt_i
-                    vl[m] = l
-                    if pl < opt_i:
-                        ia[m0] = m
-                        m0 += 1
-                    elif pl == opt_i:
-                        ib[m1] = m
-                        m1 += 1
-                    else:
-                        ic[m2] = m
-                        m2 += 1
-                    m += 1
+            m0, m1, m2 = _candidates(
+                L,
+                zorder,
+                prev,
+                z,
+                c,
+                s,
+                work_t[i],
+                costs[k, i],
+                opts[i],
+                value,
+                done_at,
+                threshold,
+                xp,
+                fp,
+                sl,
+                nk,
+                xlast,
+                flast,
+                tail,
+                vz,
+                vc,
+                vs,
+                vl,
+                ia,
+                ib,
+                ic,
+            )
+            m = m0 + m1 + m2
             if m == 0:
                 continue
             n_valid += m
@@ -374,38 +499,13 @@ def dp_steps(
         if n_valid == 0:
             complete = False
             break
-        # the new labels in the order of their sequences: by (old rank, total), a counting
-        # sort by the old label (the kept entries come by increasing total)
-        count = np.zeros(L + 1, dtype=np.int64)
-        for e in range(n_keep):
-            count[kl[e] + 1] += 1
-        for l in range(L):
-            count[l + 1] += count[l]
         start = offsets[k]
-        links = _grow_i(links, start + n_keep)
-        new_prev = np.empty(n_keep, dtype=np.int64)
-        new_z = np.empty(n_keep)
-        new_c = np.empty(n_keep)
-        new_s = np.empty(n_keep, dtype=np.int64)
-        runs = np.empty(n_keep, dtype=np.int64)
-        for e in range(n_keep):
-            l = kl[e]
-            r = count[l]
-            count[l] = r + 1
-            links[start + r, 0] = l
-            links[start + r, 1] = ki[e]
-            new_prev[r] = opts[ki[e]]
-            new_z[r] = kz[e]
-            new_c[r] = kc[e]
-            new_s[r] = ks[e]
-            runs[e] = r
+        links, prev, z, c, s, runs = _next_labels(L, n_keep, kz, kc, ks, kl, ki, opts, links, start)
         # the new zorder: the totals' sorted survivors merged (within a total the new rank
         # grows with the old one, so each run is sorted by (-z, c, s, new rank) too)
-        lab_new = np.arange(n_keep)
-        zorder = _merge_runs(runs, bounds, n_opts, np.empty(n_keep, dtype=np.int64), new_z, new_c, new_s, lab_new)
+        zorder = _merge_runs(runs, bounds, n_opts, np.empty(n_keep, dtype=np.int64), z, c, s, np.arange(n_keep))
         offsets[k + 1] = start + n_keep
         steps = k + 1
-        prev, z, c, s = new_prev, new_z, new_c, new_s
         n_lab = n_keep
     return (
         best,
