@@ -62,6 +62,7 @@ INPUT_FILES = {"market.trace.path": spot_trace_values}
 OPTIONAL_KEYS = ("jobs.pareto_shape", "jobs.pareto_scale", "jobs.size_hours", "pool.sigma_reading", "pool.ahanp_start")
 # The sections declared once (market/common/sections.py): keys, defaults, checks and docs.
 DECLARED_SECTIONS = {
+    "jobs": JobParams,
     "pool": PoolConfig,
     "policies": ArenaPoliciesConfig,
     "adapt": AdaptConfig,

@@ -95,7 +95,13 @@ OPTIONAL_KEYS = (
 )
 # The sections declared with their keys' defaults, checks and docs (market/common/sections.py): the
 # docs/usage.md rows and the comments beside these keys in conf/family/auction.yaml come from them
-DECLARED_SECTIONS = {"pdftsp": PdftspSection, "titan": TitanSection}
+DECLARED_SECTIONS = {
+    "cluster": ClusterParams,
+    "tasks": TaskParams,
+    "vendors": VendorParams,
+    "pdftsp": PdftspSection,
+    "titan": TitanSection,
+}
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,13 @@ OPTIONAL_KEYS = (
     "policies.beta_per_bid",
 )
 # The sections declared once (market/common/sections.py): keys, defaults, checks and docs.
-DECLARED_SECTIONS = {"self_owned": SelfOwnedConfig, "policies": PoliciesConfig, "learning": LearningConfig}
+DECLARED_SECTIONS = {
+    "jobs": JobParams,
+    "prices": PriceParams,
+    "self_owned": SelfOwnedConfig,
+    "policies": PoliciesConfig,
+    "learning": LearningConfig,
+}
 
 
 @dataclass(frozen=True)

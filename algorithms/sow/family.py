@@ -107,8 +107,9 @@ OPTIONAL_KEYS = (
     "births.high_duration",
     "oracle.max_outcomes",
 )
-# The mechanism sections (config.py): their keys' docs are the comments of conf/family/sow.yaml.
-DECLARED_SECTIONS = MECHANISM_SECTIONS
+# The bounds (market/sow/statement_of_work.py) and the mechanism sections (config.py): their keys' docs are
+# the comments of conf/family/sow.yaml.
+DECLARED_SECTIONS = {"bounds": Bounds, **MECHANISM_SECTIONS}
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from market.common.fields import as_section, choice, integer, real, reject_unknown_keys
+from market.common.fields import choice, integer, real
+from market.common.sections import key, parse
 
 SLOTS_PER_DAY = 144  # 10-minute slots (Sec. 5.1)
 
@@ -67,20 +68,21 @@ def tariff(slots: int, start_hour: float = 0.0) -> np.ndarray:
 class ClusterParams:
     """Config section `cluster` (conf/family/auction.yaml)."""
 
-    nodes: int = 100
-    node_type: str = "A100-80GB"
-    base_model_gb: float = 0.5  # r_b: GPT-2 (124M parameters, fp32)
-    start_hour: float = 0.0
-    tasks_per_node: float | None = None  # C_kp / s_ik (null: the node types' own, 4)
-    cost_scale: float = 1.0
+    nodes: int = key(100, None, "K (Sec. 5.1: 50-200)")
+    node_type: str = key("A100-80GB", None, "A100-80GB | A40-48GB | mixed (half each)")
+    base_model_gb: float = key(0.5, None, "r_b: GPT-2 in fp32")  # GPT-2 (124M parameters, fp32)
+    start_hour: float = key(0.0, None, "the hour the day starts at (0: midnight; time-of-use tariff)")
+    # null: the node types' own, 4
+    tasks_per_node: float | None = key(None, None, "C_kp / s_ik, tasks a node serves at once")
+    cost_scale: float = key(1.0, None, "operating cost times this", optional=True)
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> ClusterParams:
-        d = as_section(d, "cluster")
-        reject_unknown_keys(cls, d, "cluster")
-        params = cls(**d)
-        params.validate()
-        return params
+        return parse(cls, d, "cluster")
+
+    def check(self) -> None:
+        """Every key checked (validate): the section's keys keep the values given, unconverted."""
+        self.validate()
 
     def validate(self) -> None:
         integer(self.nodes, "cluster.nodes", minimum=1, allow_float=False)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.common.fields import as_section, integer, interval, real, reject_unknown_keys
+from market.common.fields import integer, interval, real
+from market.common.sections import checked, key, parse
 
 REFERENCE_DATASET = 12.5  # ksamples: the mean of U[5, 20]
 
@@ -26,23 +27,18 @@ REFERENCE_DATASET = 12.5  # ksamples: the mean of U[5, 20]
 class VendorParams:
     """Config section `vendors`."""
 
-    count: int = 5
-    rate: tuple = (1.0, 4.0)
-    delay: tuple = (1, 6)
-    jitter: float = 0.2
+    count: int = key(
+        5, checked(integer, minimum=1, allow_float=False), "vendors a task needing pre-processing chooses from"
+    )
+    rate: tuple = key((1.0, 4.0), checked(interval, minimum=0.0), "cents per ksample of the dataset")
+    delay: tuple = key((1, 6), checked(interval, kind=int, minimum=0), "slots for a 12.5-ksample dataset")
+    jitter: float = key(
+        0.2, checked(real, minimum=0, maximum=1, strict_max=True), "relative spread of a vendor's delay"
+    )
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> VendorParams:
-        d = as_section(d, "vendors")
-        reject_unknown_keys(cls, d, "vendors")
-        count = integer(d.get("count", cls.count), "vendors.count", minimum=1, allow_float=False)
-        jitter = real(d.get("jitter", cls.jitter), "vendors.jitter", minimum=0, maximum=1, strict_max=True)
-        return cls(
-            count,
-            interval(d.get("rate", cls.rate), "vendors.rate", minimum=0.0),
-            interval(d.get("delay", cls.delay), "vendors.delay", kind=int, minimum=0),
-            jitter,
-        )
+        return parse(cls, d, "vendors")
 
     def draw(self, datasets: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(q, h): I x N prices (cents) and delays (slots) for datasets of `datasets` ksamples."""

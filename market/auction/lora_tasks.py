@@ -28,71 +28,87 @@ import numpy as np
 
 from market.auction.arrival_trace import load_arrival_trace, scaled_window
 from market.auction.gpu_cluster import NODE_TYPES, SLOTS_PER_DAY
-from market.common.fields import as_section, integer, interval, is_real, real, reject_unknown_keys
+from market.common.fields import integer, interval, is_real, real
+from market.common.sections import checked, key, parse
 
 LOADS = {"light": 30.0, "medium": 50.0, "high": 80.0}
 REFERENCE_RATE = NODE_TYPES["A100-80GB"].task_rate
+
+
+def _load(value, where: str):
+    """`tasks.load`: light, medium, high or a mean number of arrivals per slot."""
+    if not (value in LOADS or (is_real(value) and math.isfinite(value) and value > 0)):
+        raise ValueError(f"{where} must be light, medium, high or a mean > 0 per slot, got {value!r}")
+    return value
+
+
+def _arrivals(value, where: str) -> str:
+    if value not in ("poisson", "trace"):
+        raise ValueError(f"{where} must be 'poisson' or 'trace', got {value!r}")
+    return value
+
+
+def _trace_path(value, where: str):
+    """A path as a string; anything else is left to TaskParams.check (it names tasks.arrivals)."""
+    return os.fspath(value) if isinstance(value, (str, os.PathLike)) else value
+
+
+def _positive_interval(what: str, low_or_high: int):
+    """A [low, high] pair >= 0 whose low (0) or high (1) is > 0, else `{where} must {what}`."""
+
+    def check(value, where: str) -> tuple:
+        pair = interval(value, where, minimum=0.0)
+        if pair[low_or_high] <= 0:
+            raise ValueError(f"{where} must {what}, got {list(pair)}")
+        return pair
+
+    return check
 
 
 @dataclass(frozen=True)
 class TaskParams:
     """Config section `tasks`."""
 
-    load: object = "medium"
-    arrivals: str = "poisson"
-    trace_path: str | None = None
-    trace_start: int | None = None
-    slots: int = SLOTS_PER_DAY
-    samples: tuple = (5.0, 20.0)
-    epochs: tuple = (1, 5)
-    memory_gb: tuple = (4, 24)
-    preprocess_share: float = 0.5
-    preprocess_allowance: int = 3
-    deadline_slack: tuple = (1.5, 3.0)
-    value_per_ksample: tuple = (1.0, 6.0)
+    load: object = key("medium", _load, "light | medium | high (Poisson mean 30 / 50 / 80 per slot) or a mean")
+    arrivals: str = key("poisson", _arrivals, "poisson | trace")
+    trace_path: str | None = key(
+        None, _trace_path, "arrivals CSV (slot, arrivals), e.g. data/arrivals_alibaba_lora_10min.csv"
+    )
+    trace_start: int | None = key(
+        None,
+        checked(integer, minimum=0, allow_float=False, optional=True),
+        "first slot of the day in the trace; null = a random window per replicate",
+    )
+    slots: int = key(SLOTS_PER_DAY, checked(integer, minimum=1, allow_float=False), "10-minute slots of the day")
+    samples: tuple = key(
+        (5.0, 20.0), _positive_interval("be > 0", 0), "dataset size D_i ~ U[5k, 20k] samples (ksamples)"
+    )
+    epochs: tuple = key((1, 5), checked(interval, kind=int, minimum=1), "epochs ~ U{1..5}; M_i = D_i * epochs")
+    memory_gb: tuple = key((4, 24), checked(interval, kind=int, minimum=1), "r_i ~ U{4..24} GB")
+    preprocess_share: float = key(0.5, checked(real, minimum=0, maximum=1), "P(f_i = 1)")
+    preprocess_allowance: int = key(
+        3, checked(integer, minimum=0, allow_float=False), "deadline slots added for pre-processing"
+    )
+    deadline_slack: tuple = key(
+        (1.5, 3.0),
+        checked(interval, minimum=1.0),
+        "deadline = slack x the task's run time alone on an A100",
+    )
+    value_per_ksample: tuple = key(
+        (1.0, 6.0), _positive_interval("allow a positive value", 1), "bid b_i = M_i x U[1, 6] cents"
+    )
 
     @classmethod
     def from_dict(cls, d: Mapping | None) -> TaskParams:
-        d = as_section(d, "tasks")
-        reject_unknown_keys(cls, d, "tasks")
-        load = d.get("load", cls.load)
-        if not (load in LOADS or (is_real(load) and math.isfinite(load) and load > 0)):
-            raise ValueError(f"tasks.load must be light, medium, high or a mean > 0 per slot, got {load!r}")
-        arrivals = d.get("arrivals", cls.arrivals)
-        if arrivals not in ("poisson", "trace"):
-            raise ValueError(f"tasks.arrivals must be 'poisson' or 'trace', got {arrivals!r}")
-        path = d.get("trace_path")
-        if arrivals == "trace" and not (isinstance(path, (str, os.PathLike)) and str(path)):
+        return parse(cls, d, "tasks")
+
+    def check(self) -> None:
+        """A trace of arrivals needs its file."""
+        path = self.trace_path
+        if self.arrivals == "trace" and not (isinstance(path, str) and path):
             raise ValueError(f"tasks.trace_path must be a file path when tasks.arrivals=trace, got {path!r}")
-        start = integer(d.get("trace_start"), "tasks.trace_start", minimum=0, allow_float=False, optional=True)
-        slots = integer(d.get("slots", cls.slots), "tasks.slots", minimum=1, allow_float=False)
-        share = real(d.get("preprocess_share", cls.preprocess_share), "tasks.preprocess_share", minimum=0, maximum=1)
-        allowance = integer(
-            d.get("preprocess_allowance", cls.preprocess_allowance),
-            "tasks.preprocess_allowance",
-            minimum=0,
-            allow_float=False,
-        )
-        samples = interval(d.get("samples", cls.samples), "tasks.samples", minimum=0.0)
-        if samples[0] <= 0:
-            raise ValueError(f"tasks.samples must be > 0, got {list(samples)}")
-        value = interval(d.get("value_per_ksample", cls.value_per_ksample), "tasks.value_per_ksample", minimum=0.0)
-        if value[1] <= 0:
-            raise ValueError(f"tasks.value_per_ksample must allow a positive value, got {list(value)}")
-        return cls(
-            load=load,
-            arrivals=arrivals,
-            trace_path=None if path is None else os.fspath(path),
-            trace_start=start,
-            slots=slots,
-            samples=samples,
-            epochs=interval(d.get("epochs", cls.epochs), "tasks.epochs", kind=int, minimum=1),
-            memory_gb=interval(d.get("memory_gb", cls.memory_gb), "tasks.memory_gb", kind=int, minimum=1),
-            preprocess_share=share,
-            preprocess_allowance=allowance,
-            deadline_slack=interval(d.get("deadline_slack", cls.deadline_slack), "tasks.deadline_slack", minimum=1.0),
-            value_per_ksample=value,
-        )
+        if path is not None and not isinstance(path, str):
+            os.fspath(path)  # TypeError, as for any non-path
 
     @property
     def mean_arrivals(self) -> float:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from market.common.fields import as_section, integer, interval, real, reject_unknown_keys
+from market.common.fields import integer, interval, real
+from market.common.sections import checked, key, parse
 
 __all__ = ["LEN", "SLOT_MINUTES", "JobParams", "JobStream", "draw_jobs"]
 
@@ -29,43 +30,54 @@ SLOT_MINUTES = 5  # L (Sec. III-A: spot prices change every 5 minutes)
 LEN = 60 // SLOT_MINUTES  # Len, slots per hour
 
 
+def _size_hours(value, where: str) -> tuple:
+    """`jobs.size_hours`: a [low, high] pair of hours, 0 < low <= high < inf."""
+    size = interval(value, where, minimum=0.0, strict_min=True)
+    if not math.isfinite(size[1]):
+        raise ValueError(f"{where} must have a finite high, got {list(value)!r}")
+    return size
+
+
+NULL_KEY = "a null key stays out of the cell's hash"
+
+
 @dataclass(frozen=True)
 class JobParams:
     """Config section `jobs` (paper 003, Sec. V-A; docs/iaas/world.md)."""
 
-    arrival_rate: float = 1.0
-    parallelism: int = 20
-    pareto_shape: float = 1.01
-    pareto_scale: float = 1 / 6
-    size_hours: tuple = (0.5, 10.0)
-    slackness_max: float = 3.0
-    slots: int = 2000
+    arrival_rate: float = key(
+        1.0, checked(real, minimum=0.0, strict_min=True), "Poisson mean of job arrivals per 5-minute slot"
+    )
+    parallelism: int = key(20, checked(integer, minimum=1), "delta_j: instances a job runs on at once")
+    pareto_shape: float = key(
+        1.01,
+        checked(real, minimum=0.0, strict_min=True),
+        f"a of the Pareto sizes; null: 1.01 (docs/iaas/world.md; {NULL_KEY})",
+        optional=True,
+    )
+    pareto_scale: float = key(
+        1 / 6,
+        checked(real, minimum=0.0, strict_min=True),
+        "scale of the Pareto sizes in hours; null: 1/6",
+        optional=True,
+    )
+    size_hours: tuple = key(
+        (0.5, 10.0), _size_hours, "truncation [low, high] of the sizes in hours; null: [0.5, 10]", optional=True
+    )
+    slackness_max: float = key(3.0, checked(real, minimum=1.0), "deadline slack x' ~ U[1, slackness_max]")
+    slots: int = key(2000, checked(integer, minimum=1), "5-minute slots of arrivals")
 
     @classmethod
     def from_config(cls, section: Mapping | None) -> JobParams:
-        d = as_section(section, "jobs")
-        reject_unknown_keys(cls, d, "jobs")
+        return parse(cls, section, "jobs")
 
-        def get(key):
-            return d.get(key, getattr(cls, key))
-
-        scale = real(get("pareto_scale"), "jobs.pareto_scale", minimum=0.0, strict_min=True)
-        size = interval(get("size_hours"), "jobs.size_hours", minimum=0.0, strict_min=True)
-        if not math.isfinite(size[1]):
-            raise ValueError(f"jobs.size_hours must have a finite high, got {list(get('size_hours'))!r}")
-        if size[0] < scale:
+    def check(self) -> None:
+        """The sizes' truncation starts at or above the Pareto's scale."""
+        if self.size_hours[0] < self.pareto_scale:
             raise ValueError(
-                f"jobs.size_hours must have low >= jobs.pareto_scale ({scale:g}), got {list(get('size_hours'))!r}"
+                f"jobs.size_hours must have low >= jobs.pareto_scale ({self.pareto_scale:g}), "
+                f"got {list(self.size_hours)!r}"
             )
-        return cls(
-            arrival_rate=real(get("arrival_rate"), "jobs.arrival_rate", minimum=0.0, strict_min=True),
-            parallelism=integer(get("parallelism"), "jobs.parallelism", minimum=1),
-            pareto_shape=real(get("pareto_shape"), "jobs.pareto_shape", minimum=0.0, strict_min=True),
-            pareto_scale=scale,
-            size_hours=size,
-            slackness_max=real(get("slackness_max"), "jobs.slackness_max", minimum=1.0),
-            slots=integer(get("slots"), "jobs.slots", minimum=1),
-        )
 
 
 @dataclass(frozen=True, eq=False)

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from market.common.csv_trace import TraceError, check_slot, positive_number, read_rows
-from market.common.fields import as_section, choice, integer, real, reject_unknown_keys
+from market.common.fields import choice, integer, real
+from market.common.sections import checked, key, parse
 from market.iaas.jobs import LEN, SLOT_MINUTES
 
 __all__ = [
@@ -39,45 +40,51 @@ KINDS = ("exponential", "trace")
 REQUIRED_COLUMNS = ("slot", "spot_price")
 
 
+def _path(value, where: str) -> str:
+    """`prices.path`: a non-empty string (or path-like)."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{where} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _trace_slot_minutes(value, where: str) -> int:
+    """`prices.trace_slot_minutes`: a positive multiple of the slot length."""
+    minutes = integer(value, where, minimum=1)
+    if minutes % SLOT_MINUTES:
+        raise ValueError(f"{where} must be a multiple of the slot length {SLOT_MINUTES} minutes, got {minutes!r}")
+    return minutes
+
+
 @dataclass(frozen=True)
 class PriceParams:
     """Config section `prices` (paper 003, Sec. V-A; docs/iaas/world.md). `from_config` reads a
     `trace` file once to check it, so a bad file fails before any simulation."""
 
-    kind: str = "exponential"
-    mean: float = 0.11
-    on_demand: float = 0.25
-    path: str = "data/market_aws_us-west-2a_v100.csv"
-    trace_slot_minutes: int = 30
-    start: int | None = None
+    kind: str = key("exponential", checked(choice, KINDS), "exponential | trace")
+    mean: float = key(
+        0.11, checked(real, minimum=0.0, strict_min=True), "kind exponential: mean spot price per instance-hour"
+    )
+    on_demand: float = key(0.25, checked(real, minimum=0.0, strict_min=True), "on-demand price per instance-hour")
+    path: str = key(
+        "data/market_aws_us-west-2a_v100.csv",
+        _path,
+        "kind trace: the trace file; null: data/market_aws_us-west-2a_v100.csv",
+        optional=True,
+    )
+    trace_slot_minutes: int = key(
+        30, _trace_slot_minutes, "kind trace: minutes per trace slot, a multiple of 5; null: 30", optional=True
+    )
+    start: int | None = key(
+        None,
+        checked(integer, minimum=0, optional=True),
+        "kind trace: the first trace slot; null: drawn for each replicate",
+    )
 
     @classmethod
     def from_config(cls, section: Mapping | None) -> PriceParams:
-        d = as_section(section, "prices")
-        reject_unknown_keys(cls, d, "prices")
-
-        def get(key):
-            return d.get(key, getattr(cls, key))
-
-        path = get("path")
-        if isinstance(path, os.PathLike):
-            path = os.fspath(path)
-        if not isinstance(path, str) or not path:
-            raise ValueError(f"prices.path must be a non-empty string, got {path!r}")
-        minutes = integer(get("trace_slot_minutes"), "prices.trace_slot_minutes", minimum=1)
-        if minutes % SLOT_MINUTES:
-            raise ValueError(
-                f"prices.trace_slot_minutes must be a multiple of the slot length "
-                f"{SLOT_MINUTES} minutes, got {minutes!r}"
-            )
-        params = cls(
-            kind=choice(get("kind"), "prices.kind", KINDS),
-            mean=real(get("mean"), "prices.mean", minimum=0.0, strict_min=True),
-            on_demand=real(get("on_demand"), "prices.on_demand", minimum=0.0, strict_min=True),
-            path=path,
-            trace_slot_minutes=minutes,
-            start=integer(get("start"), "prices.start", minimum=0, optional=True),
-        )
+        params = parse(cls, section, "prices")
         if params.kind == "trace":
             _check_start(params, len(load_price_trace(params.path)))
         return params

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from market.common.fields import as_section, choice, integer, interval, real, reject_unknown_keys
+from market.common.sections import parse
 from market.sow.daily_births import DailyParams, daily_births
 from market.sow.dense_births import DenseParams, dense_births
 from market.sow.prior_births import PriorParams, draw_prior_births
@@ -80,21 +81,12 @@ __all__ = [
 KINDS = ("recurring", "toy", "adversarial", "blocking", "trace")
 SHAPES = ("deadline", "decaying")
 VALUE_DECIMALS = 3  # peak and decayed values are floored to 3 decimals (monotone: order kept)
-BOUND_DEFAULTS = {"max_concurrency": 4, "max_duration": 4, "horizon": 16, "max_value": 16.0}
 
 
 def bounds_from_config(section: Mapping | None) -> Bounds:
     """Config section `bounds`: C_max, D_max, S_max (integers >= 1) and V_bar (>= 1).
     Defaults: max_concurrency 4, max_duration 4, horizon 16, max_value 16."""
-    d = as_section(section, "bounds")
-    reject_unknown_keys(Bounds, d, "bounds")
-    get = {**BOUND_DEFAULTS, **d}
-    return Bounds(
-        max_concurrency=integer(get["max_concurrency"], "bounds.max_concurrency", minimum=1),
-        max_duration=integer(get["max_duration"], "bounds.max_duration", minimum=1),
-        horizon=integer(get["horizon"], "bounds.horizon", minimum=1),
-        max_value=real(get["max_value"], "bounds.max_value", minimum=1.0),
-    )
+    return parse(Bounds, section, "bounds")
 
 
 # --- config helpers ----------------------------------------------------------------------------

@@ -22,6 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from market.common.fields import integer, real
+from market.common.sections import checked, key
+
 __all__ = [
     "SIGNALS",
     "Bounds",
@@ -39,12 +42,15 @@ PROBABILITY_TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class Bounds:
-    """The known bounds of Sec. 2: C_max, D_max, S_max and V_bar."""
+    """The known bounds of Sec. 2: C_max, D_max, S_max and V_bar (config section `bounds`, read by
+    market/sow/birth_sequences.py's bounds_from_config)."""
 
-    max_concurrency: int
-    max_duration: int
-    horizon: int  # S_max: V_j(b_j + S_max) = 0
-    max_value: float  # V_bar: positive values lie in [1, V_bar]
+    max_concurrency: int = key(4, checked(integer, minimum=1), "C_max: nodes a job uses at once")
+    max_duration: int = key(4, checked(integer, minimum=1), "D_max: rounds a job runs")
+    # S_max: V_j(b_j + S_max) = 0
+    horizon: int = key(16, checked(integer, minimum=1), "S_max: rounds after its birth by which a job's value is 0")
+    # V_bar: positive values lie in [1, V_bar]
+    max_value: float = key(16.0, checked(real, minimum=1.0), "V_bar: largest value of a job")
 
     def __post_init__(self):
         for name in ("max_concurrency", "max_duration", "horizon"):

@@ -13,7 +13,6 @@ import yaml
 from arena import family
 from arena.meta_learner import feedback_delays
 from arena.world import MarketConfig, draw_world
-from market.common.sections import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -182,15 +181,3 @@ def test_ahap_with_a_persistence_forecast():
     assert all(r["missed"] == 0 for r in out) and out[0]["unit_cost"] != out[1]["unit_cost"]
     with pytest.raises(ValueError, match="forecast"):
         family.prepare(config(mechanisms=["AHAP(w=2,v=1,sigma=0.6,forecast=arima)"]))
-
-
-def test_the_declared_sections_parse_the_default_yaml():
-    """Every section of DECLARED_SECTIONS parses conf/family/arena.yaml's, and reads its values."""
-    values = yaml.safe_load((ROOT / "conf" / "family" / "arena.yaml").read_text())
-    assert set(family.DECLARED_SECTIONS) == {"pool", "policies", "adapt", "learning"}
-    for section, cls in family.DECLARED_SECTIONS.items():
-        parsed = parse(cls, values[section], section)
-        for name, written in values[section].items():
-            if written is not None:
-                value = getattr(parsed, name)
-                assert (list(value) if isinstance(value, tuple) else value) == written, f"{section}.{name}"

@@ -6,12 +6,9 @@ import math
 
 import numpy as np
 import pytest
-import yaml
 
 from algorithms.auction import family
-from market.common.sections import parse
 from market.spot.spot_trace import TraceError
-from sweep.api import CONF_DIR
 
 SMALL = {"cluster": {"nodes": 6}, "tasks": {"load": 3, "slots": 24}, "mechanisms": ["pdFTSP", "EFT", "NTM"]}
 TIMING = ("decision_ms_per_task",)
@@ -119,12 +116,3 @@ def test_opt_rows_carry_proof_and_ratio():
         opt["mechanism"] == "OPT" and opt["opt_proven"] and opt["opt_bound"] >= opt["welfare"] - 0.05
     )  # the model rounds money to 1/100 cent per term
     assert all(row["opt_ratio"] >= 1 - 1e-9 for row in rows if row["welfare"] > 0)
-
-
-def test_the_declared_sections_parse_the_default_yaml():
-    """Every section of DECLARED_SECTIONS parses conf/family/auction.yaml's, which lists each key at
-    its declared default (or at null, the code's default)."""
-    values = yaml.safe_load((CONF_DIR / "family" / "auction.yaml").read_text(encoding="utf-8"))
-    assert set(family.DECLARED_SECTIONS) == {"pdftsp", "titan"}
-    for section, cls in family.DECLARED_SECTIONS.items():
-        assert parse(cls, values[section], section) == cls()

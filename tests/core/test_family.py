@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import yaml
 
 from algorithms.core import family
 from market.common.csv_trace import TraceError
-from market.common.sections import parse
-from sweep.api import CONF_DIR
 
 BASE = {
     "family": {"name": "core", "module": "algorithms.core.family"},
@@ -137,12 +134,3 @@ def test_the_issue_33_keys_listed_at_null_are_the_defaults():
         ("deadline", 1.0),
         ("cascade", 1.0),
     ]
-
-
-def test_the_declared_sections_parse_the_default_yaml():
-    """Every section of DECLARED_SECTIONS parses conf/family/core.yaml's, which lists each key at
-    its declared default (or at null, the code's default)."""
-    values = yaml.safe_load((CONF_DIR / "family" / "core.yaml").read_text(encoding="utf-8"))
-    assert set(family.DECLARED_SECTIONS) == {"lara", "baselines"}
-    for section, cls in family.DECLARED_SECTIONS.items():
-        assert parse(cls, values[section], section) == cls()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from market.common.sections import describe
+from market.common.sections import describe, parse
 from sweep import config_keys
 from sweep.config_keys import FAMILY_DIR, REPO, key_comments, leaves, split_comment
 
@@ -160,3 +160,17 @@ def test_sync_comments_rewrites_only_the_declared_keys_comments():
     text = "a:\n  x: 1      # old\n              # old, continued\n  y: 2  # kept\nb: 3\n"
     synced = config_keys.sync_comments(text, {"a.x": "new doc", "b": "top"})
     assert synced == "a:\n  x: 1      # new doc\n  y: 2  # kept\nb: 3  # top\n"
+
+
+def _plain(value):
+    return [_plain(item) for item in value] if isinstance(value, (tuple, list)) else value
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_declared_section_parses_the_familys_yaml_and_reads_back_its_values(family):
+    values = yaml.safe_load((FAMILY_DIR / f"{family}.yaml").read_text(encoding="utf-8"))
+    for section, cls in getattr(config_keys.family_module(values), "DECLARED_SECTIONS", {}).items():
+        parsed = parse(cls, values[section], section)
+        for name, written in values[section].items():
+            if written is not None:
+                assert _plain(getattr(parsed, name)) == _plain(written), f"{section}.{name}"

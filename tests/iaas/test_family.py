@@ -4,16 +4,12 @@ instances, and one policy's row equal to stream_cost."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-import yaml
 
 from algorithms.iaas import family
 from algorithms.iaas.policies import Policy, stream_cost
 from market.common.csv_trace import TraceError
-from market.common.sections import parse
 from market.iaas.jobs import JobParams, draw_jobs
 from market.iaas.spot_prices import PriceParams, draw_prices
 
@@ -128,12 +124,3 @@ def test_experiment_2_grid_keeps_each_bids_best_beta():
     for name in ("OptiLearning", "OptiLearning(grid=theta)"):
         assert 0 < rows[name]["self_owned_utilisation"] <= 1 and rows[name]["missed"] == 0
     assert len(set(rows["OptiLearning"]["tables"]["weights"]["policy"])) == 6
-
-
-def test_the_declared_sections_parse_the_default_yaml():
-    """Every section of DECLARED_SECTIONS parses conf/family/iaas.yaml's, which lists each key at
-    its declared default (or at null, the code's default)."""
-    values = yaml.safe_load((Path(__file__).resolve().parents[2] / "conf" / "family" / "iaas.yaml").read_text())
-    assert set(family.DECLARED_SECTIONS) == {"policies", "self_owned", "learning"}
-    for section, cls in family.DECLARED_SECTIONS.items():
-        assert parse(cls, values[section], section) == cls()
