@@ -176,12 +176,9 @@ def spec_of(name: str, settings: Settings, where: str = "mechanisms") -> Spec:
     if kind == "AHAP" and "forecast" in params:
         forecast = choice(params["forecast"], f"{where}: {name}: forecast", FORECASTS)
         name = MechanismName(kind, {k: v for k, v in params.items() if k != "forecast"}).format()
-    try:
-        spot_kind, spot_params = spot_names.parse(name)
-    except ValueError as err:
-        if parse_name(name).kind in SPOT_REGISTRY:  # a known policy with a bad parameter
-            raise ValueError(f"{where}: {str(err).removeprefix('mechanisms: ')}") from None
-        raise ValueError(f"{where}: unknown mechanism {name!r} for the arena (known: {known_names()})") from None
+    if kind not in SPOT_REGISTRY and kind != spot_names.OPTIMUM and not is_import_path(kind):
+        raise ValueError(f"{where}: unknown mechanism {name!r} for the arena (known: {known_names()})")
+    spot_kind, spot_params = spot_names.parse(name, where)
     if spot_kind == spot_names.OPTIMUM:
         raise ValueError(f"{where}: {name}: the arena has no offline optimum (docs/arena.md, 'Not done')")
     if is_import_path(spot_kind):  # checked here, before any work, as the spot family does

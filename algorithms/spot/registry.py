@@ -46,16 +46,16 @@ def ahanp_name(threshold: float, start: str = "literal") -> str:
     return f"AHANP(sigma={threshold:g},start={start})"
 
 
-def parse(name: str) -> tuple[str, dict]:
+def parse(name: str, where: str = "mechanisms") -> tuple[str, dict]:
     """The kind and parameters of a single mechanism name (the factory's keyword arguments, from
-    algorithms/spot/registry.py); ValueError for an unknown name."""
-    parsed = parse_name(name)
+    the table below); ValueError naming `where` for a bad or unknown name."""
+    parsed = parse_name(name, where)
     if is_import_path(parsed.kind):  # a user's own SpotPolicy: checked by family.prepare
         return parsed.kind, dict(parsed.params)
     if parsed.kind == OPTIMUM and not parsed.params:
         return OPTIMUM, {}
     if parsed.kind in REGISTRY:
-        return parsed.kind, REGISTRY.params(parsed)
+        return parsed.kind, REGISTRY.params(parsed, where)
     known = ", ".join(
         [
             *(example for example in REGISTRY.examples() if "(" not in example),
@@ -67,7 +67,7 @@ def parse(name: str) -> tuple[str, dict]:
             "package.module:Class(key=value,...) (your own: docs/extending.md)",
         ]
     )
-    raise ValueError(f"mechanisms: unknown mechanism '{name}' (known: {known})")
+    raise ValueError(f"{where}: unknown mechanism '{name}' (known: {known})")
 
 
 def expand(names: Sequence[str], pool) -> list[str]:
