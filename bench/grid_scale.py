@@ -35,6 +35,11 @@ Variants (`--cells N`, default 1000, scales them all; the grid is `job.deadline`
   epoch seconds, e.g. `first_chunk_submitted`, as numbers or as `{"epoch": ...}`) when the
   engine writes one; null when not. Every engine variant's timing.json, if any, is kept in
   its run record, with each moment's offset from this benchmark's launch of the process.
+- grid_100k and one_cell_100k (only when named): issue 37's grid, the grid x
+  `job.n_max=range(8,18)` x `market.mean_price=0.5,...,1.4`, one replicate a cell, tracking off:
+  100N cells (100,000 cells and 300,000 simulations at N=1000), against the same simulations
+  as one cell (`replicates=100N`). For every engine variant the run records the bytes and the
+  entries (files and folders) of its output folder.
 
 Every repeat runs every variant once, the order rotated from one repeat to the next, and
 the report gives each variant's median and all its runs, and the median of the per-repeat
@@ -71,9 +76,17 @@ REPLICATES = 20  # a grid cell's replicates
 REPLICATES_10K = 5  # a grid_10k cell's replicates
 MECHANISMS = 3  # conf/family/spot.yaml: OD-Only, MSU, UP
 EXTRA_10K = ["market.capacity=8,12,16,20,24", "market.mean_price=0.5,1.0"]  # x10 cells
+# x100 cells: issue 37's grid, job.deadline x job.workload x job.n_max x market.mean_price
+EXTRA_100K = ["job.n_max=range(8,18)", "market.mean_price=0.5,0.6,0.7,0.8,0.9,1.0,1.1,1.2,1.3,1.4"]
 DEFAULT_VARIANTS = ["one_cell", "one_cell_off", "grid", "grid_off", "hydra_stock", "ray_tune"]
-ALL_VARIANTS = DEFAULT_VARIANTS + ["grid_10k"]
-RATIOS = [("grid", "one_cell"), ("grid_off", "one_cell_off"), ("hydra_stock", "grid"), ("ray_tune", "grid")]
+ALL_VARIANTS = DEFAULT_VARIANTS + ["grid_10k", "grid_100k", "one_cell_100k"]
+RATIOS = [
+    ("grid", "one_cell"),
+    ("grid_off", "one_cell_off"),
+    ("hydra_stock", "grid"),
+    ("ray_tune", "grid"),
+    ("grid_100k", "one_cell_100k"),
+]
 
 
 def grid_axes(cells: int) -> tuple[range, range]:
@@ -147,6 +160,17 @@ def variant_spec(name: str, cells: int, tmp: Path) -> dict:
             "cells": 10 * cells,
             "simulations": REPLICATES_10K * 10 * cells * MECHANISMS,
         }
+    if name in ("grid_100k", "one_cell_100k"):  # one replicate a cell, tracking off (issue 37)
+        if name == "grid_100k":
+            command = [*sweep, "-m", *grid, *EXTRA_100K, "replicates=1", "tracking=off", f"hydra.sweep.dir={tmp}/sweep"]
+            return {
+                "command": command,
+                "out": tmp / "sweep",
+                "cells": 100 * cells,
+                "simulations": 100 * cells * MECHANISMS,
+            }
+        command = [*sweep, f"replicates={100 * cells}", "tracking=off", f"hydra.run.dir={tmp}/run"]
+        return {"command": command, "out": tmp / "run", "cells": 1, "simulations": 100 * cells * MECHANISMS}
     if name == "ray_tune":
         command = [
             python(),
@@ -250,6 +274,15 @@ def parquet_rows(path: Path) -> int:
     return pq.ParquetFile(path).metadata.num_rows
 
 
+def disk_use(folder: Path) -> tuple[int, int]:
+    """Bytes and entries (files and folders) under ``folder``."""
+    size = entries = 0
+    for root, folders, files in os.walk(folder):
+        entries += len(folders) + len(files)
+        size += sum((Path(root) / name).stat().st_size for name in files)
+    return size, entries
+
+
 def fail(name: str, command: str, why: str, run: dict | None = None) -> None:
     tail = ""
     if run is not None:
@@ -303,6 +336,7 @@ def check_outputs(name: str, spec: dict, run: dict, command: str) -> dict:
         results = out / "results.parquet"
         if not results.is_file():
             fail(name, command, "no results.parquet in the output folder", run)
+        found["out_dir_bytes"], found["out_dir_files"] = disk_use(out)
         rows = parquet_rows(results)
         found["results_parquet_bytes"] = results.stat().st_size
         summary = out / "summary.csv"
@@ -430,6 +464,13 @@ def main(argv=None) -> int:
             "one_cell_replicates": REPLICATES * args.cells,
             "mechanisms": MECHANISMS,
             "simulations": REPLICATES * args.cells * MECHANISMS,
+            "grid_100k": {
+                "extra": EXTRA_100K,
+                "cells": 100 * args.cells,
+                "replicates": 1,
+                "simulations": 100 * args.cells * MECHANISMS,
+                "tracking": "off",
+            },
             "grid_10k": {
                 "extra": EXTRA_10K,
                 "cells": 10 * args.cells,
@@ -534,6 +575,17 @@ def main(argv=None) -> int:
             f"{_fmt(statistics.median(done) if done else None)} | "
             f"{_fmt(statistics.median(first) if first else None)} |"
         )
+    sized = [name for name, rs in runs.items() if rs[0].get("out_dir_bytes") is not None]
+    if sized:
+        print(
+            "\n| variant | results.parquet MB | output folder MB | entries in the output folder |\n|---|---:|---:|---:|"
+        )
+        for name in sized:
+            last = runs[name][-1]
+            print(
+                f"| {name} | {last['results_parquet_bytes'] / 1e6:.1f} | {last['out_dir_bytes'] / 1e6:.1f} "
+                f"| {last['out_dir_files']:,} |"
+            )
     if ratios:
         print("\n| ratio (wall) | median | per repeat |\n|---|---:|---|")
         for name, value in ratios.items():
