@@ -380,7 +380,9 @@ def summarize(frame: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
         for name in spec.rate_columns:
             if name in frame:
                 values = column(name)[take]
-                if not pd.isna(values).all():
+                if values.dtype == np.bool_:  # pandas' mean of booleans, without a Series per group
+                    row[f"{name}_rate"] = float(np.count_nonzero(values)) / len(values)
+                elif not pd.isna(values).all():
                     row[f"{name}_rate"] = float(pd.Series(values).mean())
         rows.append(row)
     return pd.DataFrame(rows)
