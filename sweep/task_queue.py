@@ -7,6 +7,7 @@ process died is retried on a fresh actor, up to ``runner.max_retries`` times.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections import deque
@@ -27,6 +28,7 @@ from ray.exceptions import (
 
 from . import ray_auth, stop_signals
 from .errors import ConfigError
+from .local_ray import own_session
 from .schema import RunnerConfig
 from .worker import SimulationWorker
 
@@ -161,7 +163,8 @@ def connect(runner: RunnerConfig, family_modules: Iterable[str] = ()) -> int:
             )
             ray_auth.present_token(env)
     try:
-        ray.init(**kwargs)
+        with own_session() if runner.kind == "local" else contextlib.nullcontext():
+            ray.init(**kwargs)
     except Exception as err:
         if runner.kind == "cluster" and ray_auth.is_auth_failure(err):
             raise ConfigError(ray_auth.auth_failure_message(str(runner.address), os.environ, source)) from None
