@@ -30,7 +30,7 @@ def test_a_worker_sets_one_thread_per_library_and_keeps_what_the_user_set():
 
 def _probe():
     """What a pool actor's process reports: niceness, thread variables, BLAS threads."""
-    import numpy  # noqa: F401  (loaded in the worker in any case)
+    import numpy  # noqa: F401  (threadpoolctl lists the BLAS of loaded libraries only: NumPy's)
     from threadpoolctl import threadpool_info
 
     blas = sorted({info["num_threads"] for info in threadpool_info() if info.get("user_api") == "blas"})
