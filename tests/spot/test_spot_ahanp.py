@@ -14,6 +14,7 @@ from algorithms.spot.registry import AHANP_STARTS
 from algorithms.spot.simulation import MarketInfo, SlotState, simulate
 from market.spot.finetune_job import FineTuneJob
 from market.spot.spot_market import SpotMarket, SyntheticMarketParams
+from tests.spot.strategies import jobs
 
 # L = 80, d = 10: Z^exp_{t-1} = 8 (t - 1); N in [1, 12]; sigma = 0.5, p_o = 1.
 JOB = FineTuneJob()
@@ -272,24 +273,7 @@ def test_opt_is_never_beaten_by_any_start(outages):
 
 @st.composite
 def worlds(draw):
-    n_min = draw(st.integers(1, 4))
-    n_max = draw(st.integers(n_min, 16))
-    alpha = draw(st.floats(0.25, 2.0))
-    beta = draw(st.floats(-0.2, 1.0))
-    if alpha * n_min + beta <= 0:
-        beta = 0.0
-    job = FineTuneJob(
-        workload=draw(st.floats(1.0, 200.0)),
-        deadline=draw(st.integers(1, 12)),
-        n_min=n_min,
-        n_max=n_max,
-        alpha=alpha,
-        beta=beta,
-        mu1=draw(st.floats(0.3, 1.0)),
-        mu2=draw(st.floats(0.3, 1.0)),
-        value=draw(st.floats(1.0, 500.0)),
-        gamma=draw(st.floats(1.1, 4.0)),
-    )
+    job = draw(jobs())
     d = job.deadline
     p_o = draw(st.sampled_from([1.0, 0.5, 2.0]))
     price = np.array(draw(st.lists(st.floats(0.05, 3.0), min_size=d, max_size=d))) * p_o

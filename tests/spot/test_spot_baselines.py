@@ -12,6 +12,7 @@ from algorithms.spot.uniform_progress import UniformProgress
 from algorithms.spot.uniform_progress_track import UniformProgressTrack
 from market.spot.finetune_job import FineTuneJob
 from market.spot.spot_market import SpotMarket
+from tests.spot.strategies import jobs
 
 POLICIES = (OnDemandOnly, MaximalSpotUtilization, UniformProgress, UniformProgressTrack)
 
@@ -184,28 +185,6 @@ def test_up_rides_spot_at_the_last_changeover_only_on_a_full_cluster(last_spot, 
 
 
 # --- properties over random jobs and markets -----------------------------------
-
-
-@st.composite
-def jobs(draw):
-    n_min = draw(st.integers(1, 4))
-    n_max = draw(st.integers(n_min, 16))
-    alpha = draw(st.floats(0.25, 2.0))
-    beta = draw(st.floats(-0.2, 1.0))
-    if alpha * n_min + beta <= 0:
-        beta = 0.0
-    return FineTuneJob(
-        workload=draw(st.floats(1.0, 200.0)),
-        deadline=draw(st.integers(1, 12)),
-        n_min=n_min,
-        n_max=n_max,
-        alpha=alpha,
-        beta=beta,
-        mu1=draw(st.floats(0.3, 1.0)),
-        mu2=draw(st.floats(0.3, 1.0)),
-        value=draw(st.floats(1.0, 500.0)),
-        gamma=draw(st.floats(1.1, 4.0)),
-    )
 
 
 @st.composite

@@ -17,6 +17,7 @@ from algorithms.spot.window_problem import (
     window_length,
 )
 from market.spot.finetune_job import FineTuneJob
+from tests.spot.strategies import jobs
 
 PROPS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -371,26 +372,9 @@ def test_job_finishing_inside_the_window_ends_the_accounting():
 
 @st.composite
 def continuation_cases(draw):
-    n_min = draw(st.integers(1, 4))
-    n_max = draw(st.integers(n_min, 16))
-    alpha = draw(st.floats(0.25, 2.0))
-    beta = draw(st.floats(-0.2, 1.0))
-    if alpha * n_min + beta <= 0:
-        beta = 0.0
-    job = FineTuneJob(
-        workload=draw(st.floats(1.0, 200.0)),
-        deadline=draw(st.integers(1, 12)),
-        n_min=n_min,
-        n_max=n_max,
-        alpha=alpha,
-        beta=beta,
-        mu1=draw(st.floats(0.3, 1.0)),
-        mu2=draw(st.floats(0.3, 1.0)),
-        value=draw(st.floats(1.0, 500.0)),
-        gamma=draw(st.floats(1.1, 4.0)),
-    )
+    job = draw(jobs())
     z = draw(st.lists(st.floats(0.0, 1.2), min_size=1, max_size=30))
-    n_last = draw(st.sampled_from([0, *range(n_min, n_max + 1)]))
+    n_last = draw(st.sampled_from([0, *range(job.n_min, job.n_max + 1)]))
     slots_left = draw(st.integers(0, job.deadline))
     p_o = draw(st.sampled_from([1.0, 0.5, 2.0]))
     return job, np.array(z) * job.workload, n_last, slots_left, p_o
