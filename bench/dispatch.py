@@ -17,10 +17,11 @@ each (chunk size, cells) variant once, in a rotated order; the table shows media
 Phases are timed by wrapping, in this process only, the functions the engine calls (nothing in
 `sweep/` changes): `task_queue.run_chunks` (the queue); the `on_done` callback it is given (every
 chunk's columns kept, and a cell's files written when its last chunk is in); `ray.wait` and
-`ray.get` as `task_queue` sees them; `cell_frame`, `write_cell`, `write_sweep` and `summarize`
-(sweep/results.py; `summarize_cells` when the engine calls it per cell for MLflow). `dispatch` is
-the queue's time outside `ray.wait`, `ray.get` and `on_done`: submitting chunks to actors and the
-loop's bookkeeping; `ingest` is `on_done` minus the cell's frame, files and summary. Driver CPU is
+`ray.get` as `task_queue` sees them; `cell_frame` (sweep/results.py), `commit` (a batch of
+complete cells into the store, its summary included: `engine.Batches.commit`), `write_sweep` and
+`summarize` (sweep/summary.py, for every batch and for each cell MLflow logs). `dispatch` is the
+queue's time outside `ray.wait`, `ray.get` and `on_done`: submitting chunks to actors and the
+loop's bookkeeping; `ingest` is `on_done` minus the cells' frames and the batches' commits. Driver CPU is
 `time.process_time()` of this process (its Ray threads included). With `--tracking sqlite` (an
 MLflow SQLite store in a temporary folder), `mlflow_cells` is the time of the background thread
 that logs each cell's child run and `mlflow_finish` what the driver waits for it at the end (and
@@ -48,7 +49,6 @@ from pathlib import Path
 import ray
 
 import sweep.engine as engine
-import sweep.results as results
 import sweep.task_queue as task_queue
 import sweep.tracking as tracking
 from sweep.cells import cell_of_world
@@ -63,10 +63,9 @@ PHASES = (
     "get",
     "on_done",
     "cell_frame",
-    "write_cell",
+    "commit",
     "write_sweep",
     "summarize",
-    "summarize_cells",
     "mlflow_cells",
     "mlflow_finish",
 )
@@ -125,10 +124,9 @@ class TimedRay:
 
 def instrument(clock: Clock) -> None:
     """Wrap the engine's functions by name, in this process (the engine looks them up at call time)."""
-    for name in ("cell_frame", "write_cell", "write_sweep"):
+    for name in ("cell_frame", "write_sweep", "summarize"):
         setattr(engine, name, clock.wrap(name, getattr(engine, name)))
-    results.summarize = clock.wrap("summarize", results.summarize)  # called by write_sweep
-    engine.summarize = clock.wrap("summarize_cells", engine.summarize)  # per cell, for MLflow only
+    engine.Batches.commit = clock.wrap("commit", engine.Batches.commit)
     tracking.MlflowTracker._log_cell = clock.wrap("mlflow_cells", tracking.MlflowTracker._log_cell)  # its thread
     tracking.MlflowTracker.finish = clock.wrap("mlflow_finish", tracking.MlflowTracker.finish)
     task_queue.ray = TimedRay(ray, clock)
@@ -153,7 +151,7 @@ def one_run(cells, workers: int, chunk_size: int, clock: Clock, store: str | Non
     s = dict(clock.seconds)
     phases = {name: s.get(name, 0.0) for name in PHASES}
     phases["dispatch"] = phases["queue"] - phases["wait"] - phases["get"] - phases["on_done"]
-    phases["ingest"] = phases["on_done"] - phases["cell_frame"] - phases["write_cell"] - phases["summarize_cells"]
+    phases["ingest"] = phases["on_done"] - phases["cell_frame"] - phases["commit"]
     # resume checks, chunking, ray.put of the cells, MLflow's parent run
     phases["before_queue"] = wall - phases["queue"] - phases["write_sweep"] - phases["mlflow_finish"]
     return {"wall": wall, "driver_cpu": cpu, "chunks": clock.calls.get("on_done", 0), "phases": phases}
@@ -329,12 +327,12 @@ def print_table(report: dict) -> None:
         "get",
         "ingest",
         "cell_frame",
-        "write_cell",
+        "commit",
         "write_sweep",
         "summarize",
         "before_queue",
-    ] + (["summarize_cells", "mlflow_cells", "mlflow_finish"] if mlflow else [])
-    print("\nphases, seconds (median; write_sweep includes summarize):\n")
+    ] + (["mlflow_cells", "mlflow_finish"] if mlflow else [])
+    print("\nphases, seconds (median; commit includes the batches' summarize):\n")
     print(
         markdown(
             ["workers", "chunk_size", "cells", *names],

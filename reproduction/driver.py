@@ -51,7 +51,7 @@ def run_sweep(experiment: str, run_dir: Path, extra: list[str], multirun: bool =
     if code != 0:  # the sweep said why (a refused dir, a signal, a bad override): no traceback here
         sys.stderr.write(
             f"Error: the sweep of experiment {experiment} into {run_dir} ended with status {code}; "
-            f"the reports were not rebuilt\n"
+            f"the reports were not rebuilt (a dir the sweep refuses: choose other ones with --runs DIR)\n"
         )
         raise SystemExit(code)
 

@@ -3,28 +3,29 @@
 
 A family may define ``cell_outputs(config, frame) -> dict`` with any of:
 
-- ``tables``: name -> DataFrame, written as ``<name>.parquet`` in the cell dir;
-- ``series``: name -> 1-D array over steps (e.g. cumulative regret per job), written to
+- ``tables``: name -> DataFrame, kept as the file ``<name>.parquet`` of the cell;
+- ``series``: name -> 1-D array over steps (e.g. cumulative regret per job), kept as
   ``series.parquet`` and logged to MLflow as step metrics;
-- ``metrics``: name -> float, stored in ``cell.json`` and logged with the cell's aggregates;
+- ``metrics``: name -> float, kept with the cell and logged with the cell's aggregates;
 - ``figures``: file name -> (kind, table name), rendered here: ``heatmap`` draws a table
   (rows = steps, columns = series) as an image, ``lines`` draws its columns over the rows.
 
-It runs in the driver once per cell, before the cell is marked complete, so that a
-resumed sweep finds the files of every complete cell.
+It runs in the driver once per cell, before the cell is committed to the store with these
+files (``sweep/cell_store.py``), so that a resumed sweep finds the files of every complete
+cell; ``python -m sweep.cell_files`` writes them out.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import io
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .cell_store import parquet_bytes
 from .cells import Cell
 from .plots import pyplot, save
-from .results import atomic_write
 
 SERIES_FILE = "series.parquet"
 
@@ -34,11 +35,12 @@ def compute(cell: Cell, frame: pd.DataFrame) -> dict[str, Any]:
     return hook(cell.world, frame) if hook else {}
 
 
-def write(cell_dir: Path, outputs: dict[str, Any]) -> dict[str, float]:
-    """Write tables, series and figures into ``cell_dir``; return the scalar metrics."""
+def render(outputs: dict[str, Any]) -> tuple[dict[str, bytes], dict[str, float]]:
+    """The files of the outputs (tables, series and figures, by file name) and the scalar metrics."""
+    files: dict[str, bytes] = {}
     tables: dict[str, pd.DataFrame] = outputs.get("tables", {})
     for name, table in tables.items():
-        atomic_write(cell_dir / f"{name}.parquet", lambda tmp, t=table: t.to_parquet(tmp))
+        files[f"{name}.parquet"] = parquet_bytes(table)
     series = outputs.get("series", {})
     if series:
         length = max(len(values) for values in series.values())
@@ -46,15 +48,17 @@ def write(cell_dir: Path, outputs: dict[str, Any]) -> dict[str, float]:
             {name: pd.Series(np.asarray(values, dtype=float)) for name, values in series.items()},
             index=pd.RangeIndex(length, name="step"),
         )
-        atomic_write(cell_dir / SERIES_FILE, lambda tmp: frame.to_parquet(tmp))
+        files[SERIES_FILE] = parquet_bytes(frame)
     for file_name, (kind, table_name) in outputs.get("figures", {}).items():
-        atomic_write(cell_dir / file_name, lambda tmp, k=kind, t=tables[table_name], n=table_name: _draw(k, t, n, tmp))
-    return {name: float(value) for name, value in outputs.get("metrics", {}).items()}
+        image = io.BytesIO()
+        _draw(kind, tables[table_name], table_name, image)
+        files[file_name] = image.getvalue()
+    return files, {name: float(value) for name, value in outputs.get("metrics", {}).items()}
 
 
-def read_series(cell_dir: Path) -> pd.DataFrame | None:
-    path = Path(cell_dir) / SERIES_FILE
-    return pd.read_parquet(path) if path.exists() else None
+def read_series(files: dict[str, bytes]) -> pd.DataFrame | None:
+    data = files.get(SERIES_FILE)
+    return pd.read_parquet(io.BytesIO(data)) if data is not None else None
 
 
 def heatmap_rows(table: pd.DataFrame, named: int = 12, fit: int = 40) -> tuple[list[int], list[str]]:
@@ -77,7 +81,7 @@ def heatmap_rows(table: pd.DataFrame, named: int = 12, fit: int = 40) -> tuple[l
     return top, [columns[i] for i in top]
 
 
-def _draw(kind: str, table: pd.DataFrame, title: str, path: Path) -> None:
+def _draw(kind: str, table: pd.DataFrame, title: str, path) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(10, 5))
     if kind == "heatmap":

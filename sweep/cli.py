@@ -67,7 +67,7 @@ def run_cells_or_exit(cells, out_dir: Path, runner, tracking, **kwargs) -> None:
     from .sweep_dir import completion
 
     try:
-        run_cells(cells, out_dir, runner, tracking, extend=_EXTEND, **kwargs)
+        run_cells(cells, out_dir, runner, tracking, extend=_EXTEND, return_results=False, **kwargs)
     except ConfigError as err:
         remove_if_no_results(out_dir)
         exit_with_error(str(err))

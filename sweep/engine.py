@@ -7,29 +7,31 @@ Python API: resume, chunking, progress, writing and tracking all happen here.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 from tqdm import tqdm
 
 from . import cell_outputs, stop_signals
+from .cell_store import CellStore, CompleteCell, arrow_rows
 from .cells import Cell
 from .cli import counted
 from .results import (
+    RESULTS,
     Reused,
+    Totals,
+    cell_files,
     cell_frame,
     cell_tables,
-    load_complete_cell,
     load_reusable_replicates,
-    side_table_names,
-    summarize,
-    write_cell,
+    stored_cell_files,
     write_sweep,
 )
 from .schema import RunnerConfig, TrackingConfig
+from .summary import summarize
 from .sweep_dir import reconcile, write_record
 from .timeline import Timeline
 from .tracking import make_tracker, metric_key
@@ -61,11 +63,11 @@ def make_chunks(cells: Sequence[Cell], chunk_size: int, first: dict[int, int] | 
 
 
 def _check_unique(cells: Sequence[Cell]) -> None:
-    seen: dict[str, int] = {}
+    seen: dict[int, str] = {}
     for cell in cells:
-        if cell.subdir in seen:
-            raise ValueError(f"cells {seen[cell.subdir]} and {cell.index} share the output folder '{cell.subdir}'")
-        seen[cell.subdir] = cell.index
+        if cell.index in seen:
+            raise ValueError(f"cells {seen[cell.index]} and {cell.name} share the index {cell.index}")
+        seen[cell.index] = cell.name
 
 
 def run_cells(
@@ -79,8 +81,10 @@ def run_cells(
     announce: bool = True,
     timeline: Timeline | None = None,
     extend: bool = False,
-) -> pd.DataFrame:
-    """Simulate every cell not already complete in ``out_dir``; return all rows (results.parquet).
+    return_results: bool = True,
+) -> pd.DataFrame | None:
+    """Simulate every cell not already complete in ``out_dir``; return all rows (results.parquet,
+    read back unless ``return_results`` is false: a grid of 100,000 cells need not hold them).
 
     ``timeline`` carries the moments before this call (the command's start, the cells composed);
     without one the clock starts here. A dir that holds another sweep is refused (ConfigError)
@@ -88,7 +92,7 @@ def run_cells(
     stop the run at its next safe point with :class:`stop_signals.Interrupted`.
     """
     with stop_signals.handling():
-        return _run_cells(
+        _run_cells(
             cells,
             out_dir,
             runner,
@@ -99,9 +103,10 @@ def run_cells(
             timeline=timeline,
             extend=extend,
         )
+    return pd.read_parquet(Path(out_dir) / RESULTS) if return_results else None
 
 
-def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announce, timeline, extend) -> pd.DataFrame:
+def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announce, timeline, extend) -> None:
     stop_signals.check()
     timeline = timeline or Timeline(started=time.time())
     out_dir = Path(out_dir)
@@ -109,21 +114,16 @@ def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announ
     _check_unique(cells)
     cells = reconcile(out_dir, cells, extend)
     _check_unique(cells)
-    cell_dirs = {cell.index: out_dir / cell.subdir for cell in cells}
-    frames: dict[int, pd.DataFrame] = {}
+    store = CellStore(out_dir)
     todo: list[Cell] = []
     reused: dict[int, Reused] = {}
-    present = set(os.listdir(out_dir)) if out_dir.is_dir() else None  # one listing, not a look per cell
+    complete = 0
     for cell in cells:
-        folder = cell_dirs[cell.index]
-        top = Path(cell.subdir).parts[:1]
-        found = present is not None and (not top or top[0] in present)
-        frame = load_complete_cell(folder, cell) if found else None
-        if frame is not None:
-            frames[cell.index] = frame
+        if store.complete(cell.config_hash, cell.index):
+            complete += 1
             continue
         todo.append(cell)
-        earlier = load_reusable_replicates(folder, cell) if found else None
+        earlier = load_reusable_replicates(store, cell)
         if earlier is not None and earlier.replicates > 0:
             reused[cell.index] = earlier
             log.info(
@@ -131,8 +131,8 @@ def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announ
                 cell.name,
                 earlier.replicates - 1,
             )
-    if frames:
-        log.info("resuming: %d of %d cells already complete in %s", len(frames), len(cells), out_dir)
+    if complete:
+        log.info("resuming: %d of %d cells already complete in %s", complete, len(cells), out_dir)
 
     first = {index: earlier.replicates for index, earlier in reused.items()}
     chunks = make_chunks(todo, runner.chunk_size, first)
@@ -143,27 +143,37 @@ def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announ
     timeline.mark("ray_ready", once=True)  # the launcher may have started Ray already
     out_dir.mkdir(parents=True, exist_ok=True)
     write_record(out_dir, cells)
+    store.open_for_writing()
     tracker = make_tracker(tracking)
     tracker.set_cells(cells)
     families = list(dict.fromkeys(cell.family for cell in cells))
     tracker.start(out_dir, families, run_name or out_dir.name, run_params or {})
     for cell in cells:
-        if tracker.wants_cell() and cell.index in frames:
-            tracker.log_cell(cell, cell_dirs[cell.index], summarize(frames[cell.index], [cell]), unless_logged=True)
+        if not tracker.wants_cell():
+            break
+        entry = store.entries.get(cell.index)
+        if entry is not None and entry.config_hash == cell.config_hash:
+            tracker.log_cell(
+                cell, stored_cell_files(store, entry), store.summary_of(entry), entry.metrics, unless_logged=True
+            )
 
     total_sims = sum((cell.replicates - first.get(cell.index, 0)) * len(cell.mechanisms) for cell in todo)
     workers, sim_seconds = 0, 0.0
     status = "FAILED"
+    totals, tables = Totals({}), []
     try:
         if todo:
-            workers, sim_seconds = _simulate(
-                todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused, timeline
-            )
+            batches = Batches(store, cells, timeline)
+            try:
+                workers, sim_seconds = _simulate(
+                    todo, chunks, cpus, batches, runner, tracker, total_sims, reused, timeline
+                )
+            finally:
+                batches.commit()  # the complete cells, also when stopped or failed
         timeline.mark("simulations_done")
         stop_signals.check()
-        results = write_sweep(out_dir, cells, frames, cell_dirs)
+        totals, tables = write_sweep(out_dir, cells, store)
         timeline.mark("files_written")
-        tables = side_table_names(cell_dirs[cell.index] for cell in cells if cell.index in frames)
         status = "FINISHED"
     except KeyboardInterrupt:
         status = "KILLED"
@@ -184,27 +194,58 @@ def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announ
             out_dir,
             status,
             {
-                family: {**metrics, **(utility_means(results, cells, family) if status == "FINISHED" else {})}
+                family: {**metrics, **(utility_means(totals, family) if status == "FINISHED" else {})}
                 for family in families
             },
         )
         timeline.mark("tracking_done")
         timeline.write(out_dir)
     if announce:
-        _announce(out_dir, cells, len(todo), results, total_sims, timeline, sim_seconds, workers, tracker, tables)
-    return results
+        _announce(out_dir, cells, len(todo), totals, total_sims, timeline, sim_seconds, workers, tracker, tables)
 
 
-def utility_means(results: pd.DataFrame, cells: Sequence[Cell], family: str) -> dict[str, float]:
+class Batches:
+    """Complete cells wait here for their batch of the store (sweep/cell_store.py), committed
+    when they hold ``MAX_ROWS`` rows or the oldest has waited ``max(MIN_SECONDS, FRACTION x
+    the sweep's time so far)``: a long sweep writes a few hundred batches at most, and a driver
+    killed outright (SIGKILL) loses at most that share of its work. A stop signal or a failure
+    commits the waiting cells first."""
+
+    MAX_ROWS = 200_000
+    MIN_SECONDS = 0.5
+    FRACTION = 0.05
+
+    def __init__(self, store: CellStore, cells: Sequence[Cell], timeline: Timeline):
+        self.store = store
+        self.cells = {cell.index: cell for cell in cells}
+        self.timeline = timeline
+        self.waiting: list[CompleteCell] = []
+        self.rows = 0
+        self.since = time.monotonic()
+
+    def add(self, complete: CompleteCell) -> None:
+        if not self.waiting:
+            self.since = time.monotonic()
+        self.waiting.append(complete)
+        self.rows += complete.rows.num_rows
+        waited = time.monotonic() - self.since
+        if self.rows >= self.MAX_ROWS or waited >= max(self.MIN_SECONDS, self.FRACTION * self.timeline.elapsed()):
+            self.commit()
+
+    def commit(self) -> None:
+        if not self.waiting:
+            return
+        self.waiting.sort(key=lambda cell: cell.index)
+        rows = pa.concat_tables([cell.rows for cell in self.waiting], promote_options="permissive")
+        summary = summarize(rows.to_pandas(), [self.cells[cell.index] for cell in self.waiting])
+        keys = {key for cell in self.waiting for key in cell.params}  # typed once for the sweep, as written
+        self.store.commit(self.waiting, summary.drop(columns=[c for c in summary.columns if c in keys]))
+        self.waiting, self.rows = [], 0
+
+
+def utility_means(totals: Totals, family: str) -> dict[str, float]:
     """Mean utility per mechanism over the sweep's cells of one family (the parent run's metrics)."""
-    indices = [cell.index for cell in cells if cell.family == family]
-    rows = results[results["cell_index"].isin(indices)] if len(results) else results
-    if not len(rows):
-        return {}
-    return {
-        metric_key("utility_mean", str(mechanism)): float(value)
-        for mechanism, value in rows.groupby("mechanism", sort=False)["utility"].mean().items()
-    }
+    return {metric_key("utility_mean", str(mechanism)): value for mechanism, value in totals.means(family).items()}
 
 
 def _connect(runner: RunnerConfig, family_modules: list[str]) -> int:
@@ -214,9 +255,7 @@ def _connect(runner: RunnerConfig, family_modules: list[str]) -> int:
         return connect(runner, family_modules)
 
 
-def _simulate(
-    todo, chunks, cpus, cell_dirs, frames, runner, tracker, total_sims, reused, timeline
-) -> tuple[int, float]:
+def _simulate(todo, chunks, cpus, batches, runner, tracker, total_sims, reused, timeline) -> tuple[int, float]:
     from .task_queue import pool_size, run_chunks
 
     by_index = {cell.index: cell for cell in todo}
@@ -231,35 +270,48 @@ def _simulate(
     bar = tqdm(total=total_sims, unit="sim", desc=f"cells 0/{len(todo)}", disable=not runner.progress, smoothing=0.1)
     done_cells = 0
 
-    def finish(index: int, whole: dict | None = None) -> None:
+    def finish(index: int, rows: pa.Table | None = None) -> None:
         nonlocal done_cells
         cell = by_index[index]
-        frame = whole["frame"] if whole else cell_frame(cell, parts.pop(index))
+        frame = None
+        if rows is None:
+            frame = cell_frame(cell, parts.pop(index))
+            rows = arrow_rows(frame)
         tables = cell_tables(cell, table_parts.pop(index))
-        outputs = cell_outputs.compute(cell, frame)
-        clash = sorted(set(tables) & set(outputs.get("tables", {})))
-        if clash:
-            raise ValueError(
-                f"cell {cell.name}: side table(s) {', '.join(clash)} have the name of a table of the "
-                f"family's cell_outputs (both would be <name>.parquet in {cell_dirs[cell.index]})"
+        files, metrics = {}, {}
+        if cell.spec.cell_outputs is not None:
+            frame = rows.to_pandas() if frame is None else frame
+            outputs = cell_outputs.compute(cell, frame)
+            clash = sorted(set(tables) & set(outputs.get("tables", {})))
+            if clash:
+                raise ValueError(
+                    f"cell {cell.name}: side table(s) {', '.join(clash)} have the name of a table of the "
+                    f"family's cell_outputs (both would be the cell's <name>.parquet)"
+                )
+            files, metrics = cell_outputs.render(outputs)
+        if tracker.wants_cell():  # the summary and files only for a cell that gets a child run
+            frame = rows.to_pandas() if frame is None else frame
+            tracker.log_cell(cell, cell_files(rows, cell.world, tables, files), summarize(frame, [cell]), metrics)
+        batches.add(
+            CompleteCell(
+                index=cell.index,
+                name=cell.name,
+                params=cell.params,
+                config_hash=cell.config_hash,
+                world_hash=cell.world_hash,
+                replicates=cell.replicates,
+                world=cell.world,
+                rows=rows,
+                tables=tables,
+                files=files,
+                metrics=metrics,
             )
-        extra = cell_outputs.write(cell_dirs[cell.index], outputs)
-        write_cell(
-            cell_dirs[cell.index],
-            cell,
-            frame,
-            {"metrics": extra} if extra else None,
-            tables,
-            files=whole["files"] if whole else None,
         )
-        frames[cell.index] = frame
-        if tracker.wants_cell():  # the summary only for a cell that gets a child run
-            tracker.log_cell(cell, cell_dirs[cell.index], summarize(frame, [cell]))
         done_cells += 1
         bar.set_description(f"cells {done_cells}/{len(todo)}")
 
     def on_done(chunk, columns) -> None:
-        if CELL_KEY in columns:  # the worker built the whole cell's frame and files
+        if CELL_KEY in columns:  # the worker built the whole cell's rows
             parts.pop(chunk.cell)
             bar.update(chunk.simulations)
             finish(chunk.cell, columns[CELL_KEY])
@@ -314,7 +366,7 @@ def _rate(per_second: float) -> str:
 
 
 def _announce(
-    out_dir, cells, simulated_cells, results, total_sims, timeline, sim_seconds, workers, tracker, tables=()
+    out_dir, cells, simulated_cells, totals, total_sims, timeline, sim_seconds, workers, tracker, tables=()
 ) -> None:
     skipped = len(cells) - simulated_cells
     rate = (
@@ -334,7 +386,7 @@ def _announce(
     shown_phases = "".join(
         f"; {label} {seconds:.1f} s" for label, seconds in phases if seconds is not None and seconds >= 0.05
     )
-    means = results.groupby("mechanism", sort=False)["utility"].mean() if len(results) else pd.Series(dtype=float)
+    means = pd.Series(totals.means(), dtype=float)
     shown = means if len(means) <= 8 else means.sort_values(ascending=False).head(5)
     more = f" (the best 5 of {len(means)} mechanisms)" if len(means) > 8 else ""
     lines = [

@@ -1,41 +1,38 @@
-"""Results on disk, the source of truth (docs/architecture.md, "Results").
+"""Results on disk, the source of truth (docs/architecture.md, "Results and resume").
 
-Per cell: ``cell.parquet`` (one row per simulation), the family's side tables
-(``<name>.parquet``, e.g. one row per task), ``config.yaml`` and, written last,
-``cell.json`` with the config hash, which marks the cell complete for resume. Per
-sweep: ``results.parquet`` (all cells), ``summary.csv`` (one row per cell and
-mechanism: mean, std and 95% CI of utility and the family's summary columns, its rates, and
-the cell's overrides) and
-one ``<name>.parquet`` per side table (all cells).
-Every file is written to a temporary name and renamed, so a reader never sees half a file.
+Complete cells are committed in batches to the sweep dir's store (``sweep/cell_store.py``).
+Per sweep, written from the store a window of rows at a time: ``results.parquet`` (all
+cells), ``summary.csv`` (one row per cell and mechanism: mean, std and 95% CI of utility
+and the family's summary columns, its rates, and the cell's overrides) and one
+``<name>.parquet`` per side table (all cells). Every file is written to a temporary name
+and renamed, so a reader never sees half a file.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from .cell_store import CellStore, Entry, arrow_rows, parquet_bytes
 from .cells import Cell
-from .statistics import student_t_interval
 
 CELL_TABLE = "cell.parquet"
-CELL_META = "cell.json"
 CELL_CONFIG = "config.yaml"
 RESULTS = "results.parquet"
 SUMMARY = "summary.csv"
 ID_COLUMNS = ("cell", "cell_index", "replicate", "mechanism")
-# Side tables (docs/architecture.md, "Family interface"): ``<name>.parquet`` per cell and per
-# sweep. The names of the engine's own files (``series`` is cell_outputs.SERIES_FILE) are taken.
+# Side tables (docs/architecture.md, "Family interface"): ``<name>.parquet`` per sweep (and among
+# a cell's files in MLflow). The names of the engine's own files (``series`` is cell_outputs.SERIES_FILE) are taken.
 RESERVED_TABLE_NAMES = ("cell", "results", "summary", "series")
 _YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: 10x faster for thousands of cells
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -159,91 +156,27 @@ def table_path(directory: Path, name: str) -> Path:
     return Path(directory) / f"{name}.parquet"
 
 
-def write_cell(
-    cell_dir: Path,
-    cell: Cell,
-    frame: pd.DataFrame,
-    extra_meta: dict | None = None,
-    tables: dict[str, pd.DataFrame] | None = None,
-    files: dict[str, bytes] | None = None,
-) -> None:
-    """Write the cell's files; ``cell.json``, which marks the cell complete, last. ``files``
-    may hold ``cell.parquet`` and ``config.yaml`` already serialised (``serialise_cell``, by the
-    worker that simulated the whole cell)."""
-    tables = tables or {}
-    files = files or {}
-    Path(cell_dir).mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        atomic_write(table_path(cell_dir, name), lambda tmp, t=table: t.to_parquet(tmp, index=False))
-    written = files or serialise_cell(frame, cell.world)
-    for name in (CELL_TABLE, CELL_CONFIG):
-        atomic_write(cell_dir / name, lambda tmp, data=written[name]: Path(tmp).write_bytes(data))
-    meta = {
-        "name": cell.name,
-        "index": cell.index,
-        "params": cell.params,
-        "config_hash": cell.config_hash,
-        "world_hash": cell.world_hash,
-        "replicates": cell.replicates,
-        "rows": len(frame),
-        **({"tables": {name: len(table) for name, table in tables.items()}} if tables else {}),
-        **(extra_meta or {}),
-    }
-    atomic_write_text(cell_dir / CELL_META, json.dumps(meta, indent=2, default=str))
-
-
-def serialise_cell(frame: pd.DataFrame, world: dict) -> dict[str, bytes]:
-    """The bytes of ``cell.parquet`` and ``config.yaml``."""
+def cell_files(
+    rows: pa.Table, world: dict, tables: dict[str, pd.DataFrame], outputs: dict[str, bytes]
+) -> dict[str, bytes]:
+    """A cell's files as one folder would hold them (``cell.parquet``, ``config.yaml``, its side
+    tables and the files of its cell outputs): a child run's artifacts in MLflow."""
     buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=False)
-    return {CELL_TABLE: buffer.getvalue(), CELL_CONFIG: yaml.dump(world, Dumper=_YAML_DUMPER, sort_keys=False).encode()}
+    pq.write_table(rows, buffer)
+    files = {
+        CELL_TABLE: buffer.getvalue(),
+        CELL_CONFIG: yaml.dump(world, Dumper=_YAML_DUMPER, sort_keys=False).encode(),
+    }
+    for name, table in tables.items():
+        files[table_path(Path(), name).name] = parquet_bytes(table, index=False)
+    files.update(outputs)
+    return files
 
 
-def read_meta(cell_dir: Path) -> dict | None:
-    try:
-        return json.loads((Path(cell_dir) / CELL_META).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def update_meta(cell_dir: Path, **values: Any) -> None:
-    meta = read_meta(cell_dir) or {}
-    meta.update(values)
-    atomic_write_text(Path(cell_dir) / CELL_META, json.dumps(meta, indent=2, default=str))
-
-
-def _read_intact(cell_dir: Path, meta: dict, read_tables: bool) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]] | None:
-    """The cell's rows (and, if asked, its side tables) when every file ``cell.json`` lists is
-    there with its row count, else None."""
-    try:
-        frame = pd.read_parquet(Path(cell_dir) / CELL_TABLE)
-        if len(frame) != meta.get("rows"):
-            return None
-        tables = {}
-        for name, rows in (meta.get("tables") or {}).items():
-            if read_tables:
-                tables[name] = pd.read_parquet(table_path(cell_dir, name))
-                found = len(tables[name])
-            else:
-                found = pq.ParquetFile(table_path(cell_dir, name)).metadata.num_rows
-            if found != rows:
-                return None
-    except (OSError, ValueError):
-        return None
-    return frame, tables
-
-
-def load_complete_cell(cell_dir: Path, cell: Cell) -> pd.DataFrame | None:
-    """The cell's rows if a previous run completed it with the same config, else None."""
-    meta = read_meta(cell_dir)
-    if not meta or meta.get("config_hash") != cell.config_hash:
-        return None
-    intact = _read_intact(cell_dir, meta, read_tables=False)
-    if intact is None:
-        return None
-    frame = intact[0]
-    frame["cell_index"] = cell.index
-    return frame
+def stored_cell_files(store: CellStore, entry: Entry) -> dict[str, bytes]:
+    return cell_files(
+        arrow_rows(store.rows_of(entry)), store.config_of(entry), store.tables_of(entry), store.files_of(entry)
+    )
 
 
 class Reused(NamedTuple):
@@ -255,18 +188,15 @@ class Reused(NamedTuple):
     replicates: int
 
 
-def load_reusable_replicates(cell_dir: Path, cell: Cell) -> Reused | None:
+def load_reusable_replicates(store: CellStore, cell: Cell) -> Reused | None:
     """The replicates a complete earlier run of the same world (same ``world_hash``, any
     ``replicates``) already simulated, as far as this cell asks for them; None if there is no
     such run. Replicate ``r`` draws from the world hash and ``r`` only, so these rows are the
     ones a new run would compute."""
-    meta = read_meta(cell_dir)
-    if not meta or meta.get("world_hash") != cell.world_hash or meta.get("config_hash") == cell.config_hash:
+    entry = store.entries.get(cell.index)
+    if entry is None or entry.world_hash != cell.world_hash or entry.config_hash == cell.config_hash:
         return None
-    intact = _read_intact(cell_dir, meta, read_tables=True)
-    if intact is None:
-        return None
-    frame, tables = intact
+    frame, tables = store.rows_of(entry), store.tables_of(entry)
     stored = int(frame["replicate"].max()) + 1 if len(frame) else 0
     if sorted(set(frame["replicate"])) != list(range(stored)) or len(frame) != stored * len(cell.mechanisms):
         return None
@@ -278,136 +208,120 @@ def _first_replicates(table: pd.DataFrame, n: int) -> pd.DataFrame:
     return table[table["replicate"] < n].drop(columns=["cell", "cell_index"]).reset_index(drop=True)
 
 
-def side_table_names(cell_dirs: Iterable[Path]) -> list[str]:
-    """The side tables of the complete cells in ``cell_dirs``, as their ``cell.json`` lists them."""
-    names: dict[str, None] = {}
-    for cell_dir in cell_dirs:
-        names.update(dict.fromkeys((read_meta(cell_dir) or {}).get("tables") or {}))
-    return sorted(names)
+class Totals:
+    """Sum and count of ``utility`` per family and mechanism over the rows written (the closing
+    line's and the parent runs' means), in the order the mechanisms first appear."""
+
+    def __init__(self, families: dict[int, str]):
+        self._family_of = families
+        self.sums: dict[tuple[str, str], list[float]] = {}
+        self.rows = 0
+
+    def add(self, window: pa.Table) -> None:
+        self.rows += window.num_rows
+        frame = window.select(["cell_index", "mechanism", "utility"]).to_pandas()
+        frame["family"] = frame["cell_index"].map(self._family_of)
+        grouped = frame.groupby(["family", "mechanism"], sort=False)["utility"].agg(["sum", "count"])
+        for (family, mechanism), (total, count) in grouped.iterrows():
+            into = self.sums.setdefault((family, mechanism), [0.0, 0])
+            into[0] += float(total)
+            into[1] += int(count)
+
+    def means(self, family: str | None = None) -> dict[str, float]:
+        merged: dict[str, list[float]] = {}
+        for (fam, mechanism), (total, count) in self.sums.items():
+            if family is None or fam == family:
+                into = merged.setdefault(mechanism, [0.0, 0])
+                into[0] += total
+                into[1] += count
+        return {mechanism: total / count for mechanism, (total, count) in merged.items() if count}
 
 
-def read_cell_table(cell_dir: Path, cell: Cell, name: str) -> pd.DataFrame:
-    table = pd.read_parquet(table_path(cell_dir, name))
-    table["cell_index"] = cell.index
-    return table
+def write_sweep(out_dir: Path, cells: Sequence[Cell], store: CellStore) -> tuple[Totals, list[str]]:
+    """Write results.parquet, summary.csv and the side tables from the store's complete cells
+    among ``cells``, a window of rows at a time, in cell order; return the utility totals and
+    the side tables written."""
+    done = [
+        store.entries[c.index] for c in sorted(cells, key=lambda c: c.index) if store.complete(c.config_hash, c.index)
+    ]
+    totals = Totals({cell.index: cell.family for cell in cells})
+    params = _param_columns(done)
+    _write_parts(Path(out_dir) / RESULTS, store, "rows", done, params, totals.add)
+    _write_summary(Path(out_dir) / SUMMARY, store, done, params)
+    names = sorted({name for entry in done for name in entry.tables})
+    for name in names:
+        _write_parts(table_path(out_dir, name), store, f"table-{name}", done, params)
+    return totals, names
 
 
-def with_params(frame: pd.DataFrame, cell: Cell) -> pd.DataFrame:
-    frame = frame.copy()
-    for position, (key, value) in enumerate(cell.params.items(), start=2):
-        frame.insert(position, key, value)
-    return frame
+def _param_columns(entries: Sequence[Entry]) -> tuple[list[int], dict[str, pa.Array]]:
+    """The cells' indices in order and, per override key, its value for each cell (null where a
+    cell lacks the key), typed as pandas would type the column: bool, int64, float64 or string."""
+    indices = [entry.index for entry in entries]
+    keys = list(dict.fromkeys(key for entry in entries for key in entry.params))
+    columns: dict[str, pa.Array] = {}
+    for key in keys:
+        values = [entry.params.get(key) for entry in entries]
+        kinds = {type(value) for value in values if value is not None}
+        if kinds == {bool}:
+            columns[key] = pa.array(values, type=pa.bool_())
+        elif kinds == {int} and None not in values:
+            columns[key] = pa.array(values, type=pa.int64())
+        elif kinds and kinds <= {int, float}:
+            columns[key] = pa.array([None if v is None else float(v) for v in values], type=pa.float64())
+        else:
+            columns[key] = pa.array([None if v is None else str(v) for v in values], type=pa.string())
+    return indices, columns
 
 
-def concat_with_params(frames: list[pd.DataFrame], cells: list[Cell]) -> pd.DataFrame:
-    """``pd.concat([with_params(frame, cell), ...])``, with the param columns built once for all
-    cells when every cell has the same keys (the same frame; 10,000 cells in seconds, not
-    minutes): each column is the concatenation of the cells' constant columns, so pandas picks
-    the same dtype as when it concatenates the frames."""
-    if not frames:
-        return pd.DataFrame(columns=list(ID_COLUMNS))
-    keys = list(cells[0].params)
-    if any(list(cell.params) != keys or None in cell.params.values() for cell in cells) or any(
-        list(frame.columns[:2]) != ["cell", "cell_index"] or set(keys) & set(frame.columns) for frame in frames
-    ):
-        return pd.concat([with_params(frame, cell) for frame, cell in zip(frames, cells)], ignore_index=True)
-    results = pd.concat(frames, ignore_index=True)
-    lengths = [len(frame) for frame in frames]
-    for position, key in enumerate(keys, start=2):
-        values = [cell.params[key] for cell in cells]
-        kinds = {type(value) for value in values}
-        if kinds in ({int}, {float}, {bool}):  # numbers: the dtype pandas gives them, without a Series each
-            dtype = {int: np.int64, float: np.float64, bool: np.bool_}[kinds.pop()]
-            results.insert(position, key, np.repeat(np.array(values, dtype=dtype), lengths))
-            continue
-        column = pd.concat(
-            [
-                pd.Series(cell.params[key], index=range(len(frame)))
-                if len(frame)
-                else pd.Series([], dtype=pd.Series([cell.params[key]]).dtype)
-                for frame, cell in zip(frames, cells)
-            ],
-            ignore_index=True,
-        )
-        results.insert(position, key, column)
-    return results
+def _with_params(window: pa.Table, params: tuple[list[int], dict[str, pa.Array]]) -> pa.Table:
+    indices, columns = params
+    if not columns:
+        return window
+    positions = pa.array(np.searchsorted(np.asarray(indices), window["cell_index"].to_numpy()))
+    for offset, (key, values) in enumerate(columns.items()):
+        if key not in window.column_names:
+            window = window.add_column(2 + offset, key, values.take(positions))
+    return window
 
 
-def summarize(frame: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
-    """One row per cell and mechanism: n, then mean, std and 95% CI (Student t) of `utility`
-    and of the family's ``SUMMARY_COLUMNS`` where a mechanism has them, then `<column>_rate`
-    for its ``RATE_COLUMNS`` (sweep/family.py). Groups come in the order of their first row."""
-    by_index = {cell.index: cell for cell in cells}
-    if not len(frame):
-        return pd.DataFrame()
-    codes, keys = pd.factorize(pd.MultiIndex.from_arrays([frame["cell_index"], frame["mechanism"]]), sort=False)
-    positions = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[positions], np.arange(len(keys) + 1))
-    arrays: dict[str, np.ndarray] = {}
-
-    def column(name: str) -> np.ndarray:
-        if name not in arrays:
-            arrays[name] = frame[name].to_numpy()
-        return arrays[name]
-
-    rows = []
-    for group, (cell_index, mechanism) in enumerate(keys):
-        take = positions[bounds[group] : bounds[group + 1]]
-        cell = by_index[cell_index]
-        row: dict[str, Any] = {
-            "cell": cell.name,
-            "cell_index": cell_index,
-            **cell.params,
-            "mechanism": mechanism,
-            "n": len(take),
-        }
-        spec = cell.spec
-        for metric in ("utility", *spec.summary_columns):
-            if metric != "utility" and metric not in frame:
-                continue
-            values = column(metric)[take]
-            if metric != "utility" and pd.isna(values).all():
-                continue
-            interval = student_t_interval(values.astype(float))
-            row.update(
-                {
-                    f"{metric}_mean": interval.mean,
-                    f"{metric}_std": interval.std,
-                    f"{metric}_ci95_low": interval.low,
-                    f"{metric}_ci95_high": interval.high,
-                }
-            )
-        for name in spec.rate_columns:
-            if name in frame:
-                values = column(name)[take]
-                if values.dtype == np.bool_:  # pandas' mean of booleans, without a Series per group
-                    row[f"{name}_rate"] = float(np.count_nonzero(values)) / len(values)
-                elif not pd.isna(values).all():
-                    row[f"{name}_rate"] = float(pd.Series(values).mean())
-        rows.append(row)
-    return pd.DataFrame(rows)
+def _target(window: pa.Table, schema: pa.Schema) -> pa.Table:
+    for name in schema.names:
+        if name not in window.column_names:
+            window = window.append_column(name, pa.nulls(window.num_rows, type=schema.field(name).type))
+    return window.select(schema.names).cast(schema)
 
 
-def write_sweep(
-    out_dir: Path, cells: list[Cell], frames: dict[int, pd.DataFrame], cell_dirs: dict[int, Path] | None = None
-) -> pd.DataFrame:
-    """Write results.parquet, summary.csv and the side tables for the cells in ``frames``; return all rows.
+def _write_parts(path: Path, store: CellStore, kind: str, entries, params, each=None) -> None:
+    part_schema = store.schema(kind)
+    if part_schema is None or not entries:
+        atomic_write(path, lambda tmp: pd.DataFrame(columns=list(ID_COLUMNS)).to_parquet(tmp, index=False))
+        return
+    schema = _with_params(part_schema.empty_table(), params).schema
 
-    Side tables are read back from the cell dirs (``out_dir / cell.subdir`` unless ``cell_dirs``
-    says otherwise), so cells loaded on resume contribute theirs too.
-    """
-    done = [cell for cell in sorted(cells, key=lambda c: c.index) if cell.index in frames]
-    results = concat_with_params([frames[cell.index] for cell in done], done)
-    atomic_write(Path(out_dir) / RESULTS, lambda tmp: results.to_parquet(tmp, index=False))
-    summary = summarize(results, cells) if len(results) else pd.DataFrame()
-    atomic_write(Path(out_dir) / SUMMARY, lambda tmp: summary.to_csv(tmp, index=False))
-    dirs = {cell.index: Path(cell_dirs[cell.index]) if cell_dirs else Path(out_dir) / cell.subdir for cell in done}
-    for name in side_table_names(dirs.values()):
-        parts = [
-            with_params(read_cell_table(dirs[cell.index], cell, name), cell)
-            for cell in done
-            if name in ((read_meta(dirs[cell.index]) or {}).get("tables") or {})
-        ]
-        table = pd.concat(parts, ignore_index=True)
-        atomic_write(table_path(out_dir, name), lambda tmp, t=table: t.to_parquet(tmp, index=False))
-    return results
+    def write(tmp: Path) -> None:
+        with pq.ParquetWriter(tmp, schema) as writer:
+            for window in store.windows(kind, entries):
+                window = _target(_with_params(window, params), schema)
+                if each is not None:
+                    each(window)
+                writer.write_table(window)
+
+    atomic_write(path, write)
+
+
+def _write_summary(path: Path, store: CellStore, entries, params) -> None:
+    part_schema = store.schema("summary")
+    schema = None if part_schema is None else _with_params(part_schema.empty_table(), params).schema
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", newline="") as out:
+            if schema is None or not entries:
+                out.write("\n")
+                return
+            header = True
+            for window in store.windows("summary", entries):
+                _target(_with_params(window, params), schema).to_pandas().to_csv(out, index=False, header=header)
+                header = False
+
+    atomic_write(path, write)

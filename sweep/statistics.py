@@ -27,6 +27,11 @@ def t_half_width(std, n, confidence: float = 0.95):
     return np.where(n > 1, half, 0.0) if half.ndim else (float(half) if n > 1 else 0.0)
 
 
+def t_quantile(n: int, confidence: float = 0.95) -> float:
+    """The Student-t quantile ``t_half_width`` multiplies by std / sqrt(n) for ``n`` values."""
+    return _t_quantile((1 + confidence) / 2, max(int(n) - 1, 1))
+
+
 @functools.lru_cache(maxsize=4096)
 def _t_quantile(q: float, df: int) -> float:
     return float(_t().ppf(q, df))

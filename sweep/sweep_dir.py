@@ -14,7 +14,9 @@ against it before any work:
   their own, and the sweep's files are rebuilt from every cell.
 
 Fewer replicates than a complete cell holds would overwrite it with fewer rows: refused too.
-A results dir written before ``grid.json`` existed is read from its complete cells' ``cell.json``.
+The complete cells are those of the dir's store (``sweep/cell_store.py``). A dir written by an
+earlier version, with a folder per cell (``<cell>/cell.json``), is refused with a message that
+says so: its files stay as they are.
 """
 
 from __future__ import annotations
@@ -26,18 +28,17 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-import yaml
-
+from .cell_store import STORE_DIR, CellStore
 from .cells import Cell, cell_of_world
 from .cli import counted
 from .errors import ConfigError
 from .family import family_of
-from .results import CELL_CONFIG, CELL_META, atomic_write, atomic_write_text, read_meta
+from .results import atomic_write, atomic_write_text
 
 GRID_FILE = "grid.json"
 EXTEND_FLAG = "--extend"
+OLD_CELL_FILE = "cell.json"  # a complete cell of the layout with a folder per cell
 _SHOWN = 3  # cells named in a refusal; the rest are counted
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class Recorded(NamedTuple):
@@ -48,48 +49,48 @@ class Recorded(NamedTuple):
     config_hash: str
 
 
-def read_record(out_dir: Path) -> tuple[list[Recorded], bool] | None:
-    """The recorded cells and whether they come from ``grid.json`` (True) or, in a dir written
-    before it existed, from the complete cells' ``cell.json`` (False); None for a dir without
-    cells."""
+def read_record(out_dir: Path) -> list[Recorded] | None:
+    """The recorded cells of the sweep in ``out_dir``; None for a dir without a record. A dir of
+    the earlier layout with a folder per cell is refused (ConfigError)."""
     out_dir = Path(out_dir)
     if not out_dir.is_dir():
         return None
+    _refuse_folder_per_cell(out_dir)
     try:
         data = json.loads((out_dir / GRID_FILE).read_text())
         return [
             Recorded(c["subdir"], int(c["index"]), c["name"], c["world_hash"], c["config_hash"]) for c in data["cells"]
-        ], True
+        ]
     except FileNotFoundError:
-        pass
+        return None
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise ConfigError(
             f"{out_dir / GRID_FILE}: not a grid record this version can read ({err}); run into a new dir"
         ) from None
-    found = []
-    for meta_path in sorted(out_dir.glob(f"*/{CELL_META}")) + sorted(out_dir.glob(f"*/*/{CELL_META}")):
-        meta = read_meta(meta_path.parent)
-        if meta and meta.get("world_hash") and meta.get("config_hash"):
-            found.append(
-                Recorded(
-                    str(meta_path.parent.relative_to(out_dir)),
-                    int(meta.get("index", 0)),
-                    str(meta.get("name", "")),
-                    meta["world_hash"],
-                    meta["config_hash"],
-                )
-            )
-    return (found, False) if found else None
+
+
+def _refuse_folder_per_cell(out_dir: Path) -> None:
+    if (out_dir / STORE_DIR).is_dir():
+        return
+    old = next(iter(out_dir.glob(f"*/{OLD_CELL_FILE}")), None) or next(iter(out_dir.glob(f"*/*/{OLD_CELL_FILE}")), None)
+    if old is not None:
+        raise ConfigError(
+            f"{out_dir} holds a sweep written by an earlier version of the engine, with a folder per cell "
+            f"({old.relative_to(out_dir)}); this version keeps a sweep's cells in {STORE_DIR}/ and cannot "
+            f"resume or extend it. Nothing was changed: its results.parquet and summary.csv stay as they are. "
+            f"Run into a new dir"
+        )
 
 
 def completion(out_dir: Path) -> tuple[int, int] | None:
     """(complete cells, recorded cells) of the sweep in ``out_dir``; None without a record."""
     try:
         data = json.loads((Path(out_dir) / GRID_FILE).read_text())
-        subdirs = [cell["subdir"] for cell in data["cells"]]
+        recorded = [(int(cell["index"]), cell["config_hash"]) for cell in data["cells"]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return sum((Path(out_dir) / subdir / CELL_META).exists() for subdir in subdirs), len(subdirs)
+    store = CellStore(out_dir)
+    return sum(store.complete(config_hash, index) for index, config_hash in recorded), len(recorded)
 
 
 def write_record(out_dir: Path, cells: Sequence[Cell]) -> None:
@@ -113,30 +114,30 @@ def reconcile(out_dir: Path, cells: Sequence[Cell], extend: bool = False) -> lis
     """The cells to run into ``out_dir``: ``cells`` in the folders the dir's record gives them
     (plus, with ``extend``, the recorded cells this grid lacks); raises ConfigError, before
     anything is written, when the dir holds another sweep."""
-    found = read_record(out_dir)
-    if found is None:
+    recorded = read_record(out_dir)
+    if recorded is None:
         return list(cells)
-    recorded, from_record = found
-    if from_record and not any((Path(out_dir) / rec.subdir / CELL_META).exists() for rec in recorded):
+    store = CellStore(out_dir)
+    if not any(store.complete(rec.config_hash, rec.index) for rec in recorded):
         return list(cells)  # stopped before its first cell was complete: no results to keep
     matched = _match(recorded, cells)
     continued = {rec.subdir for rec in matched.values()}
     only_there = [rec for rec in recorded if rec.subdir not in continued]
     only_here = [cell for cell in cells if cell.index not in matched]
-    if not extend and (only_there if not from_record else (only_there or only_here)):
-        raise ConfigError(_refusal(out_dir, recorded, cells, only_there, only_here, from_record))
-    _refuse_fewer_replicates(out_dir, cells, matched)
+    if not extend and (only_there or only_here):
+        raise ConfigError(_refusal(out_dir, recorded, cells, only_there, only_here))
+    _refuse_fewer_replicates(out_dir, store, cells, matched)
     placed = _place(cells, matched, recorded)
     if not extend:
         return placed
-    missing = [rec for rec in only_there if read_meta(Path(out_dir) / rec.subdir) is None]
+    missing = [rec for rec in only_there if not store.complete(rec.config_hash, rec.index)]
     if missing:
         raise ConfigError(
             f"{out_dir} holds an unfinished sweep ({len(recorded) - len(missing):,} of {len(recorded):,} cells "
             f"complete; not complete: {_names(missing)}): resume it with its own command first, then add cells "
             f"with {EXTEND_FLAG}"
         )
-    return placed + [_recorded_cell(out_dir, rec) for rec in only_there]
+    return placed + [_recorded_cell(store, rec) for rec in only_there]
 
 
 def _match(recorded: Sequence[Recorded], cells: Sequence[Cell]) -> dict[int, Recorded]:
@@ -166,17 +167,20 @@ def _match(recorded: Sequence[Recorded], cells: Sequence[Cell]) -> dict[int, Rec
     return matched
 
 
-def _refuse_fewer_replicates(out_dir: Path, cells: Sequence[Cell], matched: dict[int, Recorded]) -> None:
+def _refuse_fewer_replicates(
+    out_dir: Path, store: CellStore, cells: Sequence[Cell], matched: dict[int, Recorded]
+) -> None:
     shrunk = []
     for cell in cells:
         rec = matched.get(cell.index)
         if rec is None or rec.config_hash == cell.config_hash:
             continue
-        meta = read_meta(Path(out_dir) / rec.subdir)
-        if meta and meta.get("config_hash") == rec.config_hash and meta.get("world_hash") == cell.world_hash:
-            stored = int(meta.get("replicates") or meta.get("rows", 0) // max(len(cell.mechanisms), 1))
-            if stored > cell.replicates:
-                shrunk.append(f"{rec.name or rec.subdir} (folder {rec.subdir}: {stored:,} > {cell.replicates:,})")
+        entry = store.entries.get(rec.index)
+        if entry and entry.config_hash == rec.config_hash and entry.world_hash == cell.world_hash:
+            if entry.replicates > cell.replicates:
+                shrunk.append(
+                    f"{rec.name or rec.subdir} (cell {rec.index}: {entry.replicates:,} > {cell.replicates:,})"
+                )
     if shrunk:
         raise ConfigError(
             f"{out_dir} holds complete cells with more replicates than this run asks for, which would overwrite "
@@ -217,18 +221,15 @@ def _moved(cell: Cell, index: int, subdir: str) -> Cell:
     return moved
 
 
-def _recorded_cell(out_dir: Path, rec: Recorded) -> Cell:
-    """A complete recorded cell, from its folder (``cell.json`` and ``config.yaml``)."""
-    folder = Path(out_dir) / rec.subdir
-    meta = read_meta(folder) or {}
+def _recorded_cell(store: CellStore, rec: Recorded) -> Cell:
+    """A complete recorded cell, from the store (its config and overrides)."""
+    entry = store.entries[rec.index]
+    world = store.config_of(entry)
     try:
-        world = yaml.load((folder / CELL_CONFIG).read_text(), Loader=_YAML_LOADER)
         spec = family_of(world)
-    except (OSError, yaml.YAMLError, ConfigError, ValueError) as err:
-        raise ConfigError(f"{folder / CELL_CONFIG}: cannot read the recorded cell's config ({err})") from None
-    cell = cell_of_world(
-        world, spec, tuple(spec.mechanism_names(world)), dict(meta.get("params") or {}), rec.index, rec.subdir
-    )
+    except (ConfigError, ValueError) as err:
+        raise ConfigError(f"{store.folder}: cannot read the config of recorded cell {rec.index} ({err})") from None
+    cell = cell_of_world(world, spec, tuple(spec.mechanism_names(world)), dict(entry.params), rec.index, rec.subdir)
     # the recorded hashes, which mark the cell complete, whatever this version would compute
     return dataclasses.replace(cell, name=rec.name or cell.name, config_hash=rec.config_hash, world_hash=rec.world_hash)
 
@@ -236,7 +237,7 @@ def _recorded_cell(out_dir: Path, rec: Recorded) -> Cell:
 def _names(items: Iterable) -> str:
     return _listed(
         [
-            f"{item.name or item.subdir} (folder {item.subdir})" if isinstance(item, Recorded) else item.name
+            f"{item.name or item.subdir} (cell {item.index})" if isinstance(item, Recorded) else item.name
             for item in items
         ]
     )
@@ -265,9 +266,9 @@ def _keys(names: Iterable[str]) -> tuple[list[str], list[str]]:
     return list(values), [key for key, seen in values.items() if len(seen) > 1]
 
 
-def _refusal(out_dir: Path, recorded, cells, only_there, only_here, from_record: bool) -> str:
+def _refusal(out_dir: Path, recorded, cells, only_there, only_here) -> str:
     (there, varying_there), (here, varying_here) = _keys(r.name for r in recorded), _keys(c.name for c in cells)
-    count = counted(len(recorded), "cell") + ("" if from_record else " complete")
+    count = counted(len(recorded), "cell")
     parts = [
         f"{out_dir} holds another sweep ({count}"
         + (f" over {', '.join(varying_there)}" if varying_there else "")

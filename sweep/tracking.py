@@ -44,7 +44,7 @@ from .comparison_tables import (
     short_keys,
     wide_table,
 )
-from .results import CELL_META, RESULTS, SUMMARY, atomic_write_text, read_meta, update_meta
+from .results import RESULTS, SUMMARY, atomic_write_text
 from .schema import TrackingConfig
 from .seeding import get_dotted
 
@@ -156,6 +156,7 @@ class MlflowTracker(NullTracker):
         self._logged: dict[str, int] = {}  # family -> cells with a child run under this sweep's parent
         self._out_dir: Path | None = None
         self._overrides = ""
+        self._cell_runs: dict[str, dict[str, str]] = {}  # cell index -> config hash, run and parent run
 
     # -- failure handling: warn once, keep the sweep going on disk
     def _fail(self, err: BaseException) -> None:
@@ -217,6 +218,7 @@ class MlflowTracker(NullTracker):
             state_path = Path(out_dir) / TRACKING_STATE
             state = json.loads(state_path.read_text()) if state_path.exists() else {}
             earlier = state.get("parents", {}) if state.get("uri") == self.uri else {}
+            self._cell_runs = dict(state.get("cells", {})) if state.get("uri") == self.uri else {}
             for family in families:
                 experiment_id = self._experiment(family)
                 parent = earlier.get(family)
@@ -243,12 +245,19 @@ class MlflowTracker(NullTracker):
                     parent = run.info.run_id
                     self.client.log_batch(parent, params=[Param(k, str(v)[:6000]) for k, v in params.items()])
                 self.parents[family] = (experiment_id, parent)
-            atomic_write_text(
-                state_path,
-                json.dumps({"uri": self.uri, "parents": {family: run for family, (_, run) in self.parents.items()}}),
-            )
+            self._write_state()
         except Exception as err:  # any failure of the store: finish on disk
             self._fail(err)
+
+    def _write_state(self) -> None:
+        """``tracking.json``: the parent runs and each logged cell's run, which a resumed sweep
+        or an upload to the same URI continues."""
+        state = {
+            "uri": self.uri,
+            "parents": {family: run for family, (_, run) in self.parents.items()},
+            "cells": self._cell_runs,
+        }
+        atomic_write_text(self._out_dir / TRACKING_STATE, json.dumps(state))
 
     def set_cells(self, cells: Sequence[Cell]) -> None:
         """The sweep's cells, before ``start``: what varies names the runs and the parent's figures."""
@@ -322,26 +331,37 @@ class MlflowTracker(NullTracker):
             lines.append(f"- `{key}`: {shown}" + ("" if key in self.varying else " (every cell)"))
         return "\n".join(lines)
 
-    def already_logged(self, meta: dict | None, family: str) -> bool:
-        parent = self.parents.get(family, (None, None))[1]
-        return bool(meta and parent and meta.get("mlflow_parent_run_id") == parent and meta.get("mlflow_run_id"))
+    def already_logged(self, cell: Cell) -> bool:
+        parent = self.parents.get(cell.family, (None, None))[1]
+        logged = self._cell_runs.get(str(cell.index), {})
+        return bool(parent and logged.get("parent") == parent and logged.get("config_hash") == cell.config_hash)
 
     def wants_cell(self) -> bool:
         return not self.failed and self._children < self.child_runs
 
-    def log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame, unless_logged: bool = False) -> None:
-        """Log the cell as a child run with a run per mechanism under it, on the logging thread;
-        ``unless_logged``: not if ``cell.json`` says this sweep's parent already has it."""
+    def log_cell(
+        self,
+        cell: Cell,
+        files: dict[str, bytes],
+        summary: pd.DataFrame,
+        metrics: dict[str, float],
+        unless_logged: bool = False,
+    ) -> None:
+        """Log the cell as a child run with a run per mechanism under it, on the logging thread:
+        ``files`` (the cell's files by name, results.cell_files) as artifacts, ``metrics`` (its
+        cell outputs') and the step series among its files; ``unless_logged``: not if
+        ``tracking.json`` says this sweep's parent already has it."""
         if self.failed or self._children >= self.child_runs:
             return
         self._children += 1
-        self._futures.append(self._executor.submit(self._log_cell, cell, Path(cell_dir), summary, unless_logged))
+        self._futures.append(self._executor.submit(self._log_cell, cell, files, summary, metrics, unless_logged))
 
-    def _log_cell(self, cell: Cell, cell_dir: Path, summary: pd.DataFrame, unless_logged: bool) -> None:
+    def _log_cell(
+        self, cell: Cell, files: dict[str, bytes], summary: pd.DataFrame, cell_metrics: dict, unless_logged: bool
+    ) -> None:
         if self.failed or cell.family not in self.parents:
             return
-        meta = read_meta(cell_dir) or {}
-        if unless_logged and self.already_logged(meta, cell.family):
+        if unless_logged and self.already_logged(cell):
             self._logged[cell.family] = self._logged.get(cell.family, 0) + 1
             return
         try:
@@ -351,8 +371,8 @@ class MlflowTracker(NullTracker):
             name = self._cell_run_name(cell)
             run = self.client.create_run(experiment_id, run_name=name[:250], tags={"mlflow.parentRunId": parent})
             now = int(time.time() * 1000)
-            metrics = [Metric(metric_key(k), v, now, 0) for k, v in meta.get("metrics", {}).items()]
-            series = read_series(cell_dir)
+            metrics = [Metric(metric_key(k), v, now, 0) for k, v in cell_metrics.items()]
+            series = read_series(files)
             if series is not None:
                 for column in series.columns:
                     key = metric_key(str(column))
@@ -376,12 +396,18 @@ class MlflowTracker(NullTracker):
                     params=params if start == 0 else [],
                     tags=tags if start == 0 else [],
                 )
-            for path in sorted(cell_dir.iterdir()):
-                if path.is_file() and path.name != CELL_META and not path.name.startswith("."):
-                    self.client.log_artifact(run.info.run_id, str(path))
+            with tempfile.TemporaryDirectory(prefix="sweep-cell-") as folder:
+                for file_name, data in sorted(files.items()):
+                    (Path(folder) / file_name).write_bytes(data)
+                self.client.log_artifacts(run.info.run_id, folder)
             self._log_mechanisms(experiment_id, run.info.run_id, name, cell, values, summary, now)
             self.client.set_terminated(run.info.run_id)
-            update_meta(cell_dir, mlflow_run_id=run.info.run_id, mlflow_parent_run_id=parent)
+            self._cell_runs[str(cell.index)] = {
+                "config_hash": cell.config_hash,
+                "run": run.info.run_id,
+                "parent": parent,
+            }
+            self._write_state()
             self._logged[cell.family] = self._logged.get(cell.family, 0) + 1
         except Exception as err:
             self._fail(err)

@@ -14,76 +14,70 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-import yaml
+import pyarrow as pa
 
+from .cell_store import CellStore, Entry
 from .cells import Cell
 from .cli import counted
 from .engine import utility_means
 from .errors import ConfigError
-from .results import CELL_META, CELL_TABLE, RESULTS, read_meta, summarize
+from .results import RESULTS, Totals, stored_cell_files
 from .schema import TrackingConfig
 from .tracking import MlflowTracker
 
 
-def cells_in(sweep_dir: Path) -> list[tuple[Cell, Path]]:
-    found = []
-    for meta_path in sorted(Path(sweep_dir).rglob(CELL_META)):
-        cell_dir = meta_path.parent
-        meta = read_meta(cell_dir)
-        if not meta or not (cell_dir / CELL_TABLE).exists():
-            continue
-        world = yaml.safe_load((cell_dir / "config.yaml").read_text())
-        found.append(
-            (
-                Cell(
-                    index=int(meta["index"]),
-                    name=meta["name"],
-                    params=meta.get("params", {}),
-                    subdir=str(cell_dir.relative_to(sweep_dir)),
-                    world=world,
-                    config_hash=meta["config_hash"],
-                    world_hash=meta.get("world_hash", ""),
-                ),
-                cell_dir,
-            )
+def cells_in(sweep_dir: Path) -> tuple[CellStore, list[tuple[Cell, Entry]]]:
+    """The sweep's complete cells, from its store."""
+    store = CellStore(sweep_dir)
+    configs = store.configs()
+    found = [
+        (
+            Cell(
+                index=entry.index,
+                name=entry.name,
+                params=entry.params,
+                subdir=str(entry.index),
+                world=configs[entry.index],
+                config_hash=entry.config_hash,
+                world_hash=entry.world_hash,
+            ),
+            entry,
         )
-    return found
+        for entry in sorted(store.entries.values(), key=lambda entry: entry.index)
+    ]
+    return store, found
 
 
 def upload(sweep_dir: Path, uri: str, child_runs: int = TrackingConfig.child_runs) -> int:
-    cells = cells_in(sweep_dir)
+    store, cells = cells_in(sweep_dir)
     if not cells:
-        sys.stderr.write(f"Error: {sweep_dir}: no completed cells (no {CELL_META} files) to upload\n")
+        sys.stderr.write(f"Error: {sweep_dir}: no completed cells (an empty or missing {store.folder}) to upload\n")
         return 2
-    for cell, cell_dir in cells:
+    for cell, _ in cells:
         try:
             _ = cell.spec  # loads and checks the family module the cell names
         except ConfigError as err:
-            sys.stderr.write(f"Error: {cell_dir / 'config.yaml'}: {err}\n")
+            sys.stderr.write(f"Error: {store.folder}, cell {cell.index}: {err}\n")
             return 2
     kind = "sqlite" if uri.startswith("sqlite:") else "server"
     tracker = MlflowTracker(TrackingConfig(kind=kind, uri=uri, child_runs=child_runs))
     tracker.set_cells([cell for cell, _ in cells])
     families = list(dict.fromkeys(cell.family for cell, _ in cells))
     tracker.start(sweep_dir, families, f"upload {sweep_dir.name}", {"uploaded_from": str(sweep_dir)})
-    for cell, cell_dir in cells:
-        if tracker.wants_cell():
-            tracker.log_cell(
-                cell, cell_dir, summarize(pd.read_parquet(cell_dir / CELL_TABLE), [cell]), unless_logged=True
-            )
+    for cell, entry in cells:
+        if not tracker.wants_cell():
+            break
+        tracker.log_cell(
+            cell, stored_cell_files(store, entry), store.summary_of(entry), entry.metrics, unless_logged=True
+        )
     results_path = sweep_dir / RESULTS
-    results = pd.read_parquet(results_path) if results_path.exists() else pd.DataFrame()
-    every = [cell for cell, _ in cells]
+    totals = Totals({cell.index: cell.family for cell, _ in cells})
+    if results_path.exists():
+        totals.add(pa.Table.from_pandas(pd.read_parquet(results_path, columns=["cell_index", "mechanism", "utility"])))
     tracker.finish(
         sweep_dir,
         "FINISHED",
-        {
-            family: {
-                "simulations": float(len(results)),
-                **(utility_means(results, every, family) if len(results) else {}),
-            }
-            for family in families
-        },
+        {family: {"simulations": float(totals.rows), **utility_means(totals, family)} for family in families},
     )
     if tracker.failed:
         return 1

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from .cell_store import arrow_rows
 from .common_env import pin_worker_threads
 from .family import REQUIRED_COLUMNS, load_family
-from .results import check_table_name, concat_columns, frame_of_chunks, serialise_cell
+from .results import check_table_name, concat_columns, frame_of_chunks
 from .seeding import replicate_rng
 
 # Test hook for the "worker killed mid-sweep" test: the first worker process that
@@ -27,7 +28,7 @@ FAULT_ENV = "SWEEP_FAULT_KILL_ONCE"
 _CACHE_SIZE = 32
 ROW_TABLES = "tables"  # the key of a row that holds its side tables
 TABLES_KEY = "_tables"  # the key of a chunk's result that holds them (never a results column)
-CELL_KEY = "_cell"  # the key of a whole cell's result, frame and files (never a results column)
+CELL_KEY = "_cell"  # the key of a whole cell's rows, an Arrow table (never a results column)
 _TABLE_LEADING = ("replicate", "mechanism")
 
 
@@ -54,9 +55,10 @@ class SimulationWorker:
         """Simulate replicates [rep_start, rep_stop) of a cell; one row per replicate and mechanism, as columns.
 
         Side tables, if the family returns any, come under ``TABLES_KEY``. With ``whole`` (the
-        chunk is the whole cell) and no side tables, the result is instead ``{CELL_KEY: {"frame":
-        the cell's frame, "files": its serialised files}}``: the work the driver would otherwise
-        do for each cell, which bounds a grid of tiny cells (docs/architecture.md, "Task queue").
+        chunk is the whole cell) and no side tables, the result is instead ``{CELL_KEY: the
+        cell's rows}``, in canonical order as the store keeps them (an Arrow table): the work the
+        driver would otherwise do for each cell, which bounds a grid of tiny cells
+        (docs/architecture.md, "Task queue").
         """
         _maybe_die()
         family = load_family(payload["module"])
@@ -86,7 +88,7 @@ class SimulationWorker:
             columns[TABLES_KEY] = {name: concat_columns(pieces) for name, pieces in tables.items()}
         elif whole:
             frame = frame_of_chunks(payload["name"], payload["index"], payload["mechanisms"], [columns])
-            return {CELL_KEY: {"frame": frame, "files": serialise_cell(frame, payload["world"])}}
+            return {CELL_KEY: arrow_rows(frame)}
         return columns
 
     def run_cells(self, calls: list[tuple[dict, int, int]]) -> list[dict[str, Any]]:

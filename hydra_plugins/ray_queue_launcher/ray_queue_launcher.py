@@ -102,11 +102,11 @@ class RayQueueLauncher(Launcher):
         for overrides, cell in zip(job_overrides, cells):
             ret = JobReturn(
                 overrides=list(overrides),
-                working_dir=str(sweep_dir / cell.subdir),
+                working_dir=str(sweep_dir),  # every cell's rows are in the sweep dir's store
                 task_name=str(self.config.hydra.job.name),
                 status=JobStatus.COMPLETED,
             )
-            ret.return_value = str(sweep_dir / cell.subdir)
+            ret.return_value = cell.index
             returns.append(ret)
         return returns
 

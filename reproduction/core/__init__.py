@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
+from sweep.cell_store import CellStore
 from sweep.plots import grouped_bars, pyplot, save
 from sweep.statistics import student_t_interval
 
@@ -288,7 +288,7 @@ def bundle_facts(run_dir: Path) -> pd.DataFrame:
 
 def run_exploration(run_dir: Path) -> float:
     """`lara.exploration` of a run (its first cell's config)."""
-    config = yaml.safe_load(sorted(Path(run_dir).glob("*/config.yaml"))[0].read_text())
+    config = next(iter(CellStore(run_dir).configs().values()))
     return float((config.get("lara") or {}).get("exploration", 8000.0))
 
 

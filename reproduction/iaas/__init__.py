@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from algorithms.iaas.opti_learning import proposition6_bound
 from algorithms.iaas.self_owned import wanted_instances
 from market.iaas.jobs import JobParams, draw_jobs
+from sweep.cell_store import CellStore
 from sweep.plots import pyplot, save
 from sweep.statistics import paired_ratio_interval, student_t_interval
 
@@ -94,7 +94,7 @@ def fig4(run_dir: Path, path: Path) -> pd.DataFrame:
 
 def theta_reading(run_dir: Path) -> str:
     """The theta policies' reading the run used (`policies.theta_reading` of its first cell)."""
-    config = yaml.safe_load((sorted(Path(run_dir).glob("*/config.yaml"))[0]).read_text())
+    config = next(iter(CellStore(run_dir).configs().values()))
     return str((config.get("policies") or {}).get("theta_reading", "once"))
 
 

@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
+from sweep.cell_store import CellStore
 from sweep.plots import pyplot, save
 
 from ..experiment import Check, Context, Experiment
@@ -55,11 +55,11 @@ def _results(context: Context) -> pd.DataFrame:
 
 
 def ratio_limit(context: Context) -> float:
-    """`report.ratio_limit` of the experiment's config (the first cell's config.yaml)."""
-    configs = sorted(Path(context.run_dir(NAME)).glob("*/config.yaml"))
+    """`report.ratio_limit` of the experiment's config (the first cell's)."""
+    configs = CellStore(context.run_dir(NAME)).configs()
     if not configs:
         return math.nan
-    config = yaml.safe_load(configs[0].read_text()) or {}
+    config = next(iter(configs.values()))
     value = (config.get("report") or {}).get("ratio_limit")
     return float(value) if value is not None else math.nan
 

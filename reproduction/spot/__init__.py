@@ -9,7 +9,7 @@ noise cell's 1000 jobs for the full pool and for the pools with fixed hyperparam
 (v = 1, sigma = 0.9), and Fig. 10 over its phased cell, each under the per-job (job_minmax)
 and the worst-case normalisation. The sigma report counts the AHAP pool's behaviourally
 distinct policies under both readings of sigma (it simulates worlds itself). The other
-functions read the sweep dir's `results.parquet` (and each cell's `config.yaml`) and
+functions read the sweep dir's `results.parquet` (and each cell's config, from the store) and
 nothing else.
 
 `EXPERIMENTS` and `checks` are what `python -m reproduction spot` runs (reproduction/experiment.py).
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from algorithms.common.mechanism_names import parse_name
 from algorithms.common.policy_selection import exponentiated_gradient, job_bounds
 from algorithms.spot import family, registry as spot_names
 from algorithms.spot.config import SIGMA_READINGS
+from sweep.cell_store import CellStore
 from sweep.plots import pyplot, save
 from sweep.statistics import paired_ratio_interval, t_half_width
 
@@ -311,11 +311,8 @@ SUBPOOLS = {
 
 
 def _cell_configs(sweep_dir: Path) -> dict[str, dict]:
-    configs = {}
-    for path in sorted(Path(sweep_dir).glob("*/config.yaml")):
-        config = yaml.safe_load(path.read_text())
-        configs[path.parent.name] = config
-    return configs
+    """Each complete cell's config, by its `cell_index` as text."""
+    return {str(index): config for index, config in CellStore(sweep_dir).configs().items()}
 
 
 NORMALISATIONS = ("job_minmax", "worst_case")  # replayed side by side in Figs. 9 and 10
@@ -416,11 +413,11 @@ def fig10_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
     jobs): the policy with the most weight at the phase's end, its weight, and the best fixed
     policy over that phase's jobs with its weight. The weight plot of the cell's own
     normalisation is the engine's (`policy_weights.png`)."""
-    import shutil
-
     sweep_dir = Path(sweep_dir)
-    cell_dir = next(path.parent for path in sorted(sweep_dir.glob("*/policy_weights.parquet")))
-    config = yaml.safe_load((cell_dir / "config.yaml").read_text())
+    store = CellStore(sweep_dir)
+    entries = sorted(store.entries.values(), key=lambda entry: entry.index)
+    entry, files = next((e, f) for e in entries if "policy_weights.png" in (f := store.files_of(e)))
+    config = store.config_of(entry)
     frame = pd.read_parquet(sweep_dir / "results.parquet")
     utilities = frame.pivot(index="replicate", columns="mechanism", values="utility").sort_index()
     prepared = family.prepare(config)
@@ -455,7 +452,7 @@ def fig10_report(sweep_dir: Path, out_dir: Path) -> pd.DataFrame:
             )
     table = pd.DataFrame(rows)
     table.to_csv(out_dir / "fig10_phases.csv", index=False, float_format="%.4f")
-    shutil.copyfile(cell_dir / "policy_weights.png", out_dir / "fig10_weights.png")
+    (out_dir / "fig10_weights.png").write_bytes(files["policy_weights.png"])
     return table
 
 

@@ -38,7 +38,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from algorithms.common.policy_selection import (
     exponentiated_gradient,
@@ -48,6 +47,7 @@ from algorithms.common.policy_selection import (
     regret_bound,
 )
 from algorithms.spot import registry as spot_names
+from sweep.cell_store import CellStore
 from sweep.statistics import t_half_width
 
 OPT = spot_names.OPTIMUM
@@ -409,16 +409,12 @@ def theorem1_noise_rows(
 
 # ---- loading a sweep dir ---------------------------------------------------------------------
 def cell_configs(sweep_dir: Path) -> dict[str, dict]:
-    """config.yaml of each cell dir, by dir name (the `cell_index` of results.parquet)."""
-    return {
-        path.parent.name: yaml.safe_load(path.read_text()) for path in sorted(Path(sweep_dir).glob("*/config.yaml"))
-    }
+    """Each complete cell's config, by its `cell_index` (of results.parquet) as text."""
+    return {str(index): config for index, config in CellStore(sweep_dir).configs().items()}
 
 
 def world_hash(sweep_dir: Path, index: int) -> str:
-    import json
-
-    return json.loads((Path(sweep_dir) / str(index) / "cell.json").read_text())["world_hash"]
+    return CellStore(sweep_dir).entries[int(index)].world_hash
 
 
 def theorem2_from_dir(sweep_dir: Path, experiment: str = "fig9") -> list[dict]:

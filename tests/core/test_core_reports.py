@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-import yaml
 
 from reproduction import core
 from reproduction.experiment import Context
+from tests.sweep_dirs import write_cell_config
 
 
 def write_run(run_dir, rows, threads=None, lara=None):
@@ -17,8 +17,7 @@ def write_run(run_dir, rows, threads=None, lara=None):
     pd.DataFrame(rows).to_parquet(run_dir / "results.parquet")
     if threads is not None:
         pd.DataFrame(threads).to_parquet(run_dir / "threads.parquet")
-    (run_dir / "0").mkdir()
-    (run_dir / "0" / "config.yaml").write_text(yaml.safe_dump({"lara": lara or {}}))
+    write_cell_config(run_dir, {"lara": lara or {}})
 
 
 def row(mechanism, utility, replicate=0, end=float("nan"), **extra):

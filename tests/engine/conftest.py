@@ -24,6 +24,13 @@ def run_cli(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: floa
     )
 
 
+def complete_cells(sweep_dir: Path) -> int:
+    """The cells of the sweep in ``sweep_dir`` that its store holds complete (0 before any)."""
+    from sweep.sweep_dir import completion
+
+    return (completion(sweep_dir) or (0, 0))[0]
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

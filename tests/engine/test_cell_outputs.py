@@ -1,18 +1,21 @@
-"""Per-cell analyses of a family: files on disk, step metrics and artifacts in MLflow."""
+"""Per-cell analyses of a family: files in the store, step metrics and artifacts in MLflow."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from sweep import cell_outputs
+from sweep.cell_store import CellStore, CompleteCell, arrow_rows
 from sweep.cells import Cell
 from sweep.family import load_family
-from sweep.results import read_meta, summarize, write_cell
+from sweep.results import cell_files, stored_cell_files
 from sweep.schema import TrackingConfig
+from sweep.summary import summarize
 from sweep.tracking import MlflowTracker
 
 
@@ -26,7 +29,7 @@ def fake_family(world, frame):
     }
 
 
-def test_cell_outputs_reach_disk_and_mlflow(tmp_path, monkeypatch):
+def test_cell_outputs_reach_the_store_and_mlflow(tmp_path, monkeypatch):
     world = {"family": {"name": "spot", "module": "algorithms.spot.family"}, "mechanisms": ["A", "B"], "replicates": 2}
     cell = Cell(
         index=0, name="c0", params={"job.deadline": 8}, subdir="0", world=world, config_hash="h", world_hash="w"
@@ -42,22 +45,36 @@ def test_cell_outputs_reach_disk_and_mlflow(tmp_path, monkeypatch):
             "cost": [1.0, 1.0, 1.0, 1.0],
         }
     )
-    cell_dir = tmp_path / "0"
-    metrics = cell_outputs.write(cell_dir, cell_outputs.compute(cell, frame))
-    write_cell(cell_dir, cell, frame, {"metrics": metrics})
-    assert (cell_dir / "policy_weights.parquet").exists()
-    assert (cell_dir / "policy_weights.png").read_bytes()[:4] == b"\x89PNG"
-    assert list(cell_outputs.read_series(cell_dir)["cumulative_regret"]) == [0.0, 0.5, 0.75, 1.0]
-    assert read_meta(cell_dir)["metrics"] == {"final_regret": 1.0}
+    files, metrics = cell_outputs.render(cell_outputs.compute(cell, frame))
+    rows = arrow_rows(frame)
+    store = CellStore(tmp_path)
+    store.open_for_writing()
+    store.commit(
+        [CompleteCell(0, "c0", cell.params, "h", "w", 2, world, rows, files=files, metrics=metrics)],
+        summarize(frame, [cell]),
+    )
+    entry = CellStore(tmp_path).entries[0]
+    stored = stored_cell_files(CellStore(tmp_path), entry)
+    assert stored == cell_files(rows, world, {}, files)
+    assert set(stored) == {
+        "cell.parquet",
+        "config.yaml",
+        "policy_weights.parquet",
+        "policy_weights.png",
+        "series.parquet",
+    }
+    assert stored["policy_weights.png"][:4] == b"\x89PNG"
+    assert list(cell_outputs.read_series(stored)["cumulative_regret"]) == [0.0, 0.5, 0.75, 1.0]
+    assert entry.metrics == {"final_regret": 1.0}
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     tracker = MlflowTracker(TrackingConfig(kind="sqlite", uri=uri))
     tracker.start(tmp_path, ["spot"], "test", {})
-    tracker.log_cell(cell, cell_dir, summarize(frame, [cell]))
+    tracker.log_cell(cell, stored, summarize(frame, [cell]), entry.metrics)
     tracker.finish(tmp_path, "FINISHED")
     assert not tracker.failed
     client = MlflowClient(tracking_uri=uri)
-    run_id = read_meta(cell_dir)["mlflow_run_id"]
+    run_id = json.loads((tmp_path / "tracking.json").read_text())["cells"]["0"]["run"]
     history = client.get_metric_history(run_id, "cumulative_regret")
     assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == [
         (0, 0.0),

@@ -14,6 +14,7 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict
 
 from sweep.api import CONF_DIR
+from sweep.cell_store import CellStore
 from sweep.cells import make_cell
 from sweep.config_errors import config_error_message
 
@@ -114,7 +115,7 @@ def test_a_core_bundle_key_is_set_without_plus(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert (out / "results.parquet").exists()
-    cell = OmegaConf.load(out / "cell" / "config.yaml")
+    cell = OmegaConf.create(next(iter(CellStore(out).configs().values())))
     assert cell.bundle.shape == "floor" and "floor" not in cell.bundle  # the other null keys left out
 
 

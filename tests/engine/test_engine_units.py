@@ -10,9 +10,9 @@ from scipy import stats
 from sweep.cells import Cell
 from sweep.engine import make_chunks
 from sweep.errors import ConfigError
-from sweep.results import summarize
 from sweep.schema import RunnerConfig, TrackingConfig
 from sweep.seeding import replicate_rng, stable_hash
+from sweep.summary import summarize
 from sweep.tracking import metric_key
 
 from .conftest import run_cli
@@ -168,30 +168,51 @@ def test_the_closing_message_shows_slow_rates_too(per_second, shown):
 
 
 @pytest.mark.parametrize(
-    "values",
-    [[6, 7, 8], [0.5, 1.0, 2.5], [40, 60.5, 70], ["a", "b", "a"], [True, False, True], [None, 1, 2], ["x", 1, None]],
+    ("values", "expected"),
+    [
+        ([6, 7, 8], [6, 8]),
+        ([0.5, 1.0, 2.5], [0.5, 1.0, 2.5]),
+        ([40, 60.5, 70], [40.0, 60.5, 70.0]),
+        (["a", "b", "a"], ["a", "b", "a"]),
+        ([True, False, True], [True, False, True]),
+        ([None, 1, 2], [np.nan, 1.0, 2.0]),
+        (["x", 1, None], ["x", "1", None]),  # mixed kinds: each value as text
+    ],
 )
-def test_results_get_the_param_columns_concatenating_each_cell_would_give(values):
+def test_results_get_a_param_column_per_override_typed_as_pandas_types_it(tmp_path, values, expected):
+    from sweep.cell_store import CellStore, CompleteCell, arrow_rows
     from sweep.cells import Cell
-    from sweep.results import concat_with_params, with_params
+    from sweep.results import write_sweep
 
-    cells, frames = [], []
+    cells, complete = [], []
     for index, value in enumerate(values):
-        cells.append(Cell(index=index, name=f"k={value}", params={"k": value, "fixed": 3}, subdir=str(index), world={}))
-        rows = 0 if index == 1 and value == 7 else 4  # a cell without rows, once
-        frames.append(
-            pd.DataFrame(
-                {
-                    "cell": [f"k={value}"] * rows,
-                    "cell_index": [index] * rows,
-                    "replicate": list(range(rows)),
-                    "mechanism": ["A"] * rows,
-                    "utility": [float(r) for r in range(rows)],
-                }
-            )
+        world = _cell().world
+        cell = Cell(index, f"k={value}", {"k": value, "fixed": 3}, str(index), world, config_hash=str(index))
+        cells.append(cell)
+        rows = 0 if value == 7 else 4  # a cell without rows, once
+        frame = pd.DataFrame(
+            {
+                "cell": pd.Series([f"k={value}"] * rows, dtype=object),
+                "cell_index": pd.Series([index] * rows, dtype=np.int64),
+                "replicate": pd.Series(range(rows), dtype=np.int64),
+                "mechanism": pd.Series(["A"] * rows, dtype=object),
+                "utility": pd.Series([float(r) for r in range(rows)], dtype=float),
+            }
         )
-    expected = pd.concat([with_params(frame, cell) for frame, cell in zip(frames, cells)], ignore_index=True)
-    pd.testing.assert_frame_equal(concat_with_params(frames, cells), expected, check_exact=True)
+        complete.append(CompleteCell(index, cell.name, cell.params, str(index), "w", 4, world, arrow_rows(frame)))
+    store = CellStore(tmp_path)
+    store.open_for_writing()
+    summary = summarize(pd.concat([c.rows.to_pandas() for c in complete]), cells)
+    store.commit(complete, summary.drop(columns=["k", "fixed"]))
+    write_sweep(tmp_path, cells, CellStore(tmp_path))
+    results = pd.read_parquet(tmp_path / "results.parquet")
+    assert list(results.columns[:4]) == ["cell", "cell_index", "k", "fixed"]
+    assert results["fixed"].tolist() == [3] * len(results) and results["fixed"].dtype == np.int64
+    got = results.drop_duplicates("cell_index")["k"].tolist()
+    assert [None if pd.isna(v) else v for v in got] == [None if pd.isna(v) else v for v in expected]
+    assert {type(v) for v in got if not pd.isna(v)} == {type(v) for v in expected if not pd.isna(v)}
+    summary = pd.read_csv(tmp_path / "summary.csv", keep_default_na=False)
+    assert list(summary.columns[:5]) == ["cell", "cell_index", "k", "fixed", "mechanism"]
 
 
 def test_a_whole_cell_frame_is_the_frame_its_chunks_would_give():
@@ -241,7 +262,6 @@ def test_a_call_of_several_cells_gives_each_cell_what_its_own_call_gives():
     together = SimulationWorker().run_cells([(cell.payload(), 0, cell.replicates) for cell in cells])
     for cell, result in zip(cells[:2], together):
         alone = SimulationWorker().run_chunk(cell.payload(), 0, cell.replicates, whole=True)
-        pd.testing.assert_frame_equal(result[CELL_KEY]["frame"], alone[CELL_KEY]["frame"], check_exact=True)
-        assert result[CELL_KEY]["files"] == alone[CELL_KEY]["files"]
+        assert result[CELL_KEY].equals(alone[CELL_KEY], check_metadata=True)
     alone = SimulationWorker().run_chunk(cells[2].payload(), 0, 3, whole=True)
     assert TABLES_KEY in together[2] and together[2]["utility"] == alone["utility"]

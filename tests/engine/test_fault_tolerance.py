@@ -15,7 +15,7 @@ from mlflow.tracking import MlflowClient
 
 from sweep import batch_run
 
-from .conftest import ROOT, run_cli
+from .conftest import ROOT, complete_cells, run_cli
 from .test_interrupt import interrupt
 
 pytestmark = pytest.mark.sweeps
@@ -70,7 +70,7 @@ def test_interrupted_sweep_resumes_to_the_same_results(tmp_path, signum):
     deadline = time.time() + 180
     # a cell complete, and the MLflow store open with its parent run (tracking.json): a stop while a
     # new store is still opening leaves the parent RUNNING, with a warning (sweep/tracking.py)
-    while not (list(sweep_dir.glob("*/cell.json")) and (sweep_dir / "tracking.json").exists()):
+    while not (complete_cells(sweep_dir) and (sweep_dir / "tracking.json").exists()):
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         assert time.time() < deadline, "no cell finished in time"
         time.sleep(0.05)
@@ -83,7 +83,7 @@ def test_interrupted_sweep_resumes_to_the_same_results(tmp_path, signum):
     assert "Traceback" not in err and "SIGTERM received" not in err, err[-3000:]
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"Interrupted ({name}): ") and " of 8 cells complete in " in last, err[-3000:]
-    done = len(list(sweep_dir.glob("*/cell.json")))
+    done = complete_cells(sweep_dir)
     assert 1 <= done < 8, f"{done} cells were complete at the interruption"
     assert last.startswith(f"Interrupted ({name}): {done} of 8 cells complete in {sweep_dir}; resume with: ")
     assert not (sweep_dir / "results.parquet").exists()

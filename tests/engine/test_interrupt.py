@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, run_cli
+from .conftest import ROOT, complete_cells, run_cli
 
 pytestmark = pytest.mark.sweeps
 
@@ -78,10 +78,10 @@ def test_ctrl_c_while_simulating_prints_a_resume_command_that_finishes_the_sweep
         "job.workload=range(40,60,2)",
         "tracking=off",
         "runner.progress=false",
-        "replicates=40",
+        "replicates=400",  # long enough to stop after the first batch of cells (engine.Batches)
         f"hydra.sweep.dir={sweep_dir}",
     )
-    wait_for(lambda: any(sweep_dir.glob("*/cell.json")))
+    wait_for(lambda: complete_cells(sweep_dir) > 0)
     out, err = interrupt(proc)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
@@ -89,7 +89,7 @@ def test_ctrl_c_while_simulating_prints_a_resume_command_that_finishes_the_sweep
     assert last.startswith("Interrupted (SIGINT): ") and " cells complete in " in last, err
     command = shlex.split(last.split("resume with: ", 1)[1])
     assert command[:3] == [Path(sys.executable).name, "-m", "sweep"] and f"hydra.sweep.dir={sweep_dir}" in command
-    done = len(list(sweep_dir.glob("*/cell.json")))
+    done = complete_cells(sweep_dir)
     resumed = run_cli(*command[3:], timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{done:,} {'cell was' if done == 1 else 'cells were'} already complete" in resumed.stdout or done == 0

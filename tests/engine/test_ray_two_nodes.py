@@ -12,6 +12,7 @@ the same config.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from sweep.cell_store import CellStore
 
 from .conftest import ROOT, free_port, run_cli
 from .node_family import NODE_COLUMN, TEMP_COLUMN
@@ -186,5 +189,7 @@ def test_a_sweep_on_two_nodes_runs_on_both_and_equals_a_local_run(local_run, two
         cluster.drop(columns=[NODE_COLUMN, TEMP_COLUMN]), local.drop(columns=[NODE_COLUMN, TEMP_COLUMN])
     )
     assert (cluster_dir / "summary.csv").read_bytes() == (local_dir / "summary.csv").read_bytes()
-    for cell in range(4):
-        assert (cluster_dir / str(cell) / "cell.json").read_text() == (local_dir / str(cell) / "cell.json").read_text()
+    cluster_cells, local_cells = CellStore(cluster_dir).entries, CellStore(local_dir).entries
+    assert sorted(cluster_cells) == sorted(local_cells) == list(range(4))
+    for cell in range(4):  # the same record of each cell but for the batch it went to
+        assert dataclasses.replace(cluster_cells[cell], batch=0) == dataclasses.replace(local_cells[cell], batch=0)

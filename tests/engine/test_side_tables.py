@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from sweep import task_queue
+from sweep.cell_store import CellStore
 from sweep.cells import Cell
 from sweep.engine import run_cells
-from sweep.results import read_meta
 from sweep.schema import RunnerConfig, TrackingConfig
 from sweep.seeding import replicate_rng, stable_hash
 from sweep.worker import TABLES_KEY, SimulationWorker
@@ -157,6 +157,12 @@ def expected_tasks(cell: Cell) -> pd.DataFrame:
 
 
 # ---- tests -----------------------------------------------------------------------------------
+def cell_table(sweep_dir, index: int) -> pd.DataFrame:
+    """The cell's ``tasks`` table as the store keeps it."""
+    store = CellStore(sweep_dir)
+    return store.tables_of(store.entries[index])["tasks"]
+
+
 def test_worker_takes_the_tables_out_of_the_rows():
     cell = make_cell(0, 3)
     columns = SimulationWorker().run_chunk(cell.payload(), 2, 4)
@@ -174,14 +180,15 @@ def test_cell_and_sweep_tables_in_canonical_order(monkeypatch, tmp_path, capsys)
     in_process_queue(monkeypatch, seed=3)
     results = run_cells(cells(), tmp_path, runner(chunk_size=4), OFF)  # 4 // 3 mechanisms: 1 replicate per chunk
     assert "tables" not in results and TABLES_KEY not in results
-    assert "tables" not in pd.read_parquet(tmp_path / "0" / "cell.parquet")
+    store = CellStore(tmp_path)
+    assert "tables" not in store.rows_of(store.entries[0])
     sweep_parts = []
     for cell in cells():
-        got = pd.read_parquet(tmp_path / cell.subdir / "tasks.parquet")
+        got = cell_table(tmp_path, cell.index)
         assert list(got.columns) == TASK_COLUMNS
         pd.testing.assert_frame_equal(got, expected_tasks(cell), check_dtype=False)
         assert got["replicate"].dtype == np.int64 and got["admitted"].dtype == bool
-        assert read_meta(tmp_path / cell.subdir)["tables"] == {"tasks": len(got)}
+        assert store.entries[cell.index].tables == {"tasks": {"rows": len(got), "columns": TASK_COLUMNS}}
         sweep_parts.append(got.assign(**{"job.tasks": cell.params["job.tasks"]}))
     sweep = pd.read_parquet(tmp_path / "tasks.parquet")
     assert list(sweep.columns) == ["cell", "cell_index", "job.tasks", *TASK_COLUMNS[2:]]
@@ -195,12 +202,13 @@ def test_same_files_whatever_the_chunks_and_their_order(monkeypatch, tmp_path):
     run_cells(cells(), tmp_path / "a", runner(chunk_size=1000), OFF, announce=False)
     in_process_queue(monkeypatch, seed=7)
     run_cells(cells(), tmp_path / "b", runner(chunk_size=1), OFF, announce=False)
-    for name in ("tasks.parquet", "results.parquet", "0/tasks.parquet", "1/tasks.parquet"):
-        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a" / name), pd.read_parquet(tmp_path / "b" / name))
+    for name in ("tasks.parquet", "results.parquet", "summary.csv"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    for index in (0, 1):
+        pd.testing.assert_frame_equal(cell_table(tmp_path / "a", index), cell_table(tmp_path / "b", index))
 
 
-def test_resume_reads_the_tables_back_from_the_cells(monkeypatch, tmp_path):
+def test_resume_reads_the_tables_back_from_the_store(monkeypatch, tmp_path):
     in_process_queue(monkeypatch)
     run_cells(cells(), tmp_path, runner(chunk_size=6), OFF, announce=False)
     before = pd.read_parquet(tmp_path / "tasks.parquet")
@@ -210,11 +218,12 @@ def test_resume_reads_the_tables_back_from_the_cells(monkeypatch, tmp_path):
     run_cells(cells(), tmp_path, runner(chunk_size=6), OFF, announce=False)
     assert calls == []  # every cell was complete
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "tasks.parquet"), before)
-    # a cell whose side table went missing is not complete: it is simulated again
-    (tmp_path / "1" / "tasks.parquet").unlink()
+    # the cells of a batch whose side table went missing are not complete: they are simulated again
+    batch = CellStore(tmp_path).entries[1].batch
+    (tmp_path / "store" / f"table-tasks-{batch:05d}.parquet").unlink()
     calls = in_process_queue(monkeypatch)
     run_cells(cells(), tmp_path, runner(chunk_size=6), OFF, announce=False)
-    assert calls and {chunk.cell for chunk in calls} == {1}
+    assert calls and {chunk.cell for chunk in calls} == {0, 1}
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "tasks.parquet"), before)
 
 
@@ -222,14 +231,18 @@ def test_a_sweep_without_tables_writes_nothing_new(monkeypatch, tmp_path, capsys
     in_process_queue(monkeypatch)
     run_cells([make_cell(0, 3, emit="none")], tmp_path, runner(chunk_size=6), OFF)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "0",
         "grid.json",
         "results.parquet",
+        "store",
         "summary.csv",
         "timing.json",
     ]
-    assert sorted(p.name for p in (tmp_path / "0").iterdir()) == ["cell.json", "cell.parquet", "config.yaml"]
-    assert "tables" not in read_meta(tmp_path / "0")
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == [
+        "cells-00000.parquet",
+        "rows-00000.parquet",
+        "summary-00000.parquet",
+    ]
+    assert CellStore(tmp_path).entries[0].tables == {}
     assert "side table" not in capsys.readouterr().out
 
 
@@ -254,13 +267,15 @@ def test_bad_tables_raise_a_clear_error(emit, message):
 
 
 def test_a_side_table_may_not_share_a_cell_outputs_name(monkeypatch, tmp_path):
-    from sweep import cell_outputs
+    import dataclasses
 
     in_process_queue(monkeypatch)
-    monkeypatch.setattr(cell_outputs, "compute", lambda cell, frame: {"tables": {"tasks": pd.DataFrame({"a": [1]})}})
+    cell = make_cell(0, 3)
+    outputs = {"tables": {"tasks": pd.DataFrame({"a": [1]})}}
+    cell.__dict__["spec"] = dataclasses.replace(cell.spec, cell_outputs=lambda world, frame: outputs)
     with pytest.raises(ValueError, match="cell_outputs"):
-        run_cells([make_cell(0, 3)], tmp_path, runner(chunk_size=6), OFF, announce=False)
-    assert not (tmp_path / "0" / "cell.json").exists()
+        run_cells([cell], tmp_path, runner(chunk_size=6), OFF, announce=False)
+    assert not CellStore(tmp_path).entries
 
 
 def test_same_files_with_one_or_two_ray_workers(tmp_path):
@@ -269,16 +284,16 @@ def test_same_files_with_one_or_two_ray_workers(tmp_path):
         run_cells(cells(), tmp_path / "two", runner(chunk_size=7, workers=2), OFF, announce=False)
     finally:
         task_queue.close_pool()
-    for name in ("tasks.parquet", "results.parquet", "0/tasks.parquet", "1/tasks.parquet"):
+    for name in ("tasks.parquet", "results.parquet", "summary.csv"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
     for cell in cells():
-        got = pd.read_parquet(tmp_path / "two" / cell.subdir / "tasks.parquet")
+        got = cell_table(tmp_path / "two", cell.index)
         pd.testing.assert_frame_equal(got, expected_tasks(cell), check_dtype=False)
 
 
 def test_a_cell_finished_by_its_worker_writes_the_bytes_the_driver_would(monkeypatch, tmp_path):
-    """A chunk that is a whole cell comes back as the cell's frame and files (sweep/worker.py):
-    the same files, byte for byte, as the driver builds from the rows."""
+    """A chunk that is a whole cell comes back as the cell's rows in canonical order
+    (sweep/worker.py): the same files, byte for byte, as the driver builds from the chunks."""
     import ray
 
     whole_flags = []
@@ -309,4 +324,6 @@ def test_a_cell_finished_by_its_worker_writes_the_bytes_the_driver_would(monkeyp
         }
     assert whole_flags[:3] == [True, False, False]  # cell 0 is one chunk (12 rows); cell 1 is two
     assert outputs[True] == outputs[False]
-    assert {"0/cell.parquet", "0/config.yaml", "0/cell.json", "results.parquet", "summary.csv"} <= set(outputs[True])
+    assert {"store/rows-00000.parquet", "store/cells-00000.parquet", "results.parquet", "summary.csv"} <= set(
+        outputs[True]
+    )

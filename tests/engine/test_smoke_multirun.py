@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
+
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
+
+from sweep.cell_store import CellStore
 
 from .conftest import run_cli
 
@@ -195,11 +199,14 @@ def test_policy_selection_outputs_of_a_small_fig9_grid(tmp_path):
         "AHANP(sigma=0.5)",
         "AHANP(sigma=0.9)",
     ]
-    for cell_dir in sorted(p for p in sweep_dir.iterdir() if p.is_dir()):
-        weights = pd.read_parquet(cell_dir / "policy_weights.parquet")
+    store = CellStore(sweep_dir)
+    assert len(store.entries) == 4
+    for entry in store.entries.values():
+        files = store.files_of(entry)
+        weights = pd.read_parquet(io.BytesIO(files["policy_weights.parquet"]))
         assert list(weights.columns) == pool and len(weights) == 13
-        assert (cell_dir / "policy_weights.png").exists()
-        series = pd.read_parquet(cell_dir / "series.parquet")
+        assert files["policy_weights.png"][:4] == b"\x89PNG"
+        series = pd.read_parquet(io.BytesIO(files["series.parquet"]))
         assert len(series["selection/cumulative_regret"]) == 12
 
 
@@ -236,9 +243,6 @@ def test_the_design_cards_grid_keys_sweep_from_the_command_line(tmp_path):
         "AHAP(w=2,v=1,sigma=0.5)",
         "AHAP(w=2,v=1,sigma=0.9)",
     ]
-    import yaml
-
-    for cell_dir in sorted(p for p in sweep_dir.iterdir() if p.is_dir()):
-        world = yaml.safe_load((cell_dir / "config.yaml").read_text())
+    for world in CellStore(sweep_dir).configs().values():
         assert world["noise"] == {"kind": "fixed_heavy", "level": 0.5, "phases": None}
         assert world["market"]["mean_price"] == 0.4 and world["market"]["capacity"] in (4, 16)

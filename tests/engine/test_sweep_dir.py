@@ -11,7 +11,8 @@ import time
 import pandas as pd
 import pytest
 
-from sweep.engine import run_cells
+from sweep.cell_store import CellStore
+from sweep.engine import Batches, run_cells
 from sweep.errors import ConfigError
 from sweep.sweep_dir import GRID_FILE, HydraFiles, completion
 
@@ -40,7 +41,7 @@ def test_the_grid_is_recorded_and_counted(monkeypatch, tmp_path):
     record = json.loads((tmp_path / GRID_FILE).read_text())
     assert [(cell["subdir"], cell["name"]) for cell in record["cells"]] == [("0", "job.tasks=3"), ("1", "job.tasks=4")]
     assert completion(tmp_path) == (2, 2)
-    assert json.loads((tmp_path / "0" / "cell.json").read_text())["replicates"] == 3
+    assert CellStore(tmp_path).entries[0].replicates == 3
 
 
 def test_the_same_grid_in_another_order_resumes_in_the_recorded_folders(monkeypatch, tmp_path):
@@ -65,7 +66,7 @@ def test_another_grid_is_refused_naming_the_cells_and_touching_nothing(monkeypat
         run(monkeypatch, [make_cell(0, 5, replicates=2)], tmp_path)
     message = str(refused.value)
     assert f"{tmp_path} holds another sweep (2 cells over job.tasks); this run asks for 1 cell" in message
-    assert "2 only there: job.tasks=3 (folder 0); job.tasks=4 (folder 1)" in message
+    assert "2 only there: job.tasks=3 (cell 0); job.tasks=4 (cell 1)" in message
     assert "1 only here: job.tasks=5" in message and "--extend" in message
     assert snapshot(tmp_path) == before
 
@@ -74,7 +75,7 @@ def test_a_smaller_grid_of_the_same_cells_is_refused(monkeypatch, tmp_path):
     """The reported data loss: a 2-cell grid into a bigger sweep's dir rewrote results.parquet."""
     run(monkeypatch, old_grid(), tmp_path)
     before = snapshot(tmp_path)
-    with pytest.raises(ConfigError, match=r"1 only there: job.tasks=4 \(folder 1\)"):
+    with pytest.raises(ConfigError, match=r"1 only there: job.tasks=4 \(cell 1\)"):
         run(monkeypatch, [make_cell(0, 3, replicates=3)], tmp_path)
     assert snapshot(tmp_path) == before
 
@@ -90,7 +91,7 @@ def test_extend_adds_cells_and_rebuilds_the_sweep_from_every_cell(monkeypatch, t
     after = snapshot(tmp_path / "grown")
     assert all(after[name] == data for name, data in before.items() if "/" in name)  # old cells untouched
     run(monkeypatch, old_grid() + [make_cell(2, 6, replicates=2)], tmp_path / "fresh")
-    for name in ("results.parquet", "summary.csv", "tasks.parquet", "2/cell.parquet"):
+    for name in ("results.parquet", "summary.csv", "tasks.parquet"):
         assert after[name] == (tmp_path / "fresh" / name).read_bytes(), name
     assert (
         run(
@@ -103,8 +104,9 @@ def test_extend_adds_cells_and_rebuilds_the_sweep_from_every_cell(monkeypatch, t
 
 
 def test_extend_refuses_an_unfinished_sweep(monkeypatch, tmp_path):
+    monkeypatch.setattr(Batches, "MAX_ROWS", 1)  # a batch per cell
     run(monkeypatch, old_grid(), tmp_path)
-    (tmp_path / "1" / "cell.json").unlink()  # as if interrupted before cell 1 completed
+    (tmp_path / "store" / "cells-00001.parquet").unlink()  # as if stopped before cell 1's batch was committed
     with pytest.raises(ConfigError, match=r"unfinished sweep \(1 of 2 cells complete; not complete: job.tasks=4"):
         run(monkeypatch, [make_cell(0, 6, replicates=2)], tmp_path, extend=True)
 
@@ -115,17 +117,15 @@ def test_extend_still_refuses_fewer_replicates(monkeypatch, tmp_path):
         run(monkeypatch, [make_cell(0, 3, replicates=1)], tmp_path, extend=True)
 
 
-def test_a_dir_without_a_record_is_read_from_its_complete_cells(monkeypatch, tmp_path):
-    """Sweep dirs written before grid.json: the complete cells must all be in the new grid."""
-    run(monkeypatch, old_grid(), tmp_path)
-    (tmp_path / GRID_FILE).unlink()
-    (tmp_path / "1" / "cell.json").unlink()
+def test_a_dir_of_the_layout_with_a_folder_per_cell_is_refused_and_kept(monkeypatch, tmp_path):
+    """Sweep dirs an earlier version wrote (``<cell>/cell.json``) are neither resumed nor changed."""
+    (tmp_path / "0").mkdir()
+    (tmp_path / "0" / "cell.json").write_text(json.dumps({"name": "job.tasks=3", "config_hash": "h"}))
+    (tmp_path / "results.parquet").write_bytes(b"old results")
     before = snapshot(tmp_path)
-    refused = r"\(1 cell complete\); this run asks for 1 cell; 1 only there: job.tasks=3 \(folder 0\)"
-    with pytest.raises(ConfigError, match=refused):
-        run(monkeypatch, [make_cell(0, 5, replicates=2)], tmp_path)
+    with pytest.raises(ConfigError, match=r"written by an earlier version of the engine, with a folder per cell"):
+        run(monkeypatch, old_grid(), tmp_path)
     assert snapshot(tmp_path) == before
-    assert run(monkeypatch, old_grid(), tmp_path) == {(1, 0), (1, 1)}
 
 
 def test_hydra_files_are_put_back_as_they_were(tmp_path):
@@ -177,7 +177,7 @@ def test_another_grid_into_a_finished_sweeps_dir_exits_2_and_extend_adds_it(tmp_
 
 def test_a_sweep_stopped_before_its_first_cell_holds_nothing_to_keep(monkeypatch, tmp_path):
     run(monkeypatch, old_grid(), tmp_path)
-    for meta in tmp_path.glob("*/cell.json"):
-        meta.unlink()
+    for part in (tmp_path / "store").glob("cells-*.parquet"):
+        part.unlink()
     assert run(monkeypatch, [make_cell(0, 5, replicates=2)], tmp_path) == {(0, 0), (0, 1)}
     assert completion(tmp_path) == (1, 1)

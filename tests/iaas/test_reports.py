@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from reproduction import iaas
+from tests.sweep_dirs import write_cell_config
 
 
 def test_rho_is_one_minus_a_ratio_of_means_not_a_mean_of_ratios():
@@ -92,8 +93,7 @@ def test_fig4_check_finds_an_interior_beta_only_where_there_is_one(tmp_path):
 
 
 def test_theta_reading_is_read_from_the_runs_config(tmp_path):
-    (tmp_path / "0").mkdir()
-    (tmp_path / "0" / "config.yaml").write_text("policies:\n  theta_reading: rebid\n")
+    write_cell_config(tmp_path, {"policies": {"theta_reading": "rebid"}})
     assert iaas.theta_reading(tmp_path) == "rebid"
 
 

@@ -15,6 +15,7 @@ from market.sow.prior_births import PriorBirthSequence
 from market.sow.statement_of_work import Bounds
 from reproduction.experiment import Context
 from reproduction.sow.theorem52 import cell_ratios, checks, slope
+from tests.sweep_dirs import write_cell_config
 
 PRIOR_BOUNDS = Bounds(2, 4, 24, 64.0)
 
@@ -154,8 +155,7 @@ def frame(stochastic_ratio):
 
 def test_the_theorem52_checks_can_fail(tmp_path):
     context = Context(tmp_path, tmp_path)
-    (tmp_path / "theorem52" / "0").mkdir(parents=True)
-    (tmp_path / "theorem52" / "0" / "config.yaml").write_text("report:\n  ratio_limit: 3.0\n")
+    write_cell_config(tmp_path / "theorem52", {"report": {"ratio_limit": 3.0}})
     flat = cell_ratios(frame(lambda v, d: 1.5))
     assert slope(flat, "Stochastic")["slope"] == pytest.approx(0.0, abs=1e-3)
     assert slope(flat, "Reduction")["slope"] == pytest.approx(0.1, rel=0.05)

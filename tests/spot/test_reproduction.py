@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from reproduction import spot
+from tests.sweep_dirs import write_cell_config
 
 pytestmark = pytest.mark.sweeps
 
@@ -206,7 +207,6 @@ def test_headline_checks_are_judged_against_the_papers_value():
 
 
 def test_sigma_report_counts_distinct_policies_for_both_readings(tmp_path):
-    import yaml
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
@@ -225,8 +225,7 @@ def test_sigma_report_counts_distinct_policies_for_both_readings(tmp_path):
         )
     config = OmegaConf.to_container(cfg, resolve=True)
     config.pop("hydra", None)
-    (tmp_path / "fig5" / "0").mkdir(parents=True)
-    (tmp_path / "fig5" / "0" / "config.yaml").write_text(yaml.safe_dump(config))
+    write_cell_config(tmp_path / "fig5", config)
     pd.DataFrame([{"cell_index": 0, "market": "vast_like", "job.deadline": 10, "forecast.kind": "oracle"}]).to_parquet(
         tmp_path / "fig5" / "results.parquet"
     )

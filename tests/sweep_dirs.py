@@ -1,0 +1,26 @@
+"""A sweep dir made by hand for the reports' tests: a cell's config in the dir's store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from sweep.cell_store import CellStore, CompleteCell
+
+
+def write_cell_config(sweep_dir: Path, config: dict, index: int = 0) -> None:
+    """Commit a cell without rows whose resolved config is ``config`` (what the reports read)."""
+    rows = pa.table(
+        {
+            "cell": pa.array([], pa.string()),
+            "cell_index": pa.array([], pa.int64()),
+            "replicate": pa.array([], pa.int64()),
+            "mechanism": pa.array([], pa.string()),
+            "utility": pa.array([], pa.float64()),
+        }
+    )
+    store = CellStore(sweep_dir)
+    store.open_for_writing()
+    store.commit([CompleteCell(index, "default", {}, "config", "world", 1, config, rows)], pd.DataFrame())
