@@ -30,6 +30,13 @@ from .plots import pyplot, save
 SERIES_FILE = "series.parquet"
 
 
+def wanted(cell: Cell) -> bool:
+    """Whether the cell has outputs to compute: the family's ``cell_outputs``, unless its
+    ``has_cell_outputs`` says this cell has none (then its frame need not be built)."""
+    spec = cell.spec
+    return spec.cell_outputs is not None and (spec.has_cell_outputs is None or bool(spec.has_cell_outputs(cell.world)))
+
+
 def compute(cell: Cell, frame: pd.DataFrame) -> dict[str, Any]:
     hook = cell.spec.cell_outputs
     return hook(cell.world, frame) if hook else {}

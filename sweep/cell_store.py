@@ -182,8 +182,11 @@ class CellStore:
             table = table.filter(pc.is_in(table["cell_index"], pa.array(indices, type=pa.int64())))
         return table
 
+    def rows_table_of(self, entry: Entry) -> pa.Table:
+        return self._select("rows", entry.batch, [entry.index])
+
     def rows_of(self, entry: Entry) -> pd.DataFrame:
-        return self._select("rows", entry.batch, [entry.index]).to_pandas()
+        return self.rows_table_of(entry).to_pandas()
 
     def summary_of(self, entry: Entry) -> pd.DataFrame:
         return self._select("summary", entry.batch, [entry.index]).to_pandas()

@@ -16,7 +16,7 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from . import cell_outputs, stop_signals
-from .cell_store import CellStore, CompleteCell, arrow_rows
+from .cell_store import CellStore, CompleteCell
 from .cells import Cell
 from .cli import counted
 from .results import (
@@ -24,7 +24,7 @@ from .results import (
     Reused,
     Totals,
     cell_files,
-    cell_frame,
+    cell_rows,
     cell_tables,
     load_reusable_replicates,
     stored_cell_files,
@@ -262,7 +262,7 @@ def _simulate(todo, chunks, cpus, batches, runner, tracker, total_sims, reused, 
     parts: dict[int, list] = {cell.index: [] for cell in todo}
     table_parts: dict[int, list] = {cell.index: [] for cell in todo}
     for index, earlier in reused.items():
-        parts[index].append({column: earlier.frame[column].to_numpy() for column in earlier.frame.columns})
+        parts[index].append(earlier.columns)
         table_parts[index].append({name: {c: t[c].to_numpy() for c in t.columns} for name, t in earlier.tables.items()})
     remaining = {cell.index: 0 for cell in todo}
     for chunk in chunks:
@@ -275,11 +275,10 @@ def _simulate(todo, chunks, cpus, batches, runner, tracker, total_sims, reused, 
         cell = by_index[index]
         frame = None
         if rows is None:
-            frame = cell_frame(cell, parts.pop(index))
-            rows = arrow_rows(frame)
+            rows = cell_rows(cell, parts.pop(index))
         tables = cell_tables(cell, table_parts.pop(index))
         files, metrics = {}, {}
-        if cell.spec.cell_outputs is not None:
+        if cell_outputs.wanted(cell):
             frame = rows.to_pandas() if frame is None else frame
             outputs = cell_outputs.compute(cell, frame)
             clash = sorted(set(tables) & set(outputs.get("tables", {})))

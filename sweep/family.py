@@ -67,6 +67,9 @@ class FamilySpec:
     simulate_replicate: Callable[[Any, int, np.random.Generator], list[dict]]
     cell_outputs: Callable[[dict, Any], dict] | None = None
     """``cell_outputs(config, frame) -> dict``: analyses of a whole cell (sweep/cell_outputs.py)."""
+    has_cell_outputs: Callable[[dict], bool] | None = None
+    """``has_cell_outputs(config) -> bool``: whether ``cell_outputs`` has anything for this cell;
+    the engine builds the cell's frame and calls it only then (default: always)."""
     summary_columns: tuple[str, ...] = ()
     """Row columns summarised like `utility` (mean, std, Student-t 95% CI) in summary.csv and MLflow."""
     rate_columns: tuple[str, ...] = ()
@@ -97,6 +100,7 @@ class FamilySpec:
 REQUIRED_NAMES = ("NAME", "SECTIONS", "prepare", "mechanism_names", "simulate_replicate")
 _OPTIONAL = {
     "cell_outputs": ("cell_outputs", None),
+    "has_cell_outputs": ("has_cell_outputs", None),
     "summary_columns": ("SUMMARY_COLUMNS", ()),
     "rate_columns": ("RATE_COLUMNS", ()),
     "timing_columns": ("TIMING_COLUMNS", ()),
@@ -137,8 +141,9 @@ def spec_of(module: ModuleType) -> FamilySpec:
     for key in ("paper", "question", "utility"):
         if not isinstance(values[key], str):
             raise TypeError(f"{where}: {_OPTIONAL[key][0]} must be a string")
-    if values["cell_outputs"] is not None and not callable(values["cell_outputs"]):
-        raise TypeError(f"{where}: cell_outputs must be a function")
+    for key in ("cell_outputs", "has_cell_outputs"):
+        if values[key] is not None and not callable(values[key]):
+            raise TypeError(f"{where}: {key} must be a function")
     files = values["input_files"]
     if not isinstance(files, Mapping) or not all(isinstance(k, str) and callable(v) for k, v in files.items()):
         raise TypeError(f"{where}: INPUT_FILES must map dotted config keys to reader functions")

@@ -20,10 +20,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
-from .cell_store import CellStore, Entry, arrow_rows, parquet_bytes
+from .cell_store import CellStore, Entry, parquet_bytes
 from .cells import Cell
 
 CELL_TABLE = "cell.parquet"
@@ -56,37 +57,43 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda tmp: Path(tmp).write_text(text))
 
 
-def cell_frame(cell: Cell, chunks: Iterable[dict[str, list]]) -> pd.DataFrame:
+def cell_rows(cell: Cell, chunks: Iterable[dict[str, Any]]) -> pa.Table:
     """One cell's rows in a canonical order (replicate, then mechanism order), whatever the completion order."""
-    return frame_of_chunks(cell.name, cell.index, cell.mechanisms, chunks)
+    return rows_of_chunks(cell.name, cell.index, cell.mechanisms, chunks)
 
 
-def frame_of_chunks(
-    name: str, index: int, mechanisms: Iterable[str], chunks: Iterable[dict[str, list]]
-) -> pd.DataFrame:
-    """``cell_frame`` from the cell's name, index and mechanisms (a worker finishing a cell has no Cell)."""
+def rows_of_chunks(name: str, index: int, mechanisms: Iterable[str], chunks: Iterable[dict[str, Any]]) -> pa.Table:
+    """``cell_rows`` from the cell's name, index and mechanisms (a worker finishing a cell has no
+    Cell): an Arrow table led by ``cell`` and ``cell_index``, each column typed by pyarrow from its
+    values (a value a row leaves out is null), built without pandas (a grid of 100,000 small cells
+    spent half its workers' time building a DataFrame per cell)."""
     chunks = list(chunks)
+    lengths = [len(chunk["replicate"]) for chunk in chunks]
+    rows = sum(lengths)
+    columns: dict[str, pa.Array] = {}
+    for key in dict.fromkeys(key for chunk in chunks for key in chunk):
+        values: list = []
+        for chunk, length in zip(chunks, lengths):
+            part = chunk.get(key)
+            values.extend([None] * length if part is None else part)
+        try:
+            columns[key] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
+            raise ValueError(f"cell {name}: column '{key}' holds values no one column can hold ({err})") from None
     order = {mechanism: i for i, mechanism in enumerate(mechanisms)}
-    if len(chunks) == 1:  # a whole cell from one worker: one constructor, sorted only if needed
-        columns = chunks[0]
-        rows = len(columns["replicate"])
-        rank = np.asarray(columns["replicate"], dtype=np.int64) * (len(order) + 1) + np.fromiter(
-            (order[mechanism] for mechanism in columns["mechanism"]), dtype=np.int64, count=rows
-        )
-        frame = pd.DataFrame(
-            {"cell": np.full(rows, name, dtype=object), "cell_index": np.full(rows, index, dtype=np.int64), **columns}
-        )
-        if rows > 1 and (np.diff(rank) < 0).any():
-            frame = frame.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
-        return frame
-    body = pd.concat([pd.DataFrame(columns) for columns in chunks], ignore_index=True)
-    rank = body["replicate"].to_numpy(dtype=np.int64) * (len(order) + 1) + body["mechanism"].map(order).to_numpy()
-    if len(rank) > 1 and (np.diff(rank) < 0).any():
-        body = body.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
-    frame = pd.DataFrame(
-        {"cell": np.full(len(body), name, dtype=object), "cell_index": np.full(len(body), index, dtype=np.int64)}
+    rank = np.asarray(columns["replicate"], dtype=np.int64) * (len(order) + 1) + np.fromiter(
+        (order[mechanism] for mechanism in columns["mechanism"].to_pylist()), dtype=np.int64, count=rows
     )
-    return pd.concat([frame, body], axis=1)
+    table = pa.table(
+        {
+            "cell": pa.array([name] * rows, type=pa.string()),
+            "cell_index": pa.array(np.full(rows, index, dtype=np.int64)),
+            **columns,
+        }
+    )
+    if rows > 1 and (np.diff(rank) < 0).any():
+        table = table.take(np.argsort(rank, kind="stable"))
+    return table
 
 
 def check_table_name(name: Any, taken: Iterable[str] = ()) -> None:
@@ -174,16 +181,14 @@ def cell_files(
 
 
 def stored_cell_files(store: CellStore, entry: Entry) -> dict[str, bytes]:
-    return cell_files(
-        arrow_rows(store.rows_of(entry)), store.config_of(entry), store.tables_of(entry), store.files_of(entry)
-    )
+    return cell_files(store.rows_table_of(entry), store.config_of(entry), store.tables_of(entry), store.files_of(entry))
 
 
 class Reused(NamedTuple):
-    """Replicates ``0 .. replicates - 1`` of a cell taken from an earlier run: rows and side
-    tables without the ``cell`` and ``cell_index`` columns."""
+    """Replicates ``0 .. replicates - 1`` of a cell taken from an earlier run: rows (as the
+    columns of a chunk) and side tables, without the ``cell`` and ``cell_index`` columns."""
 
-    frame: pd.DataFrame
+    columns: dict[str, list]
     tables: dict[str, pd.DataFrame]
     replicates: int
 
@@ -196,12 +201,15 @@ def load_reusable_replicates(store: CellStore, cell: Cell) -> Reused | None:
     entry = store.entries.get(cell.index)
     if entry is None or entry.world_hash != cell.world_hash or entry.config_hash == cell.config_hash:
         return None
-    frame, tables = store.rows_of(entry), store.tables_of(entry)
-    stored = int(frame["replicate"].max()) + 1 if len(frame) else 0
-    if sorted(set(frame["replicate"])) != list(range(stored)) or len(frame) != stored * len(cell.mechanisms):
+    rows, tables = store.rows_table_of(entry), store.tables_of(entry)
+    replicates = rows["replicate"].to_pylist()
+    stored = max(replicates) + 1 if replicates else 0
+    if sorted(set(replicates)) != list(range(stored)) or len(replicates) != stored * len(cell.mechanisms):
         return None
     n = min(stored, cell.replicates)
-    return Reused(_first_replicates(frame, n), {name: _first_replicates(t, n) for name, t in tables.items()}, n)
+    kept = rows.filter(pc.less(rows["replicate"], n)).drop_columns(["cell", "cell_index"])
+    columns = {name: kept[name].to_pylist() for name in kept.column_names}  # nulls stay None
+    return Reused(columns, {name: _first_replicates(t, n) for name, t in tables.items()}, n)
 
 
 def _first_replicates(table: pd.DataFrame, n: int) -> pd.DataFrame:

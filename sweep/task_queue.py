@@ -30,7 +30,7 @@ from . import ray_auth, stop_signals
 from .errors import ConfigError
 from .local_ray import own_session
 from .schema import RunnerConfig
-from .worker import SimulationWorker
+from .worker import SimulationWorker, unpack
 
 log = logging.getLogger(__name__)
 _WORKER_DEATHS = (RayActorError, ActorDiedError, ActorUnavailableError, WorkerCrashedError)
@@ -317,7 +317,7 @@ def run_chunks(
                         load.update({id(a): load.get(id(a), 0) for a in pool.actors})
                     pending.appendleft((call, attempts + 1))
                     continue
-                for chunk, columns in zip(call, result if len(call) > 1 else [result]):
+                for chunk, columns in zip(call, unpack(result) if len(call) > 1 else [result]):
                     on_done(chunk, columns)
     finally:
         if in_flight:  # interrupted or failed: cancel the rest and start afresh next time

@@ -380,12 +380,17 @@ def utility_bounds(prepared: PreparedSpot) -> tuple[float, float]:
     return lower, job.value
 
 
+def has_cell_outputs(config: dict) -> bool:
+    """Only a cell with `selection.mechanisms` has cell outputs (`cell_outputs`)."""
+    return bool((config.get("selection") or {}).get("mechanisms"))
+
+
 def cell_outputs(config: dict, frame) -> dict:
     """Online policy selection (Alg. 2, Sec. V) over the cell's jobs in replicate order, among
     `selection.mechanisms` (algorithms/common/selection_outputs.py), with utilities normalised
     by `utility_bounds` (`selection.normalisation: worst_case`) or job by job. A cell without
     `selection.mechanisms` has none, known without preparing its config again."""
-    if not (config.get("selection") or {}).get("mechanisms"):
+    if not has_cell_outputs(config):
         return {}
     prepared = prepare(config)
     if not prepared.selection:

@@ -215,26 +215,33 @@ def test_results_get_a_param_column_per_override_typed_as_pandas_types_it(tmp_pa
     assert list(summary.columns[:5]) == ["cell", "cell_index", "k", "fixed", "mechanism"]
 
 
-def test_a_whole_cell_frame_is_the_frame_its_chunks_would_give():
-    """The one-chunk path of ``frame_of_chunks`` (one constructor) against the several-chunk path
-    (a frame per chunk, concatenated), in and out of order, with a value missing in a row."""
-    from sweep.results import frame_of_chunks
+def test_a_whole_cells_rows_are_the_rows_its_chunks_would_give():
+    """``rows_of_chunks`` on one chunk against several, in and out of order, with a value missing
+    in a row (null, not NaN) and a column only one chunk has."""
+    from sweep.results import rows_of_chunks
 
     mechanisms = ("OD-Only", "MSU", "UP")
     columns = {
         "replicate": [0, 0, 0, 1, 1, 1],
         "mechanism": list(mechanisms) * 2,
         "utility": [1.0, 2.5, -3.0, 4.0, 5.0, 6.0],
-        "completion_time": [3, 4, 5, 6, 7, 8],
+        "completion_time": [3, 4, None, 6, 7, 8],
         "met_deadline": [True, False, True, True, True, False],
         "note": ["a", None, "b", "c", "d", "e"],
     }
     halves = [{k: v[:3] for k, v in columns.items()}, {k: v[3:] for k, v in columns.items()}]
-    expected = frame_of_chunks("c7", 7, mechanisms, halves)
-    pd.testing.assert_frame_equal(frame_of_chunks("c7", 7, mechanisms, [columns]), expected, check_exact=True)
+    expected = rows_of_chunks("c7", 7, mechanisms, halves)
+    assert rows_of_chunks("c7", 7, mechanisms, [columns]).equals(expected)
     shuffled = {k: [v[i] for i in (4, 0, 5, 2, 1, 3)] for k, v in columns.items()}
-    pd.testing.assert_frame_equal(frame_of_chunks("c7", 7, mechanisms, [shuffled]), expected, check_exact=True)
-    assert list(expected.columns[:2]) == ["cell", "cell_index"] and expected["cell_index"].dtype == np.int64
+    assert rows_of_chunks("c7", 7, mechanisms, [shuffled]).equals(expected)
+    assert expected.column_names[:2] == ["cell", "cell_index"]
+    assert expected["cell_index"].to_pylist() == [7] * 6
+    assert expected["completion_time"].to_pylist() == [3, 4, None, 6, 7, 8]
+    assert str(expected.schema.field("completion_time").type) == "int64"
+    halves[1]["extra"] = [1.5, 2.5, 3.5]
+    assert rows_of_chunks("c7", 7, mechanisms, halves)["extra"].to_pylist() == [None] * 3 + [1.5, 2.5, 3.5]
+    with pytest.raises(ValueError, match="column 'note' holds values no one column can hold"):
+        rows_of_chunks("c7", 7, mechanisms, [{**columns, "note": ["a", 1, None, "c", "d", "e"]}])
 
 
 def test_whole_small_cells_share_calls_up_to_the_size_and_others_go_alone():
@@ -250,7 +257,7 @@ def test_whole_small_cells_share_calls_up_to_the_size_and_others_go_alone():
 
 
 def test_a_call_of_several_cells_gives_each_cell_what_its_own_call_gives():
-    from sweep.worker import CELL_KEY, TABLES_KEY, SimulationWorker
+    from sweep.worker import CELL_KEY, TABLES_KEY, SimulationWorker, unpack
 
     from .test_side_tables import make_cell
 
@@ -259,7 +266,7 @@ def test_a_call_of_several_cells_gives_each_cell_what_its_own_call_gives():
         make_cell(1, 4, replicates=2, emit="none"),
         make_cell(2, 5, replicates=3),
     ]  # the last one has side tables: columns come back, not a cell
-    together = SimulationWorker().run_cells([(cell.payload(), 0, cell.replicates) for cell in cells])
+    together = unpack(SimulationWorker().run_cells([(cell.payload(), 0, cell.replicates) for cell in cells]))
     for cell, result in zip(cells[:2], together):
         alone = SimulationWorker().run_chunk(cell.payload(), 0, cell.replicates, whole=True)
         assert result[CELL_KEY].equals(alone[CELL_KEY], check_metadata=True)
