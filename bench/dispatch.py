@@ -16,12 +16,13 @@ each (chunk size, cells) variant once, in a rotated order; the table shows media
 
 Phases are timed by wrapping, in this process only, the functions the engine calls (nothing in
 `sweep/` changes): `task_queue.run_chunks` (the queue); the `on_done` callback it is given (every
-chunk's columns kept, and a cell's files written when its last chunk is in); `ray.wait` and
-`ray.get` as `task_queue` sees them; `cell_frame` (sweep/results.py), `commit` (a batch of
+chunk's columns kept, and a cell's rows built when its last chunk is in); `ray.wait` and
+`ray.get` as `task_queue` sees them; `cell_rows` (sweep/results.py), `commit` (a batch of
 complete cells into the store, its summary included: `engine.Batches.commit`), `write_sweep` and
 `summarize` (sweep/summary.py, for every batch and for each cell MLflow logs). `dispatch` is the
 queue's time outside `ray.wait`, `ray.get` and `on_done`: submitting chunks to actors and the
-loop's bookkeeping; `ingest` is `on_done` minus the cells' frames and the batches' commits. Driver CPU is
+loop's bookkeeping (`on_done`, which holds `cell_rows` and the batches' commits but the last, is
+in the JSON). Driver CPU is
 `time.process_time()` of this process (its Ray threads included). With `--tracking sqlite` (an
 MLflow SQLite store in a temporary folder), `mlflow_cells` is the time of the background thread
 that logs each cell's child run and `mlflow_finish` what the driver waits for it at the end (and
@@ -62,7 +63,7 @@ PHASES = (
     "wait",
     "get",
     "on_done",
-    "cell_frame",
+    "cell_rows",
     "commit",
     "write_sweep",
     "summarize",
@@ -124,7 +125,7 @@ class TimedRay:
 
 def instrument(clock: Clock) -> None:
     """Wrap the engine's functions by name, in this process (the engine looks them up at call time)."""
-    for name in ("cell_frame", "write_sweep", "summarize"):
+    for name in ("cell_rows", "write_sweep", "summarize"):
         setattr(engine, name, clock.wrap(name, getattr(engine, name)))
     engine.Batches.commit = clock.wrap("commit", engine.Batches.commit)
     tracking.MlflowTracker._log_cell = clock.wrap("mlflow_cells", tracking.MlflowTracker._log_cell)  # its thread
@@ -151,7 +152,6 @@ def one_run(cells, workers: int, chunk_size: int, clock: Clock, store: str | Non
     s = dict(clock.seconds)
     phases = {name: s.get(name, 0.0) for name in PHASES}
     phases["dispatch"] = phases["queue"] - phases["wait"] - phases["get"] - phases["on_done"]
-    phases["ingest"] = phases["on_done"] - phases["cell_frame"] - phases["commit"]
     # resume checks, chunking, ray.put of the cells, MLflow's parent run
     phases["before_queue"] = wall - phases["queue"] - phases["write_sweep"] - phases["mlflow_finish"]
     return {"wall": wall, "driver_cpu": cpu, "chunks": clock.calls.get("on_done", 0), "phases": phases}
@@ -325,8 +325,7 @@ def print_table(report: dict) -> None:
         "dispatch",
         "wait",
         "get",
-        "ingest",
-        "cell_frame",
+        "cell_rows",
         "commit",
         "write_sweep",
         "summarize",

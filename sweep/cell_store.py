@@ -45,7 +45,7 @@ _INDEX_COLUMNS = (
     "metrics",
 )
 # rows of one window of the sweep's files: their memory, not the grid's, bounds the driver's
-WINDOW_ROWS = 200_000
+WINDOW_ROWS = 50_000
 
 
 @dataclass(frozen=True)

@@ -211,7 +211,7 @@ class Batches:
     killed outright (SIGKILL) loses at most that share of its work. A stop signal or a failure
     commits the waiting cells first."""
 
-    MAX_ROWS = 200_000
+    MAX_ROWS = 100_000
     MIN_SECONDS = 0.5
     FRACTION = 0.05
 
