@@ -338,8 +338,3 @@ def parquet_bytes(frame: pd.DataFrame, index: bool | None = None) -> bytes:
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=index)
     return buffer.getvalue()
-
-
-def arrow_rows(frame: pd.DataFrame) -> pa.Table:
-    """A cell's rows as the store keeps them: the Arrow table ``frame.to_parquet`` would write."""
-    return pa.Table.from_pandas(frame, preserve_index=False)

@@ -10,6 +10,11 @@ import pyarrow as pa
 from sweep.cell_store import CellStore, CompleteCell
 
 
+def arrow_rows(frame: pd.DataFrame) -> pa.Table:
+    """A cell's rows, made by hand as a DataFrame, as the Arrow table the store keeps."""
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
 def write_cell_config(sweep_dir: Path, config: dict, index: int = 0) -> None:
     """Commit a cell without rows whose resolved config is ``config`` (what the reports read)."""
     rows = pa.table(

@@ -10,13 +10,14 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 from sweep import cell_outputs
-from sweep.cell_store import CellStore, CompleteCell, arrow_rows
+from sweep.cell_store import CellStore, CompleteCell
 from sweep.cells import Cell
 from sweep.family import load_family
 from sweep.results import cell_files, stored_cell_files
 from sweep.schema import TrackingConfig
 from sweep.summary import summarize
 from sweep.tracking import MlflowTracker
+from tests.sweep_dirs import arrow_rows
 
 
 def fake_family(world, frame):

@@ -8,7 +8,8 @@ import pyarrow as pa
 import pytest
 
 from sweep import cell_store
-from sweep.cell_store import CellStore, CompleteCell, arrow_rows
+from sweep.cell_store import CellStore, CompleteCell
+from tests.sweep_dirs import arrow_rows
 
 
 def rows(index: int, replicates: int, offset: float = 0.0) -> pa.Table:

@@ -14,6 +14,7 @@ from sweep.schema import RunnerConfig, TrackingConfig
 from sweep.seeding import replicate_rng, stable_hash
 from sweep.summary import summarize
 from sweep.tracking import metric_key
+from tests.sweep_dirs import arrow_rows
 
 from .conftest import run_cli
 
@@ -180,7 +181,7 @@ def test_the_closing_message_shows_slow_rates_too(per_second, shown):
     ],
 )
 def test_results_get_a_param_column_per_override_typed_as_pandas_types_it(tmp_path, values, expected):
-    from sweep.cell_store import CellStore, CompleteCell, arrow_rows
+    from sweep.cell_store import CellStore, CompleteCell
     from sweep.cells import Cell
     from sweep.results import write_sweep
 
