@@ -31,6 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .cells import Cell
+
 STORE_DIR = "store"
 _BATCH = re.compile(r"(cells|rows|summary|table-[A-Za-z_][A-Za-z0-9_]*)-(\d{5,})\.parquet\Z")
 _INDEX_COLUMNS = (
@@ -66,20 +68,33 @@ class Entry:
 
 @dataclass
 class CompleteCell:
-    """A cell just simulated, waiting for its batch: its rows as an Arrow table (with ``cell`` and
-    ``cell_index``), side tables, the files of its cell outputs and their metrics."""
+    """A cell just simulated, waiting for its batch: the cell, its rows as an Arrow table (with
+    ``cell`` and ``cell_index``), side tables, the files of its cell outputs and their metrics."""
 
-    index: int
-    name: str
-    params: dict[str, Any]
-    config_hash: str
-    world_hash: str
-    replicates: int
-    world: dict[str, Any]
+    cell: Cell
     rows: pa.Table
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def index(self) -> int:
+        return self.cell.index
+
+    def entry(self, batch: int) -> Entry:
+        cell = self.cell
+        return Entry(
+            index=cell.index,
+            name=cell.name,
+            params=json.loads(_json(cell.params)),
+            config_hash=cell.config_hash,
+            world_hash=cell.world_hash,
+            replicates=cell.replicates,
+            rows=self.rows.num_rows,
+            batch=batch,
+            tables=_table_meta(self.tables),
+            metrics=dict(self.metrics),
+        )
 
 
 def part_name(kind: str, batch: int) -> str:
@@ -298,36 +313,25 @@ class CellStore:
                 self._path(f"table-{name}", batch),
                 pa.Table.from_pandas(pd.concat(frames, ignore_index=True), preserve_index=False),
             )
+        entries = [cell.entry(batch) for cell in cells]
         index = pa.table(
             {
-                "cell_index": pa.array([cell.index for cell in cells], type=pa.int64()),
-                "name": [cell.name for cell in cells],
-                "params": [_json(cell.params) for cell in cells],
-                "config_hash": [cell.config_hash for cell in cells],
-                "world_hash": [cell.world_hash for cell in cells],
-                "replicates": pa.array([cell.replicates for cell in cells], type=pa.int64()),
-                "rows": pa.array([len(cell.rows) for cell in cells], type=pa.int64()),
-                "tables": [_json(_table_meta(cell.tables)) for cell in cells],
-                "metrics": [_json(cell.metrics) for cell in cells],
-                "config": [_json(cell.world) for cell in cells],
+                "cell_index": pa.array([entry.index for entry in entries], type=pa.int64()),
+                "name": [entry.name for entry in entries],
+                "params": [_json(entry.params) for entry in entries],
+                "config_hash": [entry.config_hash for entry in entries],
+                "world_hash": [entry.world_hash for entry in entries],
+                "replicates": pa.array([entry.replicates for entry in entries], type=pa.int64()),
+                "rows": pa.array([entry.rows for entry in entries], type=pa.int64()),
+                "tables": [_json(entry.tables) for entry in entries],
+                "metrics": [_json(entry.metrics) for entry in entries],
+                "config": [_json(cell.cell.world) for cell in cells],
                 "files": pa.array([list(cell.files.items()) for cell in cells], type=pa.map_(pa.string(), pa.binary())),
             }
         )
         _write_table(self._path("cells", batch), index)
         self.batches.append(batch)
-        for cell in cells:
-            self.entries[cell.index] = Entry(
-                index=cell.index,
-                name=cell.name,
-                params=json.loads(_json(cell.params)),
-                config_hash=cell.config_hash,
-                world_hash=cell.world_hash,
-                replicates=cell.replicates,
-                rows=len(cell.rows),
-                batch=batch,
-                tables=_table_meta(cell.tables),
-                metrics=dict(cell.metrics),
-            )
+        self.entries.update((entry.index, entry) for entry in entries)
 
 
 def _table_meta(tables: dict[str, pd.DataFrame]) -> dict[str, dict[str, Any]]:

@@ -163,7 +163,7 @@ def _run_cells(cells, out_dir, runner, tracking, *, run_name, run_params, announ
     totals, tables = Totals({}), []
     try:
         if todo:
-            batches = Batches(store, cells, timeline)
+            batches = Batches(store, timeline)
             try:
                 workers, sim_seconds = _simulate(
                     todo, chunks, cpus, batches, runner, tracker, total_sims, reused, timeline
@@ -215,9 +215,8 @@ class Batches:
     MIN_SECONDS = 0.5
     FRACTION = 0.05
 
-    def __init__(self, store: CellStore, cells: Sequence[Cell], timeline: Timeline):
+    def __init__(self, store: CellStore, timeline: Timeline):
         self.store = store
-        self.cells = {cell.index: cell for cell in cells}
         self.timeline = timeline
         self.waiting: list[CompleteCell] = []
         self.rows = 0
@@ -237,8 +236,8 @@ class Batches:
             return
         self.waiting.sort(key=lambda cell: cell.index)
         rows = pa.concat_tables([cell.rows for cell in self.waiting], promote_options="permissive")
-        summary = summarize(rows.to_pandas(), [self.cells[cell.index] for cell in self.waiting])
-        keys = {key for cell in self.waiting for key in cell.params}  # typed once for the sweep, as written
+        summary = summarize(rows.to_pandas(), [complete.cell for complete in self.waiting])
+        keys = {key for cell in self.waiting for key in cell.cell.params}  # typed once for the sweep, as written
         self.store.commit(self.waiting, summary.drop(columns=[c for c in summary.columns if c in keys]))
         self.waiting, self.rows = [], 0
 
@@ -291,21 +290,7 @@ def _simulate(todo, chunks, cpus, batches, runner, tracker, total_sims, reused, 
         if tracker.wants_cell():  # the summary and files only for a cell that gets a child run
             frame = rows.to_pandas() if frame is None else frame
             tracker.log_cell(cell, cell_files(rows, cell.world, tables, files), summarize(frame, [cell]), metrics)
-        batches.add(
-            CompleteCell(
-                index=cell.index,
-                name=cell.name,
-                params=cell.params,
-                config_hash=cell.config_hash,
-                world_hash=cell.world_hash,
-                replicates=cell.replicates,
-                world=cell.world,
-                rows=rows,
-                tables=tables,
-                files=files,
-                metrics=metrics,
-            )
-        )
+        batches.add(CompleteCell(cell, rows, tables, files, metrics))
         done_cells += 1
         bar.set_description(f"cells {done_cells}/{len(todo)}")
 

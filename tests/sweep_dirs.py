@@ -8,6 +8,7 @@ import pandas as pd
 import pyarrow as pa
 
 from sweep.cell_store import CellStore, CompleteCell
+from sweep.cells import Cell
 
 
 def arrow_rows(frame: pd.DataFrame) -> pa.Table:
@@ -28,4 +29,5 @@ def write_cell_config(sweep_dir: Path, config: dict, index: int = 0) -> None:
     )
     store = CellStore(sweep_dir)
     store.open_for_writing()
-    store.commit([CompleteCell(index, "default", {}, "config", "world", 1, config, rows)], pd.DataFrame())
+    cell = Cell(index, "default", {}, str(index), {"replicates": 1, **config}, "config", "world")
+    store.commit([CompleteCell(cell, rows)], pd.DataFrame())

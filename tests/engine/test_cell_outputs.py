@@ -51,7 +51,7 @@ def test_cell_outputs_reach_the_store_and_mlflow(tmp_path, monkeypatch):
     store = CellStore(tmp_path)
     store.open_for_writing()
     store.commit(
-        [CompleteCell(0, "c0", cell.params, "h", "w", 2, world, rows, files=files, metrics=metrics)],
+        [CompleteCell(cell, rows, files=files, metrics=metrics)],
         summarize(frame, [cell]),
     )
     entry = CellStore(tmp_path).entries[0]

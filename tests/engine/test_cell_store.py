@@ -9,6 +9,7 @@ import pytest
 
 from sweep import cell_store
 from sweep.cell_store import CellStore, CompleteCell
+from sweep.cells import Cell
 from tests.sweep_dirs import arrow_rows
 
 
@@ -27,22 +28,19 @@ def rows(index: int, replicates: int, offset: float = 0.0) -> pa.Table:
 
 def complete(index: int, replicates: int = 2, offset: float = 0.0, **extra) -> CompleteCell:
     world = {"family": {"name": "spot"}, "job": {"deadline": index}, "replicates": replicates}
-    return CompleteCell(
-        index,
-        f"c{index}",
-        {"job.deadline": index},
-        f"config-{index}-{replicates}",
-        f"world-{index}",
-        replicates,
-        world,
-        rows(index, replicates, offset),
-        **extra,
+    cell = Cell(
+        index, f"c{index}", {"job.deadline": index}, str(index), world, f"config-{index}-{replicates}", f"world-{index}"
     )
+    return CompleteCell(cell, rows(index, replicates, offset), **extra)
 
 
 def summary(cells) -> pd.DataFrame:
     return pd.DataFrame(
-        [{"cell": c.name, "cell_index": c.index, "mechanism": m, "n": c.replicates} for c in cells for m in "AB"]
+        [
+            {"cell": c.cell.name, "cell_index": c.index, "mechanism": m, "n": c.cell.replicates}
+            for c in cells
+            for m in "AB"
+        ]
     )
 
 
@@ -61,12 +59,12 @@ def test_a_committed_batch_reads_back_whole(tmp_path):
     entry = again.entries[1]
     assert (entry.config_hash, entry.world_hash, entry.replicates, entry.rows) == ("config-1-2", "world-1", 2, 4)
     assert entry.params == {"job.deadline": 1} and entry.metrics == {"regret": 0.5}
-    assert again.config_of(entry) == first.world
+    assert again.config_of(entry) == first.cell.world
     assert again.files_of(entry) == {"w.png": b"\x89PNG"}
     pd.testing.assert_frame_equal(again.rows_of(entry), first.rows.to_pandas())
     pd.testing.assert_frame_equal(again.tables_of(entry)["tasks"], tasks)
     assert again.tables_of(again.entries[0]) == {}
-    assert again.configs() == {0: complete(0).world, 1: first.world}
+    assert again.configs() == {0: complete(0).cell.world, 1: first.cell.world}
     assert again.complete("config-1-2", 1) and not again.complete("config-1-3", 1)
 
 

@@ -200,7 +200,7 @@ def test_results_get_a_param_column_per_override_typed_as_pandas_types_it(tmp_pa
                 "utility": pd.Series([float(r) for r in range(rows)], dtype=float),
             }
         )
-        complete.append(CompleteCell(index, cell.name, cell.params, str(index), "w", 4, world, arrow_rows(frame)))
+        complete.append(CompleteCell(cell, arrow_rows(frame)))
     store = CellStore(tmp_path)
     store.open_for_writing()
     summary = summarize(pd.concat([c.rows.to_pandas() for c in complete]), cells)
