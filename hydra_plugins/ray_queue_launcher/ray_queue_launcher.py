@@ -199,6 +199,7 @@ class RayQueueLauncher(Launcher):
             # Ray starts at once when the sweep's own config is valid: a mistake outside the
             # swept keys is then reported by the first cell before Ray starts.
             early = _valid_master_runner(self.config)
+            _preload_tracking(self.config)
             first = None if early is not None else compose(0, job_overrides[0])
             # Ray's start-up waits on its processes and reads files: with the default 5 ms switch
             # interval each of those waits for the composing thread's turn (a 10,000-cell grid's
@@ -260,6 +261,19 @@ def _valid_master_runner(config: DictConfig):
     except Exception:  # the cells will say what is wrong, if anything is
         return None
     return runner
+
+
+def _preload_tracking(config: DictConfig) -> None:
+    """MLflow imported while the cells are composed, when the sweep's own config tracks
+    (`sweep.tracking.preload`: nothing is written)."""
+    from sweep.schema import tracking_config
+    from sweep.tracking import preload
+
+    try:
+        tracking = tracking_config(config)
+    except Exception:  # the cells will say what is wrong, if anything is
+        return
+    preload(tracking)
 
 
 def _ray_settings(runner) -> tuple:
