@@ -14,6 +14,7 @@ from algorithms.spot.window_problem import WindowPlan, WindowSolver
 from market.spot.finetune_job import FineTuneJob
 from market.spot.forecast import SpotForecast, oracle_forecast
 from market.spot.spot_market import SpotMarket, SyntheticMarketParams
+from tests.spot.strategies import jobs
 
 PROPS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -213,24 +214,7 @@ def test_ahead_branch_in_a_run():
 
 @st.composite
 def worlds(draw):
-    n_min = draw(st.integers(1, 3))
-    n_max = draw(st.integers(n_min, 6))
-    alpha = draw(st.floats(0.5, 2.0))
-    beta = draw(st.floats(-0.2, 1.0))
-    if alpha * n_min + beta <= 0:
-        beta = 0.0
-    job = FineTuneJob(
-        workload=draw(st.floats(1.0, 60.0)),
-        deadline=draw(st.integers(1, 8)),
-        n_min=n_min,
-        n_max=n_max,
-        alpha=alpha,
-        beta=beta,
-        mu1=draw(st.floats(0.3, 1.0)),
-        mu2=draw(st.floats(0.3, 1.0)),
-        value=draw(st.floats(1.0, 200.0)),
-        gamma=draw(st.floats(1.1, 4.0)),
-    )
+    job = draw(jobs(n_min_high=3, n_max_high=6, alpha_low=0.5, workload_high=60.0, deadline_high=8, value_high=200.0))
     window = draw(st.integers(1, 3))
     commitment = draw(st.integers(1, window))
     sigma = draw(st.floats(0.1, 1.5))
