@@ -292,7 +292,7 @@ def _simulate(todo, chunks, cpus, batches, runner, tracker, total_sims, reused, 
             tracker.log_cell(cell, cell_files(rows, cell.world, tables, files), summarize(frame, [cell]), metrics)
         batches.add(CompleteCell(cell, rows, tables, files, metrics))
         done_cells += 1
-        bar.set_description(f"cells {done_cells}/{len(todo)}")
+        bar.set_description(f"cells {done_cells}/{len(todo)}", refresh=False)  # drawn with the next update
 
     def on_done(chunk, columns) -> None:
         if CELL_KEY in columns:  # the worker built the whole cell's rows

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from .common_env import pin_worker_threads
 from .family import REQUIRED_COLUMNS, load_family
-from .results import check_table_name, concat_columns, rows_of_chunks
+from .results import check_table_name, concat_columns, rows_of_cells, rows_of_chunks
 from .seeding import replicate_rng
 
 # Test hook for the "worker killed mid-sweep" test: the first worker process that
@@ -61,6 +61,13 @@ class SimulationWorker:
         driver would otherwise do for each cell, which bounds a grid of tiny cells
         (docs/architecture.md, "Task queue").
         """
+        columns = self._columns(payload, rep_start, rep_stop)
+        if TABLES_KEY not in columns and whole:
+            return {CELL_KEY: rows_of_chunks(payload["name"], payload["index"], payload["mechanisms"], [columns])}
+        return columns
+
+    def _columns(self, payload: dict, rep_start: int, rep_stop: int) -> dict[str, Any]:
+        """The rows of replicates [rep_start, rep_stop) as columns, side tables under ``TABLES_KEY``."""
         _maybe_die()
         family = load_family(payload["module"])
         prepared = self._prepare(family, payload)
@@ -87,16 +94,33 @@ class SimulationWorker:
                     _add_tables(tables, side, replicate, row.get("mechanism"), family.name)
         if tables:
             columns[TABLES_KEY] = {name: concat_columns(pieces) for name, pieces in tables.items()}
-        elif whole:
-            return {CELL_KEY: rows_of_chunks(payload["name"], payload["index"], payload["mechanisms"], [columns])}
         return columns
 
     def run_cells(self, calls: list[tuple[dict, int, int]]) -> dict[str, Any]:
         """Several whole small cells in one call, ``(payload, rep_start, rep_stop)`` each: one
-        result per cell, as ``run_chunk(..., whole=True)`` gives it, packed (``pack``; the driver
-        takes them apart with ``unpack``): the per-call cost of Ray is paid once for them all
+        result per cell, as ``run_chunk(..., whole=True)`` gives it, packed (the driver takes them
+        apart with ``unpack``): the per-call cost of Ray is paid once for them all, and the
+        cells' rows are built as one Arrow table (``results.rows_of_cells``), not one a cell
         (docs/architecture.md, "Task queue")."""
-        return pack([self.run_chunk(payload, start, stop, whole=True) for payload, start, stop in calls])
+        results: list[dict[str, Any] | None] = []
+        whole: list[tuple[dict, dict[str, Any]]] = []
+        for payload, start, stop in calls:
+            columns = self._columns(payload, start, stop)
+            if TABLES_KEY in columns:
+                results.append(columns)
+            else:
+                results.append(None)
+                whole.append((payload, columns))
+        try:
+            combined = rows_of_cells([(p["name"], p["index"], p["mechanisms"], columns) for p, columns in whole])
+        except ValueError:  # a column no one column can hold across cells: each cell alone says which
+            cells = [
+                {CELL_KEY: rows_of_chunks(p["name"], p["index"], p["mechanisms"], [columns])} for p, columns in whole
+            ]
+            tables = iter(cells)
+            return pack([next(tables) if result is None else result for result in results])
+        sizes = [len(columns["replicate"]) for _, columns in whole]
+        return {PACKED_KEY: combined, "sizes": sizes, "others": results}
 
     def pid(self) -> int:
         return os.getpid()

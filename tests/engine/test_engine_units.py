@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from sweep.cells import Cell
@@ -243,6 +244,66 @@ def test_a_whole_cells_rows_are_the_rows_its_chunks_would_give():
     assert rows_of_chunks("c7", 7, mechanisms, halves)["extra"].to_pylist() == [None] * 3 + [1.5, 2.5, 3.5]
     with pytest.raises(ValueError, match="column 'note' holds values no one column can hold"):
         rows_of_chunks("c7", 7, mechanisms, [{**columns, "note": ["a", 1, None, "c", "d", "e"]}])
+
+
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=False), st.sampled_from(["a", "bc"])
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    cells=st.lists(
+        st.tuples(
+            st.integers(1, 3),  # replicates
+            st.dictionaries(
+                st.sampled_from(["utility", "cost", "note", "flag"]),
+                st.sampled_from(["int", "float", "str", "bool", "none", "mixed"]),
+            ),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    data=st.data(),
+)
+def test_rows_of_cells_is_each_cells_rows_concatenated(cells, data):
+    """One Arrow table for a call's cells (``rows_of_cells``) equals each cell's own table
+    (``rows_of_chunks``) concatenated as ``worker.pack`` did, or raises where that fails."""
+    import pyarrow as pa
+
+    from sweep.results import rows_of_cells, rows_of_chunks
+
+    draw = {
+        "int": st.integers(-(2**40), 2**40),
+        "float": st.floats(allow_nan=False),
+        "str": st.sampled_from(["a", "bc"]),
+        "bool": st.booleans(),
+        "none": st.none(),
+        "mixed": _VALUES,
+    }
+    mechanisms = ("A", "B")
+    given_cells = []
+    for index, (replicates, kinds) in enumerate(cells):
+        rows = replicates * len(mechanisms)
+        columns = {
+            "replicate": [r for r in range(replicates) for _ in mechanisms],
+            "mechanism": list(mechanisms) * replicates,
+        }
+        for key, kind in kinds.items():
+            columns[key] = data.draw(st.lists(st.one_of(st.none(), draw[kind]), min_size=rows, max_size=rows))
+        given_cells.append((f"c{index}", index * 7, mechanisms, columns))
+    try:
+        alone = [rows_of_chunks(name, index, mechs, [columns]) for name, index, mechs, columns in given_cells]
+        expected = pa.concat_tables(alone, promote_options="permissive").combine_chunks()
+    except (ValueError, pa.ArrowInvalid, pa.ArrowTypeError):
+        expected = None
+    try:
+        got = rows_of_cells(given_cells)
+    except ValueError:
+        got = None
+    if expected is None:
+        return  # the worker then builds each cell alone (sweep/worker.py, run_cells), as before
+    assert got is not None and got.equals(expected, check_metadata=True)
 
 
 def test_whole_small_cells_share_calls_up_to_the_size_and_others_go_alone():
