@@ -339,7 +339,9 @@ def _write_parts(path: Path, store: CellStore, kind: str, entries, params, each=
     def write(tmp: Path) -> None:
         with pq.ParquetWriter(tmp, schema) as writer:
             for window in store.windows(kind, entries):
-                window = _target(_with_params(window, params), schema)
+                window = _target(
+                    _with_params(window, params), schema
+                ).combine_chunks()  # pages as one chunk gives them: the same bytes whatever the batches
                 if each is not None:
                     each(window)
                 writer.write_table(window)

@@ -133,3 +133,37 @@ def test_cells_are_written_out_as_folders_and_never_over_one(tmp_path, capsys):
     assert "no complete cell 7" in capsys.readouterr().err
     assert main([str(tmp_path / "sweep"), str(tmp_path / "other"), "--cells", "0"]) == 0
     assert (tmp_path / "other" / "0" / "series.parquet").read_bytes() == b"abc"
+
+
+def test_the_sweeps_files_are_the_same_bytes_whatever_the_batches(tmp_path):
+    """Batches end where the clock says (engine.Batches) and a head start commits its cells first
+    (sweep/head_start.py): results.parquet and summary.csv must not depend on it. 20,000 cells
+    with long names: a window that spans two batches then gave other Parquet pages than one
+    read from a single batch, unless written as one chunk."""
+    from sweep.results import write_sweep
+
+    cells = []
+    for index in range(20_000):
+        name = f"job.deadline={index},market.mean_price=0.{index % 10}".ljust(80, "x")
+        table = pa.table(
+            {
+                "cell": pa.array([name] * 2),
+                "cell_index": pa.array([index] * 2, type=pa.int64()),
+                "replicate": pa.array([0, 0], type=pa.int64()),
+                "mechanism": pa.array(["A", "B"]),
+                "utility": pa.array([index + 0.25, index + 0.5]),
+            }
+        )
+        world = {"family": {"name": "spot"}, "replicates": 1}
+        cells.append(
+            CompleteCell(Cell(index, name, {"job.deadline": index}, str(index), world, f"c{index}", "w"), table)
+        )
+    written = {}
+    for name, cut in (("one", 20_000), ("two", 7_001)):
+        store = CellStore(tmp_path / name)
+        store.open_for_writing()
+        commit(store, cells[:cut])
+        commit(store, cells[cut:])
+        write_sweep(tmp_path / name, [c.cell for c in cells], CellStore(tmp_path / name))
+        written[name] = {file: (tmp_path / name / file).read_bytes() for file in ("results.parquet", "summary.csv")}
+    assert written["two"] == written["one"]
