@@ -32,9 +32,11 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 from omegaconf.nodes import AnyNode
 
+from algorithms.common.optional_keys import without_null_keys
+
 from .cells import Cell, cell_of_world, make_cell, world_params
 from .errors import ConfigError
-from .family import EXECUTION_KEYS
+from .family import EXECUTION_KEYS, family_of
 from .schema import RunnerConfig, TrackingConfig, missing_message, runner_config, tracking_config, validate_world
 
 _MISSING = "???"
@@ -148,6 +150,8 @@ class GridComposer:
                 OmegaConf.masked_copy(config, [k for k in config if k != "hydra"]), resolve=False
             )
             text = json.dumps(plain, default=str)
+            if "${" not in text:
+                plain = _without_null_optional_keys(plain)
             subdir = OmegaConf.to_container(config.hydra.sweep, resolve=False).get("subdir")
             copyable = subdir == _JOB_NUM_SUBDIR and "hydra" not in _interpolations(plain)
             base = self._bases[groups] = _Base(config, plain, "${" in text, copyable, _missing_keys(plain))
@@ -177,6 +181,18 @@ class GridComposer:
             config = OmegaConf.create(sections)
             self._execution[key] = (runner_config(config), tracking_config(config))
         return self._execution[key]
+
+
+def _without_null_optional_keys(plain: dict) -> dict:
+    """The base without its family's null optional keys (``OPTIONAL_KEYS``), as
+    ``schema.validate_world`` takes them out of each cell: done once here, the cells share the
+    sections it would otherwise copy for each of them (1.1 KB a spot cell). A base whose family
+    cannot be loaded is left as it is: its first cell says what is wrong."""
+    try:
+        optional = family_of(plain).optional_keys
+    except Exception:
+        return plain
+    return without_null_keys(plain, optional) if optional else plain
 
 
 def _leaf_kind(config: DictConfig, key: str) -> str | None:
