@@ -69,13 +69,20 @@ class Entry:
 @dataclass
 class CompleteCell:
     """A cell just simulated, waiting for its batch: the cell, its rows as an Arrow table (with
-    ``cell`` and ``cell_index``), side tables, the files of its cell outputs and their metrics."""
+    ``cell`` and ``cell_index``), side tables, the files of its cell outputs and their metrics.
+    A batch may hold its cells' rows joined (``engine.Batches``): ``rows`` is then None and
+    ``row_count`` says how many."""
 
     cell: Cell
-    rows: pa.Table
+    rows: pa.Table | None
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
+    row_count: int = -1
+
+    def __post_init__(self) -> None:
+        if self.row_count < 0 and self.rows is not None:
+            self.row_count = self.rows.num_rows
 
     @property
     def index(self) -> int:
@@ -90,7 +97,7 @@ class CompleteCell:
             config_hash=cell.config_hash,
             world_hash=cell.world_hash,
             replicates=cell.replicates,
-            rows=self.rows.num_rows,
+            rows=self.row_count,
             batch=batch,
             tables=_table_meta(self.tables),
             metrics=dict(self.metrics),
@@ -293,19 +300,19 @@ class CellStore:
         for path in self.folder.glob(".*.tmp"):
             path.unlink(missing_ok=True)
 
-    def commit(self, cells: Sequence[CompleteCell], summary: pd.DataFrame) -> None:
-        """Write one batch: its parts, then its index, which marks its cells complete. ``cells``
-        and ``summary`` (their rows of summary.csv) in cell order."""
+    def commit(self, cells: Sequence[CompleteCell], summary: pd.DataFrame, rows: pa.Table | None = None) -> None:
+        """Write one batch: its parts, then its index, which marks its cells complete. ``cells``,
+        ``summary`` (their rows of summary.csv) and ``rows`` (their rows, else each cell's own) in
+        cell order."""
         if not cells:
             return
         if any(a.index >= b.index for a, b in zip(cells, cells[1:])):
             raise ValueError("a batch's cells must come in cell order")
         batch = max(self._files(), default=-1) + 1
-        rows = [cell.rows for cell in cells]
-        _write_table(
-            self._path("rows", batch),
-            pa.concat_tables(rows, promote_options="permissive") if len(rows) > 1 else rows[0],
-        )
+        if rows is None:
+            each = [cell.rows for cell in cells]
+            rows = pa.concat_tables(each, promote_options="permissive") if len(each) > 1 else each[0]
+        _write_table(self._path("rows", batch), rows)
         _write_table(self._path("summary", batch), pa.Table.from_pandas(summary, preserve_index=False))
         for name in sorted({name for cell in cells for name in cell.tables}):
             frames = [cell.tables[name] for cell in cells if name in cell.tables]

@@ -69,12 +69,12 @@ class RayQueueLauncher(Launcher):
         progress = bool(OmegaConf.select(self.config, "runner.progress", default=True))
         print(f"Sweep of {counted(len(job_overrides), 'cell')} into {sweep_dir}", flush=True)
         try:
-            cells, runner, tracking, ray_error = self._compose(
+            cells, runner, tracking, ray_error, head = self._compose(
                 job_overrides, initial_job_idx, sweep_dir, progress, timeline
             )
         except KeyboardInterrupt as err:
             remove_if_no_results(sweep_dir)
-            interrupted("while composing the cells: nothing was run", err)
+            interrupted("while composing the cells: nothing was written", err)
         if ray_error is not None:
             remove_if_no_results(sweep_dir)
             if isinstance(ray_error, ConfigError):
@@ -82,9 +82,11 @@ class RayQueueLauncher(Launcher):
             raise ray_error
         timeline.mark("cells_composed")
         simulations = sum(cell.replicates * len(cell.mechanisms) for cell in cells)
+        meanwhile = f" ({counted(len(head), 'cell')} simulated meanwhile)" if head else ""
         print(
             f"{counted(len(cells), 'cell')}, {counted(simulations, 'simulation')}: composed and checked, "
-            f"and Ray started, {timeline.between('command_started', 'cells_composed'):.1f} s after the command",
+            f"and Ray started, {timeline.between('command_started', 'cells_composed'):.1f} s after the command"
+            f"{meanwhile}",
             flush=True,
         )
         log.info("Launching %s on a Ray actor pool", counted(len(cells), "cell"))
@@ -97,6 +99,7 @@ class RayQueueLauncher(Launcher):
             run_name=f"multirun {sweep_dir.parent.name}/{sweep_dir.name}",
             run_params=parent_params(sweep_overrides) | {"cells": len(cells)},
             timeline=timeline,
+            early=head,
         )
         returns: list[JobReturn] = []
         for overrides, cell in zip(job_overrides, cells):
@@ -120,7 +123,11 @@ class RayQueueLauncher(Launcher):
         (``_ships_every_family``). Ray is shut down again if a cell is bad.
         Into a dir that already holds a sweep, the cells are composed and checked against it
         (``sweep_dir.reconcile``) before Ray starts, so that another grid is refused at once.
-        Returns the cells, their runner and tracking settings, and Ray's start-up error if any.
+        Once Ray is up, the actors simulate the whole small cells composed so far, in memory, until
+        every cell is composed (sweep/head_start.py): nothing is written before every cell is
+        checked.
+        Returns the cells, their runner and tracking settings, Ray's start-up error if any, and the
+        head start (None where the dir holds a sweep).
         """
         from concurrent.futures import ThreadPoolExecutor
 
@@ -159,11 +166,14 @@ class RayQueueLauncher(Launcher):
             bar.update()
             return composed
 
+        so_far: list = []  # the cells composed so far, read by the head start while this thread composes
+
         def compose_all(first=None):
             if first is None:
                 first = compose(0, job_overrides[0])
             timeline.mark("first_cell_composed")
-            cells = [first.cell]
+            cells = so_far
+            cells.append(first.cell)
             for offset, overrides in enumerate(job_overrides[1:], start=1):
                 if stop.is_set():
                     raise KeyboardInterrupt
@@ -181,6 +191,7 @@ class RayQueueLauncher(Launcher):
             return first, cells
 
         ray_error: BaseException | None = None
+        head = None
         switch_interval = sys.getswitchinterval()
         try:
             importlib.import_module("sweep.task_queue")  # Ray, before the composing thread holds the GIL
@@ -190,12 +201,12 @@ class RayQueueLauncher(Launcher):
                 # starts, so that another grid is refused at once (sweep/sweep_dir.py).
                 first, cells = compose_all()
                 reconcile(sweep_dir, cells, extend_requested())
-                ray_error = _start_ray(first.runner, timeline, len(job_overrides), _family_modules(cells))
+                ray_error, _ = _start_ray(first.runner, timeline, len(job_overrides), _family_modules(cells))
                 stop_signals.check()
                 log.debug(
                     "composed %d cells, %d of them by Hydra's full composition", len(cells), composer.full_compositions
                 )
-                return cells, first.runner, first.tracking, ray_error
+                return cells, first.runner, first.tracking, ray_error, None
             # Ray starts at once when the sweep's own config is valid: a mistake outside the
             # swept keys is then reported by the first cell before Ray starts.
             early = _valid_master_runner(self.config)
@@ -210,14 +221,16 @@ class RayQueueLauncher(Launcher):
                 try:
                     runner = early or first.runner
                     shipped = _master_family_modules(self.config) if first is None else [first.cell.module]
-                    ray_error = _start_ray(runner, timeline, len(job_overrides), shipped)
+                    ray_error, cpus = _start_ray(runner, timeline, len(job_overrides), shipped)
+                    if ray_error is None:  # the actors simulate while this thread waits for the cells
+                        head = _head_start(runner, cpus, len(job_overrides), shipped, so_far, composing, timeline)
                     first, cells = _result_unless_stopped(composing)
                     needed = _family_modules(cells)
                     if _ray_settings(runner) != _ray_settings(first.runner) or not _ships_every_family(
                         runner, shipped, needed
                     ):
                         _stop_ray()
-                        ray_error = _start_ray(first.runner, timeline, len(job_overrides), needed)
+                        ray_error, _ = _start_ray(first.runner, timeline, len(job_overrides), needed)
                     stop_signals.check()
                 finally:
                     stop.set()
@@ -233,7 +246,7 @@ class RayQueueLauncher(Launcher):
             sys.setswitchinterval(switch_interval)
             bar.close()
         log.debug("composed %d cells, %d of them by Hydra's full composition", len(cells), composer.full_compositions)
-        return cells, first.runner, first.tracking, ray_error
+        return cells, first.runner, first.tracking, ray_error, head
 
 
 def _result_unless_stopped(future):
@@ -302,10 +315,10 @@ def _ships_every_family(runner, shipped: list[str], needed: list[str]) -> bool:
     return set(shipped_packages(runner, needed)) <= set(shipped_packages(runner, shipped))
 
 
-def _start_ray(runner, timeline, cells: int, family_modules: list[str]) -> BaseException | None:
+def _start_ray(runner, timeline, cells: int, family_modules: list[str]) -> tuple[BaseException | None, int]:
     """Start or join Ray as ``runner`` says, with the code of ``family_modules`` when it ships code,
     and start the actors (no more than there are ``cells``) while the cells are still being
-    composed; the error, if any, is returned for after the cells."""
+    composed; returns the error, if any, for after the cells, and the CPUs Ray offers."""
     from sweep import stop_signals
     from sweep.task_queue import connect, prestart_pool
 
@@ -317,9 +330,22 @@ def _start_ray(runner, timeline, cells: int, family_modules: list[str]) -> BaseE
     except KeyboardInterrupt:
         raise
     except BaseException as err:  # reported once every cell is checked: bad cells first
-        return err
+        return err, 0
     timeline.mark("ray_ready")
-    return None
+    return None, cpus
+
+
+def _head_start(runner, cpus: int, cells: int, shipped: list[str], composed: list, composing, timeline):
+    """The head start (sweep/head_start.py), run until the composing thread is done; a cell whose
+    family's code this Ray was not given waits for the sweep."""
+    from sweep.head_start import HeadStart, run_while_composing
+    from sweep.task_queue import pool_size
+
+    head = HeadStart(runner, pool_size(runner, cpus, cells))
+    run_while_composing(
+        head, composed, composing, lambda cell: _ships_every_family(runner, shipped, [cell.module]), timeline
+    )
+    return head
 
 
 def _stop_ray() -> None:

@@ -65,7 +65,7 @@ def test_a_signal_while_composing_leaves_nothing_and_says_so(tmp_path, signum):
     assert proc.returncode == 128 + signum, err
     assert "Traceback" not in err and "SIGTERM received" not in err, err
     assert err.strip().splitlines()[-1].startswith(f"Interrupted ({signum.name})"), err
-    assert "nothing was run" in err.strip().splitlines()[-1]
+    assert "nothing was written" in err.strip().splitlines()[-1]
     assert not sweep_dir.exists()
 
 
