@@ -118,6 +118,8 @@ def _write_table(path: Path, table: pa.Table) -> None:
 
 
 def _json(value: Any) -> str:
+    if not value and isinstance(value, dict):
+        return "{}"  # most cells' tables and metrics
     return json.dumps(value, separators=(",", ":"), default=str)
 
 
