@@ -39,9 +39,57 @@ def checked(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Check:
     return check
 
 
+_PARSED: dict[tuple, Any] = {}  # (cls, section, the values with their types) -> the parsed section
+_PARSED_MAX = 4096
+_UNHASHABLE = object()
+
+
 def parse(cls: type[T], raw: Mapping | None, section: str) -> T:
     """The section `raw` (a mapping, or null for an empty one) as a `cls`, every key checked;
-    ValueError naming the section and key otherwise."""
+    ValueError naming the section and key otherwise.
+
+    A section of plain values parsed before is returned again without its checks: the cells of
+    a grid share most of their sections, and each is parsed when its cell is checked and again
+    by the worker that simulates it."""
+    memo = _memo_key(cls, raw, section)
+    if memo is not None:
+        found = _PARSED.get(memo)
+        if found is not None:
+            return found
+    parsed = _parse(cls, raw, section)
+    if memo is not None:
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[memo] = parsed
+    return parsed
+
+
+def _memo_key(cls: type, raw: Any, section: str) -> tuple | None:
+    """A key for a section whose values are plain (null, booleans, numbers, text, lists of them),
+    each with its type (1, 1.0 and True are different values here); None for any other."""
+    if raw is None:
+        return (cls, section, None)
+    if not isinstance(raw, Mapping):
+        return None
+    items = []
+    for name, value in raw.items():
+        frozen = _frozen(value)
+        if frozen is _UNHASHABLE or not isinstance(name, str):
+            return None
+        items.append((name, frozen))
+    return (cls, section, tuple(sorted(items)))
+
+
+def _frozen(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value), value)
+    if isinstance(value, (list, tuple)):
+        parts = tuple(_frozen(item) for item in value)
+        return _UNHASHABLE if any(part is _UNHASHABLE for part in parts) else (type(value), parts)
+    return _UNHASHABLE
+
+
+def _parse(cls: type[T], raw: Mapping | None, section: str) -> T:
     given = as_section(raw, section)
     reject_unknown_keys(cls, given, section)
     values = {}

@@ -53,3 +53,29 @@ def test_describe_lists_the_keys_in_order_with_defaults_and_docs():
         ("mode", "a", "a | b (null: a)"),
         ("note", None, "free text"),
     ]
+
+
+def test_a_section_parsed_before_is_the_same_section_and_its_value_types_count():
+    """The memo of plain sections (``parse``): the same values give the parsed section again,
+    without its checks; a value of another type (True for 1) or a nested mapping is checked anew."""
+    calls = []
+
+    def counted(value, where):
+        calls.append(where)
+        return integer(value, where, minimum=0)
+
+    @dataclass(frozen=True)
+    class Counted:
+        n: int = key(1, counted, "n")
+        tags: list | None = key(None, None, "tags")
+
+    first = parse(Counted, {"n": 2, "tags": ["a", 1]}, "counted")
+    assert parse(Counted, {"tags": ["a", 1], "n": 2}, "counted") is first and calls == ["counted.n"]
+    with pytest.raises(ValueError, match="counted.n"):
+        parse(Counted, {"n": True}, "counted")  # True == 1 and hashes alike: not the section of n=1
+    assert parse(Counted, {"n": 1}, "counted").n == 1 and parse(Counted, {"n": 1.0}, "counted").n == 1
+    assert calls == ["counted.n", "counted.n", "counted.n", "counted.n"]
+    assert parse(Counted, {"n": 2, "tags": {"x": 1}}, "counted") is not parse(
+        Counted, {"n": 2, "tags": {"x": 1}}, "counted"
+    )
+    assert parse(Counted, {"n": 2}, "other") is not parse(Counted, {"n": 2}, "counted")
