@@ -70,16 +70,10 @@ def rows_of_chunks(name: str, index: int, mechanisms: Iterable[str], chunks: Ite
     chunks = list(chunks)
     lengths = [len(chunk["replicate"]) for chunk in chunks]
     rows = sum(lengths)
-    columns: dict[str, pa.Array] = {}
-    for key in dict.fromkeys(key for chunk in chunks for key in chunk):
-        values: list = []
-        for chunk, length in zip(chunks, lengths):
-            part = chunk.get(key)
-            values.extend([None] * length if part is None else part)
-        try:
-            columns[key] = pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
-            raise ValueError(f"cell {name}: column '{key}' holds values no one column can hold ({err})") from None
+    try:
+        columns = _typed_columns(chunks, lengths)
+    except ValueError as err:
+        raise ValueError(f"cell {name}: {err}") from None
     order = {mechanism: i for i, mechanism in enumerate(mechanisms)}
     rank = np.asarray(columns["replicate"], dtype=np.int64) * (len(order) + 1) + np.fromiter(
         (order[mechanism] for mechanism in columns["mechanism"].to_pylist()), dtype=np.int64, count=rows
@@ -113,16 +107,25 @@ def rows_of_cells(cells: Sequence[tuple[str, int, Sequence[str], dict[str, Any]]
         "cell": pa.array(names, type=pa.string()),
         "cell_index": pa.array(np.repeat([index for _, index, _, _ in cells], lengths).astype(np.int64)),
     }
-    for key in dict.fromkeys(key for _, _, _, part in cells for key in part):
+    columns.update(_typed_columns([part for _, _, _, part in cells], lengths))
+    return pa.table(columns)
+
+
+def _typed_columns(parts: Sequence[dict[str, Any]], lengths: Sequence[int]) -> dict[str, pa.Array]:
+    """Each key of ``parts`` (column -> values, ``lengths`` rows each) as one Arrow array typed by
+    pyarrow from all its values, null where a part lacks the key; ValueError naming a column
+    whose values no one type holds."""
+    columns: dict[str, pa.Array] = {}
+    for key in dict.fromkeys(key for part in parts for key in part):
         values: list = []
-        for (_, _, _, part), length in zip(cells, lengths):
+        for part, length in zip(parts, lengths):
             column = part.get(key)
             values.extend([None] * length if column is None else column)
         try:
             columns[key] = pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
             raise ValueError(f"column '{key}' holds values no one column can hold ({err})") from None
-    return pa.table(columns)
+    return columns
 
 
 def check_table_name(name: Any, taken: Iterable[str] = ()) -> None:
