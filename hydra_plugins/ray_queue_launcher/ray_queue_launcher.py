@@ -342,9 +342,14 @@ def _head_start(runner, cpus: int, cells: int, shipped: list[str], composed: lis
     from sweep.task_queue import pool_size
 
     head = HeadStart(runner, pool_size(runner, cpus, cells))
-    run_while_composing(
-        head, composed, composing, lambda cell: _ships_every_family(runner, shipped, [cell.module]), timeline
-    )
+    shipped_with: dict[str, bool] = {}  # family module -> whether this Ray has its code (read once)
+
+    def runs_here(cell) -> bool:
+        if cell.module not in shipped_with:
+            shipped_with[cell.module] = _ships_every_family(runner, shipped, [cell.module])
+        return shipped_with[cell.module]
+
+    run_while_composing(head, composed, composing, runs_here, timeline)
     return head
 
 
