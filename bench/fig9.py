@@ -23,7 +23,14 @@
    replicates of each of the 4 cells with `family.simulate_replicate` after one
    untimed replicate; reported: seconds per job and cell (median of the repeats), the
    median of the per-repeat ratios, and whether the rows (`repr`) are identical.
-4. `--end-to-end-baseline REV`: step 1 for REV's tree and the working tree side by side,
+4. Label sweeps (`--sweeps-replicates N`, 20 by default, 0: none): the compiled AHAP pool
+   (`ahap_batch.AHAPPool`, the 105 AHAP policies) on N worlds of each of the 4 cells (seeds
+   0..N-1) under each reading of sigma (`pool.sigma_reading` ahead and line), with its
+   default search ("shared") and with the reference path ("reference"): label sweeps
+   per world (runs of the label DP `window_kernels.dp_steps`, `AHAPPool.sweeps`), the
+   compiled pool's seconds per world (rough: one pass, in this process) and whether the
+   outcomes are identical.
+5. `--end-to-end-baseline REV`: step 1 for REV's tree and the working tree side by side,
    `--repeats` times, alternating which goes first, after one untimed warm-up run in REV's
    tree (its Numba cache); each tree runs its own command (`+sweep=paper_000_fig9` in trees
    older than conf/experiment/). Reported: wall per tree (median) and the median of the
@@ -105,16 +112,17 @@ def end_to_end(replicates: int, tree: Path = ROOT) -> dict:
     }
 
 
-def prepared_cells() -> list:
+def prepared_cells(reading: str | None = None) -> list:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
     from algorithms.spot import family
 
     cells = []
+    extra = [f"pool.sigma_reading={reading}"] if reading else []
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base=None):
         for kind in NOISE_KINDS:
-            cfg = compose("config", overrides=["experiment=spot/fig9", f"noise.kind={kind}"])
+            cfg = compose("config", overrides=["experiment=spot/fig9", f"noise.kind={kind}", *extra])
             config = OmegaConf.to_container(cfg, resolve=True)
             config.pop("hydra", None)
             cells.append(family.prepare(config))
@@ -182,6 +190,54 @@ def profile(cells, replicates: int, limit: int = 12) -> dict:
         "top_tottime": _rows(stats, "tottime", limit),
         "top_cumtime": _rows(stats, "cumulative", limit),
     }
+
+
+def pool_worlds(prepared, replicates: int) -> list:
+    """`replicates` worlds (job, market, forecast) of a cell, drawn as
+    `family.simulate_replicate` draws them, from `default_rng(0)`, `default_rng(1)`, ... (not
+    the sweep's seeds: a sample of the cell's worlds for counting)."""
+    from algorithms.spot import family
+
+    worlds = []
+    for r in range(replicates):
+        rng = np.random.default_rng(r)
+        world = family.draw_market(prepared, rng)
+        job = family.draw_job(prepared, rng)
+        forecast = family.make_forecast(prepared, world, job, r, rng)
+        forecast.price.setflags(write=False)
+        forecast.availability.setflags(write=False)
+        worlds.append(
+            (job, world.window(prepared.forecast.history, job.deadline + prepared.forecast.horizon), forecast)
+        )
+    return worlds
+
+
+def label_sweeps(replicates: int) -> dict:
+    """Step 4: label sweeps per world of the AHAP pool, shared search and reference path,
+    under both readings of sigma (see the module docstring)."""
+    from algorithms.spot import family
+    from algorithms.spot.ahap_batch import AHAPPool
+
+    report = {"replicates_per_cell": replicates}
+    for reading in ("ahead", "line"):
+        cells = prepared_cells(reading)
+        worlds = [w for prepared in cells for w in pool_worlds(prepared, replicates)]
+        base = family._pools(cells[0].mechanisms, cells[0].sigma_reading)[0]
+        params = [(int(w), int(v), float(s)) for w, v, s in zip(base.windows, base.commitments, base.thresholds)]
+        row, outcomes = {}, {}
+        for search in ("shared", "reference"):
+            pool = AHAPPool(params, reading, search)
+            pool.run(*worlds[0])  # loads the compiled code
+            pool.sweeps = pool.worlds = 0
+            start = time.perf_counter()
+            outcomes[search] = [repr(pool.run(*w)) for w in worlds]
+            row[search] = {
+                "label_sweeps_per_world": pool.sweeps / pool.worlds,
+                "pool_seconds_per_world_rough": (time.perf_counter() - start) / len(worlds),
+            }
+        row["outcomes_identical"] = outcomes["shared"] == outcomes["reference"]
+        report[reading] = row
+    return report
 
 
 SIDE_BY_SIDE = """
@@ -361,6 +417,9 @@ def main(argv=None) -> None:
         help="also run this many replicates, to fit wall = fixed + per-replicate x N",
     )
     parser.add_argument("--profile-replicates", type=int, default=3, help="replicates per cell profiled (0: none)")
+    parser.add_argument(
+        "--sweeps-replicates", type=int, default=20, help="worlds per cell for the label sweep count (0: none)"
+    )
     parser.add_argument("--baseline", default=None, help="git revision to compare with, side by side")
     parser.add_argument("--baseline-replicates", type=int, default=10, help="replicates per cell per measurement")
     parser.add_argument("--baseline-repeats", type=int, default=5)
@@ -385,6 +444,8 @@ def main(argv=None) -> None:
         report["end_to_end_baseline"] = compare_end_to_end(args.end_to_end_baseline, args.replicates, args.repeats)
     elif args.replicates > 0:
         run_end_to_end(args, report, cores)
+    if args.sweeps_replicates:
+        report["label_sweeps"] = label_sweeps(args.sweeps_replicates)
     if args.profile_replicates:
         report["profile"] = profile(prepared_cells(), args.profile_replicates)
     if args.baseline:
@@ -407,6 +468,18 @@ def main(argv=None) -> None:
             f"{sims / wall:,.0f} simulations/s, {sims / wall / cores:,.0f} per core ({cores} cores); "
             f"engine only {sims / engine / cores:,.0f} per core"
         )
+    if "label_sweeps" in report:
+        sweeps = report["label_sweeps"]
+        for reading in ("ahead", "line"):
+            row = sweeps[reading]
+            shared, reference = row["shared"], row["reference"]
+            print(
+                f"label sweeps per world, {reading}: {shared['label_sweeps_per_world']:.1f} "
+                f"(reference path {reference['label_sweeps_per_world']:.1f}; {sweeps['replicates_per_cell']} "
+                f"worlds x {len(NOISE_KINDS)} cells); compiled pool {shared['pool_seconds_per_world_rough'] * 1e3:.2f} "
+                f"ms per world (reference {reference['pool_seconds_per_world_rough'] * 1e3:.2f}, rough); "
+                f"outcomes identical: {row['outcomes_identical']}"
+            )
     if "linear_fit" in report:
         fit = report["linear_fit"]
         print(

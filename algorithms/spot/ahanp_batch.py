@@ -77,9 +77,9 @@ def _run_pool(
     """Every threshold of the pool on one world, policy q read with the start code starts[q]
     (LITERAL, FRESH, COLD): per slot, each running policy's indicators (`_indicators`),
     total (`_total`) and split (Alg. 3 lines 7-8: spot first), then the slot's accounting
-    (Sec. III, `pool_accounting`). Returns what `ahap_batch._run_pool` returns (error[q]
-    pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR if a decision broke (5b) / (5c-5d):
-    never, kept as simulate's checks)."""
+    (Sec. III, `pool_accounting`). Returns what `ahap_batch._run_pool` returns but its count
+    of label sweeps (error[q] pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR if a decision
+    broke (5b) / (5c-5d): never, kept as simulate's checks)."""
     n_pol = thresholds.size
     d = deadline
     tol = 1e-9 * max(1.0, workload)

@@ -15,6 +15,15 @@ same for every policy of the pool in one compiled call (Numba, `_run_pool`):
   only on t and len, so within the slot a problem is identified by (len, n_{t-1},
   rounded Z_{t-1}) and solved once (`window_kernels.window_arrays` for the set-up,
   `window_kernels.solve` for the DP) -- the same sharing as the solver's memo;
+- the shared search (`search="shared"`, the default; "reference" keeps the solver as it
+  was): the problems of a slot share what their policies found. Each DP starts from a
+  lower bound raised by the plans solved earlier in the slot and in the slot before
+  (algorithms/spot/shared_incumbents.py), the window's set-up is made once per (slot,
+  len), and under the `line` reading a plan whose problem differs only by forcing fewer
+  slots is reused without a DP when the rule of `_reusable` shows it is the plan
+  (problem (10) with more forced slots is the same problem with fewer plans). The plans
+  are the reference's bit for bit (tests/spot/test_shared_incumbents.py); `sweeps` counts
+  the label DPs;
 - the ahead plan (lines 6-11) and the commitment averaging and rounding (lines 14-16,
   22, see ahap.py) are `AHAP.decide` line by line; the accounting of each slot and the
   end of the job are `simulate`'s, in `pool_accounting` (shared with the AHANP pool).
@@ -33,6 +42,7 @@ import numpy as np
 from numba import njit
 
 from algorithms.spot.pool_accounting import SLOT_ERRORS, PoolResult, account_slot, finish, open_accounts
+from algorithms.spot.shared_incumbents import solve_with_incumbents, total_index
 from algorithms.spot.simulation import PolicyError
 from algorithms.spot.window_kernels import solve, spot_floor, window_arrays
 from algorithms.spot.window_problem import _job_tables
@@ -132,7 +142,7 @@ def _terminal_cap(line, end, d, workload):
     return np.inf
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _window_plan(
     length,
     last,
@@ -164,54 +174,97 @@ def _window_plan(
     count_first,
     first_late,
     tilde_first,
+    shared,
+    index,
+    incumbents,
+    n_inc,
+    arrays,
 ):
     """Alg. 1 lines 12-13 (Sec. IV-A), the job behind: problem (10) over the window from
-    (n_{t-1} = last, Z_{t-1} = z), as `WindowSolver.solve`: `window_kernels.window_arrays`,
-    `spot_floor` in the slots the `line` reading forces (mask; none under `ahead`), then
+    (n_{t-1} = last, Z_{t-1} = z), as `WindowSolver.solve`: `window_kernels.window_arrays`
+    (`arrays`, its output for this window), `spot_floor` (on copies) in the slots the
+    `line` reading forces (mask; none under `ahead`), then
     `window_kernels.solve` with `slots_after` slots after the window and the terminal value
     of min(progress, cap) (`_terminal_cap`); its totals split cheapest first, spot first
-    in the forced slots, into sol_od[:length], sol_sp[:length]. Returns False if problem
-    (10) had no plan."""
+    in the forced slots, into sol_od[:length], sol_sp[:length]. With `shared` the solver
+    is `shared_incumbents.solve_with_incumbents` with the plans incumbents[:n_inc] (the
+    same plan as `solve`, fewer labels), else `solve`. Returns (False, False) if problem
+    (10) had no plan, else (True, whether the plan's objective is the best objective of
+    the candidates, known only with `shared`; `_reusable`)."""
     if z >= done_at:  # solve_window: a complete job plans nothing
         for k in range(length):
             sol_od[k] = 0
             sol_sp[k] = 0
-        return True
-    (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails) = window_arrays(
-        w_price[:length], w_avail[:length], p_o, opts, throughput, n_max, workload, work_max, tail_rate
-    )
+        return True, False
+    (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails) = arrays
     if mask:  # spot_floor changes nothing in a slot outside the mask
+        costs = costs.copy()
+        cheap = cheap.copy()
         spot_floor(costs, cheap, w_price[:length], w_avail[:length], p_o, limit, n_min, n_max, opts)
-    seq, _ = solve(
-        work_t,
-        costs,
-        opts,
-        cheap,
-        usable,
-        last,
-        z,
-        value,
-        done_at,
-        tie,
-        dz,
-        dc,
-        floor_x,
-        floor_y,
-        floor_n,
-        tails,
-        slots_after,
-        p_o,
-        jf,
-        ji,
-        counts,
-        count_h,
-        count_first,
-        first_late,
-        tilde_first,
-        cap,
-    )
+    if shared:
+        seq, obj, top = solve_with_incumbents(
+            work_t,
+            costs,
+            opts,
+            cheap,
+            usable,
+            last,
+            z,
+            value,
+            done_at,
+            tie,
+            dz,
+            dc,
+            floor_x,
+            floor_y,
+            floor_n,
+            tails,
+            slots_after,
+            p_o,
+            jf,
+            ji,
+            counts,
+            count_h,
+            count_first,
+            first_late,
+            tilde_first,
+            cap,
+            index,
+            incumbents,
+            n_inc,
+        )
+    else:
+        top = np.nan
+        seq, obj = solve(
+            work_t,
+            costs,
+            opts,
+            cheap,
+            usable,
+            last,
+            z,
+            value,
+            done_at,
+            tie,
+            dz,
+            dc,
+            floor_x,
+            floor_y,
+            floor_n,
+            tails,
+            slots_after,
+            p_o,
+            jf,
+            ji,
+            counts,
+            count_h,
+            count_first,
+            first_late,
+            tilde_first,
+            cap,
+        )
     if seq.size == 0:
-        return False
+        return False, False
     for k in range(length):  # cheapest_split, spot first in forced slots
         n = seq[k]
         if w_price[k] < p_o or mask >> k & 1:
@@ -221,7 +274,80 @@ def _window_plan(
         else:
             sol_od[k] = n
             sol_sp[k] = 0
-    return True
+    return True, obj == top
+
+
+@njit(cache=True)
+def _reusable(
+    n_sol,
+    sol_ok,
+    sol_top,
+    sol_len,
+    sol_prev,
+    sol_z,
+    sol_mask,
+    sol_od,
+    sol_sp,
+    length,
+    last,
+    z,
+    mask,
+    w_price,
+    w_avail,
+    p_o,
+    n_max,
+):
+    """A plan of problem (10) solved in this slot that is also the plan of the problem
+    (length, n_{t-1} = last, Z_{t-1} = z) with the forced slots `mask` (the `line` reading,
+    `_forced_slots`), or -1. Plan r qualifies when its problem had the same window, n_{t-1}
+    and Z_{t-1} and forced slots mask_r within `mask`, its objective was its problem's best
+    (sol_top), and in every slot forced by `mask` and not by mask_r the spot price is below
+    p^o (so that `spot_floor` leaves the costs of the totals it allows as they were and
+    the split is the same) and the plan's total is at least min(availability, N_max).
+    Then the problem with `mask` is problem r with fewer plans, all priced as before, and
+    plan r is among them: its best objective is plan r's, its tie set (the plans within
+    tie of the best) is problem r's tie set without the plans `mask` rules out, and the
+    tie rule, which chose plan r from the larger set, chooses it again."""
+    for r in range(n_sol):
+        if not (sol_ok[r] and sol_top[r]):
+            continue
+        if sol_len[r] != length or sol_prev[r] != last or sol_z[r] != z:
+            continue
+        mr = sol_mask[r]
+        if mr & ~mask:
+            continue
+        extra = mask & ~mr
+        fits = True
+        for k in range(length):
+            if extra >> k & 1:
+                if not w_price[k] < p_o or sol_od[r, k] + sol_sp[r, k] < min(w_avail[k], n_max):
+                    fits = False
+                    break
+        if fits:
+            return r
+    return -1
+
+
+@njit(cache=True)
+def _gather_incumbents(length, n_sol, sol_ok, sol_len, sol_od, sol_sp, n_old, old_len, old_tot, incumbents):
+    """The incumbents of problem (10) over a window of `length` slots (shared_incumbents.py),
+    into incumbents[:n] as rows of totals: the n_sol plans solved earlier in this slot
+    (totals sol_od + sol_sp, those with sol_ok), then the n_old plans of the slot before
+    shifted by one slot; a plan shorter than the window repeats its last total. Returns n."""
+    n = 0
+    for r in range(n_sol):
+        if sol_ok[r]:
+            last = sol_len[r] - 1
+            for k in range(length):
+                kk = min(k, last)
+                incumbents[n, k] = sol_od[r, kk] + sol_sp[r, kk]
+            n += 1
+    for r in range(n_old):
+        last = old_len[r] - 1
+        for k in range(length):
+            incumbents[n, k] = old_tot[r, min(k + 1, last)]
+        n += 1
+    return n
 
 
 @njit(cache=True, inline="always")
@@ -290,15 +416,21 @@ def _run_pool(
     count_first,
     first_late,
     tilde_first,
+    shared,
 ):
     """Every policy of the pool on one world (see the module docstring): per slot t and
     running policy q, Alg. 1's plan (`_ahead_plan`, or problem (10) by `_window_plan`,
     solved once per (len, n_{t-1}, rounded Z_{t-1}, forced slots) in the slot) and the
     executed decision (`_executed_decision`), then the slot's accounting (Sec. III,
     `pool_accounting`). Returns (n_od, n_sp, utility, cost, spot_cost, od_cost, completion,
-    progress_at_deadline, reconfigurations, termination_slots, error): error[q] is 0, or
-    NO_PLAN if problem (10) had no plan, pool_accounting.AVAILABILITY_ERROR / BOUNDS_ERROR
-    if a decision broke (5b) / (5c-5d) (never, kept as simulate's checks)."""
+    progress_at_deadline, reconfigurations, termination_slots, error, sweeps): error[q] is 0,
+    or NO_PLAN if problem (10) had no plan, pool_accounting.AVAILABILITY_ERROR /
+    BOUNDS_ERROR if a decision broke (5b) / (5c-5d) (never, kept as simulate's checks);
+    sweeps: how many times the label DP ran (`window_kernels.dp_steps`).
+
+    `shared`: problem (10) is solved with the incumbents of `shared_incumbents` (the plans
+    solved earlier in the slot, and those of the slot before shifted by one slot), else
+    by `window_kernels.solve` alone (the reference path); the plans are the same."""
     n_pol = windows.size
     d = deadline
     tol = 1e-9 * max(1.0, workload)
@@ -323,6 +455,20 @@ def _run_pool(
     sol_sp = np.empty((n_pol, widest), dtype=np.int64)
     w_price = np.empty(widest)
     w_avail = np.empty(widest, dtype=np.int64)
+    # the incumbents (shared_incumbents): this slot's plans (sol_od + sol_sp, sol_ok) and the
+    # slot before's (old_tot, old_len, n_old)
+    index = total_index(opts, n_max)
+    sol_ok = np.zeros(n_pol, dtype=np.bool_)
+    sol_top = np.zeros(n_pol, dtype=np.bool_)  # the plan's objective is its problem's best
+    old_tot = np.zeros((n_pol, widest), dtype=np.int64)
+    old_len = np.zeros(n_pol, dtype=np.int64)
+    n_old = 0
+    incumbents = np.zeros((2 * n_pol, widest), dtype=np.int64)
+    sweeps = 0
+    # the window_arrays of the last window set up (a placeholder until the first)
+    arrays = window_arrays(price[:1], avail[:1], p_o, opts, throughput, n_max, workload, work_max, tail_rate)
+    arrays_at = -1
+    arrays_len = -1
     for t in range(1, d + 1):
         obs_price = price[t - 1]
         obs_avail = avail[t - 1]
@@ -349,7 +495,65 @@ def _run_pool(
                     sol_prev[found] = last
                     sol_z[found] = z
                     sol_mask[found] = mask
-                    if not _window_plan(
+                    sol_ok[found] = False
+                    sol_top[found] = False
+                    reuse = -1
+                    if shared and mask:
+                        reuse = _reusable(
+                            found,
+                            sol_ok,
+                            sol_top,
+                            sol_len,
+                            sol_prev,
+                            sol_z,
+                            sol_mask,
+                            sol_od,
+                            sol_sp,
+                            length,
+                            last,
+                            z,
+                            mask,
+                            w_price,
+                            w_avail,
+                            p_o,
+                            n_max,
+                        )
+                    if reuse >= 0:
+                        for k in range(length):
+                            sol_od[found, k] = sol_od[reuse, k]
+                            sol_sp[found, k] = sol_sp[reuse, k]
+                        sol_ok[found] = True
+                        sol_top[found] = True
+                        for k in range(length):
+                            plan_od[q, t, k] = sol_od[found, k]
+                            plan_sp[q, t, k] = sol_sp[found, k]
+                        od_t[q], sp_t[q] = _executed_decision(
+                            plan_od[q], plan_sp[q], t, commitments[q], obs_avail, n_min, n_max
+                        )
+                        continue
+                    n_inc = 0
+                    if shared:
+                        n_inc = _gather_incumbents(
+                            length, n_sol - 1, sol_ok, sol_len, sol_od, sol_sp, n_old, old_len, old_tot, incumbents
+                        )
+                    if z < done_at:
+                        sweeps += 1
+                        # the window's set-up: once per (slot, length) with `shared`
+                        if not shared or arrays_at != t or arrays_len != length:
+                            arrays = window_arrays(
+                                w_price[:length],
+                                w_avail[:length],
+                                p_o,
+                                opts,
+                                throughput,
+                                n_max,
+                                workload,
+                                work_max,
+                                tail_rate,
+                            )
+                            arrays_at = t
+                            arrays_len = length
+                    ok, at_top = _window_plan(
                         length,
                         last,
                         z,
@@ -380,14 +584,30 @@ def _run_pool(
                         count_first,
                         first_late,
                         tilde_first,
-                    ):
+                        shared,
+                        index,
+                        incumbents,
+                        n_inc,
+                        arrays,
+                    )
+                    if not ok:
                         error[q] = NO_PLAN
                         running[q] = False
                         continue
+                    sol_ok[found] = True
+                    sol_top[found] = at_top
                 for k in range(length):
                     plan_od[q, t, k] = sol_od[found, k]
                     plan_sp[q, t, k] = sol_sp[found, k]
             od_t[q], sp_t[q] = _executed_decision(plan_od[q], plan_sp[q], t, commitments[q], obs_avail, n_min, n_max)
+        # this slot's plans become the slot before's
+        n_old = 0
+        for r in range(n_sol):
+            if sol_ok[r]:
+                old_len[n_old] = sol_len[r]
+                for k in range(sol_len[r]):
+                    old_tot[n_old, k] = sol_od[r, k] + sol_sp[r, k]
+                n_old += 1
         # simulate: checks (5b)-(5e) and the accounting of the slot, for every running policy
         account_slot(
             t,
@@ -434,19 +654,32 @@ def _run_pool(
         value,
         gamma,
     )
-    return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots, error)
+    return (n_od, n_sp, utility, cost, spot_cost, od_cost, completion, progress, reconf, extra_slots, error, sweeps)
+
+
+SEARCHES = ("shared", "reference")
 
 
 class AHAPPool:
     """AHAP(omega, v, sigma) for each of `params` ((window, commitment, threshold)
     triples, validated as `AHAP` does), run together on one world by `run`, all with
-    one `sigma_reading` (ahap.py)."""
+    one `sigma_reading` (ahap.py).
 
-    def __init__(self, params: Sequence[tuple[int, int, float]], sigma_reading: str = "ahead"):
+    `search`: how problem (10) is solved, the same plans either way: "shared" (the
+    default) with the incumbents the policies' plans provide (shared_incumbents.py),
+    "reference" by `window_kernels.solve` alone. `sweeps` counts the label DPs
+    (`window_kernels.dp_steps`) the pool's runs made, `worlds` the runs."""
+
+    def __init__(self, params: Sequence[tuple[int, int, float]], sigma_reading: str = "ahead", search: str = "shared"):
         from algorithms.spot.ahap import AHAP  # the reference's validation and names
 
+        if search not in SEARCHES:
+            raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
         policies = [AHAP(w, v, s, sigma_reading=sigma_reading) for w, v, s in params]
         self.sigma_reading = sigma_reading
+        self.search = search
+        self.sweeps = 0
+        self.worlds = 0
         self.names = [p.name for p in policies]
         self.windows = np.array([p.window for p in policies], dtype=np.int64)
         self.commitments = np.array([p.commitment for p in policies], dtype=np.int64)
@@ -482,7 +715,7 @@ class AHAPPool:
         tables = _job_tables(job)
         p_o = float(market.on_demand_price)
         tail_rate = min(n * p_o / job.throughput(n) for n in range(job.n_min, job.n_max + 1))
-        *accounts, error = _run_pool(
+        *accounts, error, sweeps = _run_pool(
             self.windows,
             self.commitments,
             self.thresholds,
@@ -514,7 +747,10 @@ class AHAPPool:
             tables.count_first_np,
             tables.first_late_np,
             tables.tilde_first_np,
+            self.search == "shared",
         )
+        self.sweeps += int(sweeps)
+        self.worlds += 1
         bad = np.flatnonzero(error)
         if bad.size:
             q = int(bad[0])

@@ -228,6 +228,8 @@ def _candidates(
     value,
     done_at,
     threshold,
+    cut,
+    cap_value,
     xp,
     fp,
     sl,
@@ -246,7 +248,9 @@ def _candidates(
     """The labels of problem (10) (Sec. IV-A) extended by the total opt_i (work w_i[previous
     total], eq. 2 / 5a; cost cost_i, eq. 3) that do not complete the job and whose objective
     can still come within 2 tie of the best: v - cost - the cost floor of the work left >=
-    `threshold`. Taken in zorder into vz, vc, vs, vl (progress, cost, sum of totals, label),
+    `threshold`, and, if their progress stays below `cut` (they cannot complete the job in
+    the window), whose objective bound cap_value - cost (`dp_steps`) is >= `threshold`.
+    Taken in zorder into vz, vc, vs, vl (progress, cost, sum of totals, label),
     as three runs by the previous total (below, equal to, above opt_i: one work increment
     per run) in ia, ib, ic. Returns the runs' lengths (m0, m1, m2).
 
@@ -282,7 +286,7 @@ def _candidates(
                     floor = slope * (work - xp[j + 1]) + fp[j + 1]
                     if np.isnan(floor) and fp[j] == fp[j + 1]:
                         floor = fp[j]
-        if value - cc - floor >= threshold:
+        if value - cc - floor >= threshold and (zz >= cut or cap_value - cc >= threshold):
             vz[m] = zz
             vc[m] = cc
             vs[m] = s[l] + opt_i
@@ -334,7 +338,23 @@ def _next_labels(n_lab, n_keep, kz, kc, ks, kl, ki, opts, links, start):
 
 @njit(cache=True)
 def dp_steps(
-    work_t, costs, opts, n_prev, progress, value, done_at, tie, best, dz, dc, floor_x, floor_y, floor_n, tails
+    work_t,
+    costs,
+    opts,
+    n_prev,
+    progress,
+    value,
+    done_at,
+    tie,
+    best,
+    dz,
+    dc,
+    floor_x,
+    floor_y,
+    floor_n,
+    tails,
+    cap_value=np.inf,
+    reach_step=0.0,
 ):
     """The DP steps of `solve_window` over the slots k = 0..len(costs)-1 (problem (10),
     Sec. IV-A; window_problem.py): the labels, finished plans and floats of the DP it
@@ -353,6 +373,12 @@ def dp_steps(
     than stored for every (total, label), and buffers are reused across steps. Returns
     what `dp_steps_reference` returns, label j after slot k being the j-th in sequence
     order.
+
+    `cap_value` (inf: no effect, as `solve` runs it): an upper bound on the terminal value
+    at the window's end (shared_incumbents.cap_bound); a label whose progress plus
+    `reach_step` per slot left in the window stays below L - tol cannot complete the job in
+    the window, its objective is at most cap_value - its cost, and it is dropped when that
+    is below best - 2 tie, as the cost floor's bound drops labels.
 
     The sorting and the dominance test stay written out here: as inlined helpers, called
     once per total, their array arguments (the run that holds the order, the kept
@@ -394,6 +420,9 @@ def dp_steps(
         xlast = xp[nk - 1]
         flast = fp[nk - 1]
         threshold = best - 2 * tie
+        cut = -np.inf
+        if cap_value < np.inf:
+            cut = done_at - reach_step * (length - 1 - k)
         if L > vz.size:
             vz, vc, vs, vl, ia, ib, ic, prefix = _candidate_buffers(max(L, 2 * vz.size))
         n_keep = 0
@@ -413,6 +442,8 @@ def dp_steps(
                 value,
                 done_at,
                 threshold,
+                cut,
+                cap_value,
                 xp,
                 fp,
                 sl,
@@ -658,7 +689,7 @@ def _simple_bound(
 
 
 @njit(cache=True)
-def _pick(
+def _pick_top(
     length,
     opts,
     tie,
@@ -683,8 +714,8 @@ def _pick(
     cap,
 ):
     """The continuation values of the DP's labels at the window's end (of their progress up
-    to `cap`) and the tie rule among the plans within `tie` of the best: (totals, objective),
-    or an empty sequence."""
+    to `cap`) and the tie rule among the plans within `tie` of the best: (totals, objective,
+    the best objective), or an empty sequence."""
     n_fin = finished_rows.shape[0]
     n_end = z.size if complete else 0
     n = n_fin + n_end
@@ -708,7 +739,7 @@ def _pick(
         prog[n_fin + l] = z[l]
         total[n_fin + l] = s[l]
     if n == 0:
-        return np.empty(0, dtype=np.int64), np.nan
+        return np.empty(0, dtype=np.int64), np.nan, np.nan
     top = -np.inf
     for r in range(n):
         if obj[r] > top:
@@ -734,7 +765,60 @@ def _pick(
         # a strict order on distinct sequences: which plan is met first does not matter
         if pick < 0 or _plan_before(cost, prog, total, seq, obj, r, pick):
             pick = r
-    return seq[pick].copy(), obj[pick]
+    return seq[pick].copy(), obj[pick], top
+
+
+@njit(cache=True)
+def _pick(
+    length,
+    opts,
+    tie,
+    finished_rows,
+    fin_idx,
+    links,
+    offsets,
+    complete,
+    z,
+    c,
+    s,
+    prev,
+    slots_after,
+    p_o,
+    jf,
+    ji,
+    counts,
+    count_h,
+    count_first,
+    first_late,
+    tilde_first,
+    cap,
+):
+    """`_pick_top` without the best objective: (totals, objective), or an empty sequence."""
+    seq, obj, _ = _pick_top(
+        length,
+        opts,
+        tie,
+        finished_rows,
+        fin_idx,
+        links,
+        offsets,
+        complete,
+        z,
+        c,
+        s,
+        prev,
+        slots_after,
+        p_o,
+        jf,
+        ji,
+        counts,
+        count_h,
+        count_first,
+        first_late,
+        tilde_first,
+        cap,
+    )
+    return seq, obj
 
 
 @njit(cache=True)
