@@ -88,7 +88,7 @@ def interrupted_and_resumed(cells: int, sweep_dir: Path, after: float) -> dict:
     return {
         "signal_sent_after_seconds": round(sent, 1),
         "returncode": proc.returncode,
-        "last_line": last,
+        "last_line": last.replace(str(sweep_dir.parent), "<tmp>"),  # the temporary folder, not a path to keep
         "complete_at_stop": complete,
         "cells": total,
         "resume_seconds": round(resumed_seconds, 1),
