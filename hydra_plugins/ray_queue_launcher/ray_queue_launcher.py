@@ -5,6 +5,7 @@ cell of the batch first, then hands them all to ``sweep.engine.run_cells``: one
 Ray actor pool and one task queue serve the whole multirun.
 """
 
+import gc
 import importlib
 import logging
 import sys
@@ -68,6 +69,8 @@ class RayQueueLauncher(Launcher):
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         progress = bool(OmegaConf.select(self.config, "runner.progress", default=True))
         print(f"Sweep of {counted(len(job_overrides), 'cell')} into {sweep_dir}", flush=True)
+        collecting = gc.isenabled()
+        gc.disable()  # composing 100,000 cells ran 5,000 collections over a growing heap (3.9 s)
         try:
             cells, runner, tracking, ray_error, head = self._compose(
                 job_overrides, initial_job_idx, sweep_dir, progress, timeline
@@ -75,6 +78,11 @@ class RayQueueLauncher(Launcher):
         except KeyboardInterrupt as err:
             remove_if_no_results(sweep_dir)
             interrupted("while composing the cells: nothing was written", err)
+        finally:
+            if collecting:
+                gc.enable()
+        gc.collect()  # the cycles composing left (OmegaConf's nodes point to their parents)
+        gc.freeze()  # the cells live to the end: later collections need not walk them
         if ray_error is not None:
             remove_if_no_results(sweep_dir)
             if isinstance(ray_error, ConfigError):
