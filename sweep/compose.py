@@ -89,6 +89,13 @@ class GridComposer:
         self._bases: dict[tuple[str, ...], _Base] = {}
         self._execution: dict[str, tuple[RunnerConfig, TrackingConfig]] = {}
         self.full_compositions = 0  # cells that took Hydra's full composition (tests read it)
+        self.resolved = 0  # cells whose values were resolved by OmegaConf (interpolations)
+
+    @property
+    def plain(self) -> bool:
+        """Whether every cell so far was composed from plain containers alone: no OmegaConf
+        node (whose parent links make reference cycles) was made for any of them."""
+        return self.full_compositions == 0 and self.resolved == 0
 
     def compose(self, overrides: Sequence[str], index: int) -> Composed:
         """The cell of one job; raises ConfigError (naming the key) or Hydra's own error."""
@@ -106,6 +113,7 @@ class GridComposer:
         if missing:
             raise ConfigError(missing_message(missing[0]))
         if base.interpolated:
+            self.resolved += 1
             try:
                 tree = OmegaConf.to_container(OmegaConf.create(tree), resolve=True)
             except OmegaConfBaseException as err:

@@ -132,6 +132,9 @@ def test_special_overrides_compose_as_hydra_composes_them(arguments):
                 continue
             assert_same(grid, composer, overrides, index)
             assert reference
+        # the launcher keeps Python's cyclic GC off only while no cell made OmegaConf nodes
+        full = any(a.startswith(("~", "+")) or "={" in a for a in arguments) or "fig6" in str(arguments)
+        assert composer.plain is not full, (composer.full_compositions, composer.resolved)
     finally:
         grid.close()
 
