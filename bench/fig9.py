@@ -1,11 +1,12 @@
 """The Fig. 9 experiment of paper 000 end to end: 4 noise settings x 115 mechanisms
 (105 AHAP + 7 AHANP + OD-Only, MSU, UP) x 1000 jobs, plus online policy selection (EG).
 
-    python -m bench.fig9 [--replicates 1000] [--repeats 1] [--small-replicates N]
-                         [--profile-replicates 3] [--baseline REV] [--out bench/results/fig9.json]
+    python -m bench.fig9 [--replicates 1000] [--repeats 1] [--small-replicates N] [--reading ahead|line]
+                         [--profile-replicates 3] [--sweeps-replicates 20] [--baseline REV]
+                         [--end-to-end-baseline REV] [--out bench/results/fig9.json]
 
 1. End to end: `python -m sweep -m experiment=spot/fig9 replicates=N tracking=off
-   hydra.sweep.dir=<tmp>` as a subprocess, `--repeats` times: wall time (interpreter,
+   [pool.sigma_reading=READING] hydra.sweep.dir=<tmp>` as a subprocess, `--repeats` times: wall time (interpreter,
    Hydra, Ray start, the 4 cells, Parquet and EG outputs), the engine's own time from
    its "Done:" line, simulations (replicates x mechanisms x cells) and simulations/s
    per core. With N below the paper's 1000 the time for 1000 is extrapolated and
@@ -65,7 +66,7 @@ DONE = re.compile(
 RAY_UP = re.compile(r"\(([\d,.]+) simulations/s on (\d+) workers?(?: once Ray was up)?\)")
 
 
-def sweep_command(replicates: int, sweep_dir: str, tree: Path = ROOT) -> list[str]:
+def sweep_command(replicates: int, sweep_dir: str, tree: Path = ROOT, reading: str | None = None) -> list[str]:
     experiment = (
         "experiment=spot/fig9"
         if (tree / "conf" / "experiment" / "spot" / "fig9.yaml").is_file()
@@ -79,14 +80,15 @@ def sweep_command(replicates: int, sweep_dir: str, tree: Path = ROOT) -> list[st
         experiment,
         f"replicates={replicates}",
         "tracking=off",
+        *([f"pool.sigma_reading={reading}"] if reading else []),
         f"hydra.sweep.dir={sweep_dir}",
     ]
 
 
-def end_to_end(replicates: int, tree: Path = ROOT) -> dict:
+def end_to_end(replicates: int, tree: Path = ROOT, reading: str | None = None) -> dict:
     """One sweep from the command line, timed from outside."""
     with tempfile.TemporaryDirectory(prefix="fig9-") as tmp:
-        command = sweep_command(replicates, tmp, tree)
+        command = sweep_command(replicates, tmp, tree, reading)
         start = time.perf_counter()
         proc = subprocess.run(command, cwd=tree, capture_output=True, text=True)
         wall = time.perf_counter() - start
@@ -265,17 +267,17 @@ print(f"{(time.perf_counter() - start) / (4 * n)!r} {digest.hexdigest()}")
 """
 
 
-def compare_end_to_end(rev: str, replicates: int, repeats: int) -> dict:
+def compare_end_to_end(rev: str, replicates: int, repeats: int, reading: str | None = None) -> dict:
     """Step 1 for REV's tree and the working tree, side by side (alternating the order)."""
     base = Path(tempfile.mkdtemp(prefix="fig9-e2e-")) / "tree"
     subprocess.run(["git", "worktree", "add", "--detach", str(base), rev], cwd=ROOT, check=True, capture_output=True)
     trees = {f"baseline {rev}": base, "working tree": ROOT}
     walls: dict[str, list[float]] = {name: [] for name in trees}
     try:
-        end_to_end(20, base)  # warm-up: REV's Numba cache
+        end_to_end(20, base, reading)  # warm-up: REV's Numba cache
         for repeat in range(repeats):
             for name in list(trees) if repeat % 2 == 0 else list(trees)[::-1]:
-                walls[name].append(end_to_end(replicates, trees[name])["wall_seconds"])
+                walls[name].append(end_to_end(replicates, trees[name], reading)["wall_seconds"])
                 print(
                     f"end-to-end repeat {repeat + 1}/{repeats}  {name:24s} {walls[name][-1]:.1f} s "
                     f"(load {os.getloadavg()[0]:.2f})",
@@ -340,7 +342,7 @@ def run_end_to_end(args, report: dict, cores: int) -> None:
     all_runs: dict[int, list[dict]] = {n: [] for n in sizes}
     for repeat in range(args.repeats):
         for n in sizes if repeat % 2 == 0 else sizes[::-1]:
-            all_runs[n].append(end_to_end(n))
+            all_runs[n].append(end_to_end(n, reading=args.reading))
             run = all_runs[n][-1]
             print(
                 f"end to end {repeat + 1}/{args.repeats}, {n} replicates: {run['wall_seconds']:.1f} s wall, "
@@ -420,6 +422,12 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--sweeps-replicates", type=int, default=20, help="worlds per cell for the label sweep count (0: none)"
     )
+    parser.add_argument(
+        "--reading",
+        choices=("ahead", "line"),
+        default=None,
+        help="steps 1 and 5: add pool.sigma_reading=READING to the sweep (default: the experiment's own)",
+    )
     parser.add_argument("--baseline", default=None, help="git revision to compare with, side by side")
     parser.add_argument("--baseline-replicates", type=int, default=10, help="replicates per cell per measurement")
     parser.add_argument("--baseline-repeats", type=int, default=5)
@@ -441,7 +449,9 @@ def main(argv=None) -> None:
         }
     }
     if args.end_to_end_baseline:
-        report["end_to_end_baseline"] = compare_end_to_end(args.end_to_end_baseline, args.replicates, args.repeats)
+        report["end_to_end_baseline"] = compare_end_to_end(
+            args.end_to_end_baseline, args.replicates, args.repeats, args.reading
+        )
     elif args.replicates > 0:
         run_end_to_end(args, report, cores)
     if args.sweeps_replicates:
