@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -341,36 +341,41 @@ def _simulate(todo, chunks, cpus, batches, runner, tracker, total_sims, reused, 
         if remaining[chunk.cell] == 0:
             finish(chunk.cell)
 
-    taken = 0
+    # the cells the head start ran: their results are taken in while the pool runs the others
+    ran = [c for c in chunks if early is not None and early.ran(c.cell, c, by_index[c.cell].config_hash)]
+    feed = iter(ran)
+
+    def take_in_early(count: int = 200) -> bool:
+        """Take in up to ``count`` of the head start's results; False once none is left."""
+        for _ in range(count):
+            chunk = next(feed, None)
+            if chunk is None:
+                return False
+            on_done(chunk, early.result(chunk.cell, chunk, by_index[chunk.cell].config_hash))
+        return True
+
     try:
-        for chunk, result in _early_results(early, chunks, by_index):
-            on_done(chunk, result)
-            taken += 1
-        for index in [index for index, count in remaining.items() if count == 0 and index in parts]:
+        for index in [index for index, count in remaining.items() if count == 0]:
             finish(index)  # every replicate asked for was reused
-        early_seconds = early.seconds if early is not None and taken else 0.0
-        chunks = [chunk for chunk in chunks if chunk.cell in parts]
+        early_seconds = early.seconds if early is not None and ran else 0.0
+        ran_cells = {chunk.cell for chunk in ran}
+        chunks = [chunk for chunk in chunks if chunk.cell not in ran_cells]
         if not chunks:
-            return (early.workers if taken else 0), early_seconds
+            while take_in_early():
+                pass
+            return (early.workers if ran else 0), early_seconds
         pool_started = time.perf_counter() - early_seconds
-        payload_refs = Payloads({cell.index: cell for cell in todo if remaining.get(cell.index)}, remaining)
+        payload_refs = Payloads(
+            {c.index: c for c in todo if remaining.get(c.index) and c.index not in ran_cells}, remaining
+        )
         workers = pool_size(runner, cpus, len(chunks))
         timeline.mark("first_chunk_submitted", once=True)  # the head start's, if any
-        run_chunks(chunks, payload_refs, runner, workers, on_done)
+        run_chunks(chunks, payload_refs, runner, workers, on_done, **({"idle": take_in_early} if ran else {}))
+        while take_in_early():  # what the pool's run left
+            pass
     finally:
         bar.close()
     return workers, time.perf_counter() - pool_started
-
-
-def _early_results(early: HeadStart | None, chunks, by_index) -> Iterator[tuple]:
-    """The head start's results of cells still to do, as (chunk, result), one at a time: a cell's
-    result is taken when it ran as the one chunk it is now and for the same config."""
-    if early is None or not len(early):
-        return
-    for chunk in chunks:
-        result = early.result(chunk.cell, chunk, by_index[chunk.cell].config_hash)
-        if result is not None:
-            yield chunk, result
 
 
 class Payloads(dict):

@@ -52,6 +52,11 @@ class HeadStart:
     def __len__(self) -> int:
         return len(self._kept)
 
+    def ran(self, index: int, chunk: Chunk, config_hash: str) -> bool:
+        """Whether ``chunk`` of the cell ``index`` ran here with that config."""
+        found = self._kept.get(index)
+        return found is not None and found[0] == chunk and found[1] == config_hash
+
     def result(self, index: int, chunk: Chunk, config_hash: str) -> dict[str, Any] | None:
         """What the pool returned for ``chunk`` of the cell ``index`` with that config, if it ran."""
         found = self._kept.get(index)

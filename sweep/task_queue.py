@@ -262,9 +262,12 @@ def run_chunks(
     runner: RunnerConfig,
     workers: int,
     on_done: Callable[[Chunk, dict], None],
+    idle: Callable[[], bool] | None = None,
 ) -> None:
     """Run every chunk on a pool of ``workers`` actors; call ``on_done`` in the driver as each
-    finishes (whole small cells go several to a call, ``bundle``)."""
+    finishes (whole small cells go several to a call, ``bundle``). ``idle``, if given, is the
+    driver's own work, done a piece at a time while the actors run (it returns False once
+    done): the head start's results are taken in so (engine._simulate)."""
     chunks = list(chunks)
     whole = sum(chunk.simulations for chunk in chunks if chunk.whole)
     per_call = min(runner.chunk_size, -(-whole // (CALLS_PER_WORKER * workers)) if whole else runner.chunk_size)
@@ -288,7 +291,11 @@ def run_chunks(
                         ref = actor.run_cells.remote([(payload_refs[c.cell], c.rep_start, c.rep_stop) for c in call])
                     in_flight[ref] = (call, actor, attempts)
                     load[id(actor)] = load.get(id(actor), 0) + 1
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=stop_signals.POLL_SECONDS)
+            if idle is not None and not idle():
+                idle = None
+            ready, _ = ray.wait(
+                list(in_flight), num_returns=1, timeout=0 if idle is not None else stop_signals.POLL_SECONDS
+            )
             for ref in ready:
                 call, actor, attempts = in_flight.pop(ref)
                 if id(actor) in load:
