@@ -5,7 +5,8 @@ The launcher checks every cell before anything is written, and composing a grid 
 takes longer than starting Ray (0.2 ms a cell: 20 s for 100,000 cells), so the actors would wait
 for it. A :class:`HeadStart` gives them, round by round, the whole small cells (one chunk each)
 composed so far, and keeps what they return in memory, up to ``MAX_ROWS`` rows; ``run_cells``
-takes those results as if the pool had just returned them (``engine.run_cells(early=...)``).
+(``early=``) sends the other cells to the pool and takes those results in while it runs them, as
+if the pool had just returned them.
 Nothing is written and no run is tracked before every cell is checked: a bad cell still exits
 with nothing written, and the head start's work is dropped with the process. A cell's rows do not
 depend on when or where it ran (sweep/seeding.py), so the results are the same with it or without.
