@@ -88,12 +88,14 @@ class CompleteCell:
     def index(self) -> int:
         return self.cell.index
 
-    def entry(self, batch: int) -> Entry:
+    def entry(self, batch: int, params_json: str) -> Entry:
+        """The cell's index entry in ``batch``; ``params_json`` is ``_json(cell.params)``, the
+        index's text of them (its values as they read back)."""
         cell = self.cell
         return Entry(
             index=cell.index,
             name=cell.name,
-            params=json.loads(_json(cell.params)),
+            params=json.loads(params_json),
             config_hash=cell.config_hash,
             world_hash=cell.world_hash,
             replicates=cell.replicates,
@@ -322,12 +324,13 @@ class CellStore:
                 self._path(f"table-{name}", batch),
                 pa.Table.from_pandas(pd.concat(frames, ignore_index=True), preserve_index=False),
             )
-        entries = [cell.entry(batch) for cell in cells]
+        params = [_json(cell.cell.params) for cell in cells]
+        entries = [cell.entry(batch, text) for cell, text in zip(cells, params)]
         index = pa.table(
             {
                 "cell_index": pa.array([entry.index for entry in entries], type=pa.int64()),
                 "name": [entry.name for entry in entries],
-                "params": [_json(entry.params) for entry in entries],
+                "params": params,
                 "config_hash": [entry.config_hash for entry in entries],
                 "world_hash": [entry.world_hash for entry in entries],
                 "replicates": pa.array([entry.replicates for entry in entries], type=pa.int64()),

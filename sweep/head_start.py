@@ -60,13 +60,12 @@ class HeadStart:
 
     def result(self, index: int, chunk: Chunk, config_hash: str) -> dict[str, Any] | None:
         """What the pool returned for ``chunk`` of the cell ``index`` with that config, if it ran."""
-        found = self._kept.get(index)
-        if found is None or found[0] != chunk or found[1] != config_hash:
+        if not self.ran(index, chunk, config_hash):
             return None
-        kept = found[2]
+        self._join()  # where its rows are once joined (nothing left to join once run() returned)
+        kept = self._kept[index][2]
         if isinstance(kept, dict):
             return kept
-        self._join()
         block, offset, size = kept
         return {CELL_KEY: self._blocks[block].slice(offset, size)}
 
