@@ -26,6 +26,7 @@ import yaml
 
 from .cell_store import CellStore, Entry, parquet_bytes
 from .cells import Cell
+from .csv_text import write_csv
 
 CELL_TABLE = "cell.parquet"
 CELL_CONFIG = "config.yaml"
@@ -363,7 +364,7 @@ def _write_summary(path: Path, store: CellStore, entries, params) -> None:
                 return
             header = True
             for window in store.windows("summary", entries):
-                _target(_with_params(window, params), schema).to_pandas().to_csv(out, index=False, header=header)
+                write_csv(_target(_with_params(window, params), schema).to_pandas(), out, header)
                 header = False
 
     atomic_write(path, write)

@@ -113,12 +113,11 @@ class RayQueueLauncher(Launcher):
             early=head,
         )
         returns: list[JobReturn] = []
+        working_dir = str(sweep_dir)  # every cell's rows are in the sweep dir's store
+        task_name = str(self.config.hydra.job.name)  # read once: an OmegaConf lookup costs 25 µs
         for overrides, cell in zip(job_overrides, cells):
             ret = JobReturn(
-                overrides=list(overrides),
-                working_dir=str(sweep_dir),  # every cell's rows are in the sweep dir's store
-                task_name=str(self.config.hydra.job.name),
-                status=JobStatus.COMPLETED,
+                overrides=list(overrides), working_dir=working_dir, task_name=task_name, status=JobStatus.COMPLETED
             )
             ret.return_value = cell.index
             returns.append(ret)
