@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .cells import Cell
+from .row_tables import concat
 
 STORE_DIR = "store"
 _BATCH = re.compile(r"(cells|rows|summary|table-[A-Za-z_][A-Za-z0-9_]*)-(\d{5,})\.parquet\Z")
@@ -95,7 +96,7 @@ class CompleteCell:
         return Entry(
             index=cell.index,
             name=cell.name,
-            params=json.loads(params_json),
+            params=_as_read_back(cell.params, params_json),
             config_hash=cell.config_hash,
             world_hash=cell.world_hash,
             replicates=cell.replicates,
@@ -104,6 +105,17 @@ class CompleteCell:
             tables=_table_meta(self.tables),
             metrics=dict(self.metrics),
         )
+
+
+def _as_read_back(params: dict[str, Any], text: str) -> dict[str, Any]:
+    """``json.loads(text)``, ``text`` being ``params`` as JSON: a copy where every value reads back
+    as it is (no lists, tuples or other objects)."""
+    if all(type(value) in _SCALARS and type(key) is str for key, value in params.items()):
+        return dict(params)
+    return json.loads(text)
+
+
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def part_name(kind: str, batch: int) -> str:
@@ -277,7 +289,7 @@ class CellStore:
         for entry in window:
             by_batch.setdefault(entry.batch, []).append(entry.index)
         pieces = [self._select(kind, batch, indices) for batch, indices in sorted(by_batch.items())]
-        table = pa.concat_tables(pieces, promote_options="permissive") if len(pieces) > 1 else pieces[0]
+        table = concat(pieces)
         if len(pieces) > 1:  # a stable sort: each cell's rows keep their order
             table = table.take(pc.sort_indices(table, [("cell_index", "ascending")]))
         return table
@@ -315,7 +327,7 @@ class CellStore:
         batch = max(self._files(), default=-1) + 1
         if rows is None:
             each = [cell.rows for cell in cells]
-            rows = pa.concat_tables(each, promote_options="permissive") if len(each) > 1 else each[0]
+            rows = concat(each)
         _write_table(self._path("rows", batch), rows)
         _write_table(self._path("summary", batch), pa.Table.from_pandas(summary, preserve_index=False))
         for name in sorted({name for cell in cells for name in cell.tables}):

@@ -32,6 +32,7 @@ from .results import (
     stored_cell_files,
     write_sweep,
 )
+from .row_tables import concat
 from .schema import RunnerConfig, TrackingConfig
 from .summary import summarize
 from .sweep_dir import reconcile, write_record
@@ -250,9 +251,7 @@ class Batches:
 
     def _join(self) -> None:
         cells = self.waiting[len(self.waiting) - self._unjoined :]
-        self._joined.append(
-            pa.concat_tables([cell.rows for cell in cells], promote_options="permissive").combine_chunks()
-        )
+        self._joined.append(concat([cell.rows for cell in cells]).combine_chunks())
         for cell in cells:
             cell.rows = None
         self._unjoined = 0
@@ -262,7 +261,7 @@ class Batches:
             return
         if self._unjoined:
             self._join()
-        rows = pa.concat_tables(self._joined, promote_options="permissive")
+        rows = concat(self._joined)
         if any(a.index > b.index for a, b in zip(self.waiting, self.waiting[1:])):
             rows = rows.take(
                 pc.sort_indices(rows, [("cell_index", "ascending")])

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from . import stop_signals
 from .cells import Cell
+from .row_tables import concat
 from .schema import RunnerConfig
 from .task_queue import Chunk, SweepFailed, run_chunks
 from .timeline import Timeline
@@ -110,7 +111,7 @@ class HeadStart:
     def _join(self) -> None:
         if not self._pending:
             return
-        block = pa.concat_tables([rows for _, rows in self._pending], promote_options="permissive").combine_chunks()
+        block = concat([rows for _, rows in self._pending]).combine_chunks()
         offset = 0
         for index, rows in self._pending:
             chunk, config_hash, _ = self._kept[index]

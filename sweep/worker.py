@@ -15,11 +15,11 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from .common_env import pin_worker_threads
 from .family import REQUIRED_COLUMNS, load_family
 from .results import check_table_name, concat_columns, rows_of_cells, rows_of_chunks
+from .row_tables import concat
 from .seeding import replicate_rng
 
 # Test hook for the "worker killed mid-sweep" test: the first worker process that
@@ -132,7 +132,7 @@ def pack(results: list[dict[str, Any]]) -> dict[str, Any]:
     10,000 small cells)."""
     tables = [result[CELL_KEY] for result in results if CELL_KEY in result]
     # one chunk a column: Ray rebuilds every chunk of every column when it unpickles a table
-    combined = pa.concat_tables(tables, promote_options="permissive").combine_chunks() if tables else None
+    combined = concat(tables).combine_chunks() if tables else None
     return {
         PACKED_KEY: combined,
         "sizes": [table.num_rows for table in tables],

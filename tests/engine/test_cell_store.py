@@ -167,3 +167,23 @@ def test_the_sweeps_files_are_the_same_bytes_whatever_the_batches(tmp_path):
         write_sweep(tmp_path / name, [c.cell for c in cells], CellStore(tmp_path / name))
         written[name] = {file: (tmp_path / name / file).read_bytes() for file in ("results.parquet", "summary.csv")}
     assert written["two"] == written["one"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"job.deadline": 6, "market.mean_price": 0.5, "flag": True, "name": "x", "none": None, "nan": float("nan")},
+        {"pool.window": [1, 2], "pair": (1, "a")},  # lists and tuples read back as lists
+        {"seed": pd.Timestamp(0)},  # written as text by default=str
+    ],
+)
+def test_an_entrys_params_are_what_the_index_reads_back(tmp_path, params):
+    done = complete(0)
+    done.cell = Cell(0, "c0", params, "0", done.cell.world, "config-0", "world-0")
+    store = CellStore(tmp_path)
+    store.open_for_writing()
+    store.commit([done], summary([done]))
+    written = CellStore(tmp_path).entries[0].params
+    entry = done.entry(0, cell_store._json(params))
+    assert pd.Series(entry.params).to_json() == pd.Series(written).to_json()
+    assert [type(v) for v in entry.params.values()] == [type(v) for v in written.values()]
