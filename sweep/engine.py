@@ -267,9 +267,8 @@ class Batches:
                 pc.sort_indices(rows, [("cell_index", "ascending")])
             )  # stable: a cell's rows keep their order
             self.waiting.sort(key=lambda cell: cell.index)
-        summary = summarize(rows.to_pandas(), [complete.cell for complete in self.waiting])
-        keys = {key for cell in self.waiting for key in cell.cell.params}  # typed once for the sweep, as written
-        self.store.commit(self.waiting, summary.drop(columns=[c for c in summary.columns if c in keys]), rows)
+        summary = summarize(rows.to_pandas(), [complete.cell for complete in self.waiting], params=False)
+        self.store.commit(self.waiting, summary, rows)
         self.waiting, self.rows, self._joined = [], 0, []
 
 

@@ -19,11 +19,12 @@ from .statistics import t_quantile
 _STATS = ("mean", "std", "ci95_low", "ci95_high")
 
 
-def summarize(frame: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
-    """One row per cell and mechanism: n, then mean, std and 95% CI (Student t) of `utility`
-    and of the family's ``SUMMARY_COLUMNS`` where a mechanism has them, then `<column>_rate`
-    for its ``RATE_COLUMNS`` (sweep/family.py). Groups come in the order of their first row; the
-    columns in the order in which the groups first have them."""
+def summarize(frame: pd.DataFrame, cells: list[Cell], params: bool = True) -> pd.DataFrame:
+    """One row per cell and mechanism: the cell, its overrides' values (unless ``params`` is
+    false: the store types those once for the sweep), the mechanism and n, then mean, std and
+    95% CI (Student t) of `utility` and of the family's ``SUMMARY_COLUMNS`` where a mechanism has
+    them, then `<column>_rate` for its ``RATE_COLUMNS`` (sweep/family.py). Groups come in the
+    order of their first row; the columns in the order in which the groups first have them."""
     if not len(frame):
         return pd.DataFrame()
     by_index = {cell.index: cell for cell in cells}
@@ -59,13 +60,23 @@ def summarize(frame: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
         columns[f"{rate}_rate"] = np.where(has & wanted, column, np.nan)
         present.append(([f"{rate}_rate"], has & wanted))
 
-    base: list[dict[str, Any]] = [
-        {"cell": cell.name, "cell_index": index, **cell.params, "mechanism": mechanism, "n": int(n)}
-        for cell, index, mechanism, n in zip(
-            group_cells, keys.get_level_values(0), keys.get_level_values(1), groups.counts
+    if params:
+        base: list[dict[str, Any]] = [
+            {"cell": cell.name, "cell_index": index, **cell.params, "mechanism": mechanism, "n": int(n)}
+            for cell, index, mechanism, n in zip(
+                group_cells, keys.get_level_values(0), keys.get_level_values(1), groups.counts
+            )
+        ]
+        table = pd.DataFrame(base)
+    else:
+        table = pd.DataFrame(
+            {
+                "cell": [cell.name for cell in group_cells],
+                "cell_index": keys.get_level_values(0).to_numpy(dtype=np.int64),
+                "mechanism": keys.get_level_values(1).tolist(),
+                "n": groups.counts.astype(np.int64),
+            }
         )
-    ]
-    table = pd.DataFrame(base)
     order = _column_order(present)
     extra = pd.DataFrame({name: columns[name] for name in order}, index=table.index)
     return pd.concat([table, extra], axis=1)

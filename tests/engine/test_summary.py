@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from hypothesis import given, settings, strategies as st
 
 from sweep.cells import Cell
@@ -115,3 +116,18 @@ def test_rates_of_a_column_with_missing_values_leave_them_out():
     row = summarize(frame, cells).iloc[0]
     assert row["met_deadline_rate"] == 0.5
     assert row["utility_mean"] == 3.0 and row["n"] == 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(frames())
+def test_without_params_the_same_rows_without_the_override_columns(case):
+    frame, cells = case
+    keys = {key for cell in cells for key in cell.params}
+    whole = summarize(frame, cells)
+    expected = whole.drop(columns=[c for c in whole.columns if c in keys])
+    got = summarize(frame, cells, params=False)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert (
+        pa.Table.from_pandas(got, preserve_index=False).schema
+        == pa.Table.from_pandas(expected, preserve_index=False).schema
+    )
