@@ -54,21 +54,28 @@ def make_chunks(cells: Sequence[Cell], chunk_size: int, first: dict[int, int] | 
     from .task_queue import Chunk
 
     chunks = []
+    first = first or {}
     for cell in cells:
         per_replicate = max(len(cell.mechanisms), 1)
         step = max(1, chunk_size // per_replicate)
         cap = cell.spec.max_replicates_per_chunk
         if cap:
             step = min(step, cap)
-        begin = (first or {}).get(cell.index, 0)
-        for start in range(begin, cell.replicates, step):
-            stop = min(start + step, cell.replicates)
-            whole = start == 0 and stop == cell.replicates  # the worker finishes the cell (sweep/worker.py)
-            chunks.append(Chunk(cell.index, start, stop, (stop - start) * per_replicate, whole))
+        begin, replicates = first.get(cell.index, 0), cell.replicates
+        if begin == 0 and replicates <= step:  # one chunk: the worker finishes the cell (sweep/worker.py)
+            chunks.append(Chunk(cell.index, 0, replicates, replicates * per_replicate, True))
+            continue
+        for start in range(begin, replicates, step):
+            stop = min(start + step, replicates)
+            chunks.append(
+                Chunk(cell.index, start, stop, (stop - start) * per_replicate, start == 0 and stop == replicates)
+            )
     return chunks
 
 
 def _check_unique(cells: Sequence[Cell]) -> None:
+    if len({cell.index for cell in cells}) == len(cells):
+        return
     seen: dict[int, str] = {}
     for cell in cells:
         if cell.index in seen:

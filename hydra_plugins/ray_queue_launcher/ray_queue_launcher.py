@@ -82,10 +82,12 @@ class RayQueueLauncher(Launcher):
             remove_if_no_results(sweep_dir)
             interrupted("while composing the cells: nothing was written", err)
         finally:
+            plain = not gc.isenabled()  # still off: no cell made OmegaConf nodes
             if self._collecting:
                 gc.enable()
-        gc.collect()  # the cycles composing left (OmegaConf's nodes point to their parents)
-        gc.freeze()  # the cells live to the end: later collections need not walk them
+        if not plain:
+            gc.collect()  # the cycles composing left (OmegaConf's nodes point to their parents)
+        gc.freeze()  # the cells live to the end: later collections need not walk them (0.3 s at 100,000 cells)
         if ray_error is not None:
             remove_if_no_results(sweep_dir)
             if isinstance(ray_error, ConfigError):

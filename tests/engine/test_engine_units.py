@@ -54,6 +54,17 @@ def test_chunks_cover_every_replicate_once():
     assert max(c.rep_stop - c.rep_start for c in chunks) == 3
 
 
+def test_chunks_say_which_finish_their_cell_and_start_after_reused_replicates():
+    cells = [_cell(0, 3), _cell(1, 4), _cell(2, 2)]
+    chunks = make_chunks(cells, chunk_size=9, first={2: 1})
+    assert [(c.cell, c.rep_start, c.rep_stop, c.simulations, c.whole) for c in chunks] == [
+        (0, 0, 3, 9, True),
+        (1, 0, 3, 9, False),
+        (1, 3, 4, 3, False),
+        (2, 1, 2, 3, False),
+    ]
+
+
 def test_a_family_may_cap_replicates_per_chunk():
     world = {
         "family": {"name": "auction", "module": "algorithms.auction.family"},

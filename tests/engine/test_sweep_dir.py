@@ -14,7 +14,7 @@ import pytest
 from sweep.cell_store import CellStore
 from sweep.engine import Batches, run_cells
 from sweep.errors import ConfigError
-from sweep.sweep_dir import GRID_FILE, HydraFiles, completion
+from sweep.sweep_dir import GRID_FILE, HydraFiles, completion, write_record
 
 from .conftest import run_cli
 from .test_side_tables import OFF, in_process_queue, make_cell, runner
@@ -42,6 +42,15 @@ def test_the_grid_is_recorded_and_counted(monkeypatch, tmp_path):
     assert [(cell["subdir"], cell["name"]) for cell in record["cells"]] == [("0", "job.tasks=3"), ("1", "job.tasks=4")]
     assert completion(tmp_path) == (2, 2)
     assert CellStore(tmp_path).entries[0].replicates == 3
+
+
+def test_the_record_is_the_json_of_its_cells_in_cell_order(tmp_path):
+    cells = [make_cell(1, 4), make_cell(0, 3)]
+    cells[0] = dataclasses.replace(cells[0], name='say "é",\\x', subdir="sub/1")
+    write_record(tmp_path, cells)
+    fields = ("subdir", "index", "name", "world_hash", "config_hash")
+    expected = {"cells": [{f: getattr(c, f) for f in fields} for c in sorted(cells, key=lambda c: c.index)]}
+    assert (tmp_path / GRID_FILE).read_text() == json.dumps(expected, separators=(",", ":")) + "\n"
 
 
 def test_the_same_grid_in_another_order_resumes_in_the_recorded_folders(monkeypatch, tmp_path):
