@@ -9,6 +9,7 @@ hands it a composed config directly.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -17,9 +18,14 @@ def without_null_keys(config: Mapping[str, Any], keys: Iterable[str]) -> dict[st
     """``config`` without those of ``keys`` whose value is None. Sections on the way to a dropped
     key are copied, never changed: the cells of a grid may share them."""
     result = dict(config)
-    for key in keys:
-        _drop(result, key.split("."))
+    for path in _paths(tuple(keys)):
+        _drop(result, path)
     return result
+
+
+@functools.lru_cache(maxsize=64)
+def _paths(keys: tuple[str, ...]) -> tuple[list[str], ...]:
+    return tuple(key.split(".") for key in keys)
 
 
 def _drop(node: dict, path: list[str]) -> None:

@@ -42,6 +42,7 @@ from algorithms.spot.offline_optimum import FixedPlan, solve_offline
 from algorithms.spot.simulation import SpotPolicy, simulate
 from algorithms.spot.window_problem import WindowSolver
 from market.common.fields import as_section, in_range, integer, real, reject_unknown_keys
+from market.common.sections import memoized
 from market.spot.finetune_job import FineTuneJob
 from market.spot.forecast import SpotForecast, oracle_forecast
 from market.spot.spot_market import SpotMarket, SyntheticMarketParams
@@ -152,8 +153,13 @@ def _trace_source(market: Mapping, deadline: int) -> TraceSource:
 def _market(config: Mapping, deadline: int) -> SyntheticMarketParams | TraceSource:
     market = _section(config, "market")
     kind = market.get("kind")
-    if kind == "synthetic":
-        return SyntheticMarketParams.from_dict({k: v for k, v in market.items() if k != "kind"})
+    if kind == "synthetic":  # the same market in most cells of a grid: built and checked once
+        return memoized(
+            SyntheticMarketParams,
+            market,
+            "market",
+            lambda: SyntheticMarketParams.from_dict({k: v for k, v in market.items() if k != "kind"}),
+        )
     if kind == "trace":
         return _trace_source(market, deadline)
     raise ValueError(f"market.kind must be 'synthetic' or 'trace', got {kind!r}")
@@ -189,7 +195,10 @@ def mechanism_names(config: dict) -> list[str]:
 
 
 def _section_key(config: Mapping, *keys: str) -> str:
-    return json.dumps({key: config[key] for key in keys if key in config}, sort_keys=True)
+    return _KEY_JSON.encode({key: config[key] for key in keys if key in config})
+
+
+_KEY_JSON = json.JSONEncoder(sort_keys=True)  # json.dumps(..., sort_keys=True) without building one a call
 
 
 @functools.lru_cache(maxsize=64)

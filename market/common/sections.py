@@ -51,17 +51,27 @@ def parse(cls: type[T], raw: Mapping | None, section: str) -> T:
     A section of plain values parsed before is returned again without its checks: the cells of
     a grid share most of their sections, and each is parsed when its cell is checked and again
     by the worker that simulates it."""
+    return memoized(cls, raw, section, lambda: _parse(cls, raw, section))
+
+
+def memoized(cls: type, raw: Mapping | None, section: str, build: Callable[[], T]) -> T:
+    """``build()``, the ``cls`` of the section ``raw``, remembered for a section of plain values
+    (as ``parse`` remembers its own): ``cls`` must be immutable, since every equal section gets
+    the same object."""
     memo = _memo_key(cls, raw, section)
     if memo is not None:
         found = _PARSED.get(memo)
         if found is not None:
             return found
-    parsed = _parse(cls, raw, section)
+    parsed = build()
     if memo is not None:
         if len(_PARSED) >= _PARSED_MAX:
             _PARSED.clear()
         _PARSED[memo] = parsed
     return parsed
+
+
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _memo_key(cls: type, raw: Any, section: str) -> tuple | None:
@@ -73,10 +83,16 @@ def _memo_key(cls: type, raw: Any, section: str) -> tuple | None:
         return None
     items = []
     for name, value in raw.items():
-        frozen = _frozen(value)
-        if frozen is _UNHASHABLE or not isinstance(name, str):
+        if type(name) is not str:
             return None
-        items.append((name, frozen))
+        kind = type(value)
+        if kind in _SCALARS:
+            items.append((name, kind, value))
+            continue
+        frozen = _frozen(value)
+        if frozen is _UNHASHABLE:
+            return None
+        items.append((name, kind, frozen))
     return (cls, section, tuple(sorted(items)))
 
 

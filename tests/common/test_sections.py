@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from market.common.fields import choice, integer
-from market.common.sections import checked, describe, key, parse
+from market.common.sections import checked, describe, key, memoized, parse
 
 
 @dataclass(frozen=True)
@@ -79,3 +79,26 @@ def test_a_section_parsed_before_is_the_same_section_and_its_value_types_count()
         Counted, {"n": 2, "tags": {"x": 1}}, "counted"
     )
     assert parse(Counted, {"n": 2}, "other") is not parse(Counted, {"n": 2}, "counted")
+
+
+def test_memoized_builds_a_plain_section_once_and_a_bad_one_every_time():
+    built = []
+
+    def build(raw):
+        built.append(dict(raw))
+        if raw.get("price", 0) < 0:
+            raise ValueError("market.price must be >= 0")
+        return ("market", tuple(sorted(raw.items())))
+
+    class Market:
+        pass
+
+    first = memoized(Market, {"kind": "x", "price": 0.5}, "market", lambda: build({"kind": "x", "price": 0.5}))
+    again = memoized(Market, {"price": 0.5, "kind": "x"}, "market", lambda: build({"price": 0.5, "kind": "x"}))
+    assert again is first and len(built) == 1
+    for _ in range(2):
+        with pytest.raises(ValueError, match="market.price"):
+            memoized(Market, {"kind": "x", "price": -1}, "market", lambda: build({"kind": "x", "price": -1}))
+    assert len(built) == 3
+    memoized(Market, {"kind": "x", "price": 1}, "market", lambda: build({"kind": "x", "price": 1}))  # an int
+    assert len(built) == 4
