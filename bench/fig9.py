@@ -28,7 +28,8 @@
    (`ahap_batch.AHAPPool`, the 105 AHAP policies) on N worlds of each of the 4 cells (seeds
    0..N-1) under each reading of sigma (`pool.sigma_reading` ahead and line), with its
    default search ("shared") and with the reference path ("reference"): label sweeps
-   per world (runs of the label DP `window_kernels.dp_steps`, `AHAPPool.sweeps`), the
+   per world (runs of the label DP `window_kernels.dp_layers`, one serving every window of a
+   group, `AHAPPool.sweeps`), the
    compiled pool's seconds per world (rough: one pass, in this process) and whether the
    outcomes are identical.
 5. `--end-to-end-baseline REV`: step 1 for REV's tree and the working tree side by side,

@@ -16,14 +16,20 @@ same for every policy of the pool in one compiled call (Numba, `_run_pool`):
   rounded Z_{t-1}) and solved once (`window_kernels.window_arrays` for the set-up,
   `window_kernels.solve` for the DP) -- the same sharing as the solver's memo;
 - the shared search (`search="shared"`, the default; "reference" keeps the solver as it
-  was): the problems of a slot share what their policies found. Each DP starts from a
-  lower bound raised by the plans solved earlier in the slot and in the slot before
-  (algorithms/spot/shared_incumbents.py), the window's set-up is made once per (slot,
-  len), and under the `line` reading a plan whose problem differs only by forcing fewer
-  slots is reused without a DP when the rule of `_reusable` shows it is the plan
-  (problem (10) with more forced slots is the same problem with fewer plans). The plans
-  are the reference's bit for bit (tests/spot/test_shared_incumbents.py); `sweeps` counts
-  the label DPs;
+  was): the problems of a slot share what their policies found. All problems of the slot
+  are known before any is solved; those from the same (n_{t-1}, Z_{t-1}) whose windows
+  differ only in where they end (omega; under `line` also sigma that force the same slots
+  there) are solved by one label sweep (`_solve_group`, `shared_incumbents.solve_lengths`),
+  each DP starts from a lower bound raised by the plans solved earlier in the slot and in
+  the slot before (algorithms/spot/shared_incumbents.py), a label that cannot complete the
+  job in its window is also bounded by a table of the terminal value
+  (`shared_incumbents.terminal_table`, one per number of slots after the window), the
+  windows' set-up is made once per slot (`_slot_arrays`), and under the `line` reading a
+  plan whose problem differs only by forcing fewer slots is reused without a DP when the
+  rule of `_reusable` shows it is the plan (problem (10) with more forced slots is the same
+  problem with fewer plans). The plans are the reference's bit for bit
+  (tests/spot/test_shared_incumbents.py, tests/spot/test_shared_lengths.py); `sweeps`
+  counts the label DPs;
 - the ahead plan (lines 6-11) and the commitment averaging and rounding (lines 14-16,
   22, see ahap.py) are `AHAP.decide` line by line; the accounting of each slot and the
   end of the job are `simulate`'s, in `pool_accounting` (shared with the AHANP pool).
@@ -42,7 +48,7 @@ import numpy as np
 from numba import njit
 
 from algorithms.spot.pool_accounting import SLOT_ERRORS, PoolResult, account_slot, finish, open_accounts
-from algorithms.spot.shared_incumbents import solve_with_incumbents, total_index
+from algorithms.spot.shared_incumbents import TERMINAL_GRID, solve_lengths, terminal_step, terminal_table, total_index
 from algorithms.spot.simulation import PolicyError
 from algorithms.spot.window_kernels import solve, spot_floor, window_arrays
 from algorithms.spot.window_problem import _job_tables
@@ -142,6 +148,22 @@ def _terminal_cap(line, end, d, workload):
     return np.inf
 
 
+@njit(cache=True, inline="always")
+def _split_plan(seq, length, mask, w_price, w_avail, p_o, sol_od, sol_sp):
+    """The totals seq[:length] of a plan of problem (10) split as `WindowSolver.solve` splits
+    them (`cheapest_split`, spot first in the slots `mask` forces) into sol_od[:length],
+    sol_sp[:length]."""
+    for k in range(length):
+        n = seq[k]
+        if w_price[k] < p_o or mask >> k & 1:
+            s = min(w_avail[k], n)
+            sol_od[k] = n - s
+            sol_sp[k] = s
+        else:
+            sol_od[k] = n
+            sol_sp[k] = 0
+
+
 @njit(cache=True)
 def _window_plan(
     length,
@@ -174,107 +196,86 @@ def _window_plan(
     count_first,
     first_late,
     tilde_first,
-    shared,
-    index,
-    incumbents,
-    n_inc,
-    arrays,
 ):
-    """Alg. 1 lines 12-13 (Sec. IV-A), the job behind: problem (10) over the window from
-    (n_{t-1} = last, Z_{t-1} = z), as `WindowSolver.solve`: `window_kernels.window_arrays`
-    (`arrays`, its output for this window), `spot_floor` (on copies) in the slots the
-    `line` reading forces (mask; none under `ahead`), then
-    `window_kernels.solve` with `slots_after` slots after the window and the terminal value
-    of min(progress, cap) (`_terminal_cap`); its totals split cheapest first, spot first
-    in the forced slots, into sol_od[:length], sol_sp[:length]. With `shared` the solver
-    is `shared_incumbents.solve_with_incumbents` with the plans incumbents[:n_inc] (the
-    same plan as `solve`, fewer labels), else `solve`. Returns (False, False) if problem
-    (10) had no plan, else (True, whether the plan's objective is the best objective of
-    the candidates, known only with `shared`; `_reusable`)."""
+    """Alg. 1 lines 12-13 (Sec. IV-A), the job behind, on the reference path: problem (10)
+    over the window from (n_{t-1} = last, Z_{t-1} = z), as `WindowSolver.solve`:
+    `window_kernels.window_arrays`, `spot_floor` in the slots the `line` reading forces
+    (mask; none under `ahead`), then `window_kernels.solve` with `slots_after` slots after
+    the window and the terminal value of min(progress, cap) (`_terminal_cap`); its totals
+    split cheapest first, spot first in the forced slots, into sol_od[:length],
+    sol_sp[:length]. Returns False if problem (10) had no plan."""
     if z >= done_at:  # solve_window: a complete job plans nothing
         for k in range(length):
             sol_od[k] = 0
             sol_sp[k] = 0
-        return True, False
-    (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails) = arrays
+        return True
+    (costs, cheap, usable, dz, dc, floor_x, floor_y, floor_n, tails) = window_arrays(
+        w_price[:length], w_avail[:length], p_o, opts, throughput, n_max, workload, work_max, tail_rate
+    )
     if mask:  # spot_floor changes nothing in a slot outside the mask
-        costs = costs.copy()
-        cheap = cheap.copy()
         spot_floor(costs, cheap, w_price[:length], w_avail[:length], p_o, limit, n_min, n_max, opts)
-    if shared:
-        seq, obj, top = solve_with_incumbents(
-            work_t,
-            costs,
-            opts,
-            cheap,
-            usable,
-            last,
-            z,
-            value,
-            done_at,
-            tie,
-            dz,
-            dc,
-            floor_x,
-            floor_y,
-            floor_n,
-            tails,
-            slots_after,
-            p_o,
-            jf,
-            ji,
-            counts,
-            count_h,
-            count_first,
-            first_late,
-            tilde_first,
-            cap,
-            index,
-            incumbents,
-            n_inc,
-        )
-    else:
-        top = np.nan
-        seq, obj = solve(
-            work_t,
-            costs,
-            opts,
-            cheap,
-            usable,
-            last,
-            z,
-            value,
-            done_at,
-            tie,
-            dz,
-            dc,
-            floor_x,
-            floor_y,
-            floor_n,
-            tails,
-            slots_after,
-            p_o,
-            jf,
-            ji,
-            counts,
-            count_h,
-            count_first,
-            first_late,
-            tilde_first,
-            cap,
-        )
+    seq, _ = solve(
+        work_t,
+        costs,
+        opts,
+        cheap,
+        usable,
+        last,
+        z,
+        value,
+        done_at,
+        tie,
+        dz,
+        dc,
+        floor_x,
+        floor_y,
+        floor_n,
+        tails,
+        slots_after,
+        p_o,
+        jf,
+        ji,
+        counts,
+        count_h,
+        count_first,
+        first_late,
+        tilde_first,
+        cap,
+    )
     if seq.size == 0:
-        return False, False
-    for k in range(length):  # cheapest_split, spot first in forced slots
-        n = seq[k]
-        if w_price[k] < p_o or mask >> k & 1:
-            s = min(w_avail[k], n)
-            sol_od[k] = n - s
-            sol_sp[k] = s
-        else:
-            sol_od[k] = n
-            sol_sp[k] = 0
-    return True, obj == top
+        return False
+    _split_plan(seq, length, mask, w_price, w_avail, p_o, sol_od, sol_sp)
+    return True
+
+
+@njit(cache=True)
+def _slot_arrays(w_price, w_avail, longest, p_o, opts, throughput, n_max, workload, work_max, tail_rate):
+    """The set-up of every window of 1..longest slots from this slot
+    (`window_kernels.window_arrays` of each): the slots' costs, cheap, usable and tails
+    (the same rows for every window, taken from the longest), each window's dz, dc
+    (dzs[l - 1], dcs[l - 1]) and cost floors (floor_x[l - 1, :l], floor_y, floor_n; the
+    longest window's floors are the widest)."""
+    (costs, cheap, usable, dz_top, dc_top, fx_top, fy_top, fn_top, tails) = window_arrays(
+        w_price[:longest], w_avail[:longest], p_o, opts, throughput, n_max, workload, work_max, tail_rate
+    )
+    width = fx_top.shape[1]
+    floor_x = np.zeros((longest, longest, width))
+    floor_y = np.zeros((longest, longest, width))
+    floor_n = np.ones((longest, longest), dtype=np.int64)
+    dzs = np.empty(longest)
+    dcs = np.empty(longest)
+    for l in range(1, longest + 1):
+        dz, dc, fx, fy, fn = dz_top, dc_top, fx_top, fy_top, fn_top
+        if l < longest:
+            (_, _, _, dz, dc, fx, fy, fn, _) = window_arrays(
+                w_price[:l], w_avail[:l], p_o, opts, throughput, n_max, workload, work_max, tail_rate
+            )
+        floor_x[l - 1, :l, : fx.shape[1]] = fx
+        floor_y[l - 1, :l, : fy.shape[1]] = fy
+        floor_n[l - 1, :l] = fn
+        dzs[l - 1] = dz
+        dcs[l - 1] = dc
+    return costs, cheap, usable, tails, dzs, dcs, floor_x, floor_y, floor_n
 
 
 @njit(cache=True)
@@ -348,6 +349,190 @@ def _gather_incumbents(length, n_sol, sol_ok, sol_len, sol_od, sol_sp, n_old, ol
             incumbents[n, k] = old_tot[r, min(k + 1, last)]
         n += 1
     return n
+
+
+@njit(cache=True)
+def _solve_group(
+    r,
+    n_sol,
+    sol_done,
+    sol_ok,
+    sol_top,
+    sol_len,
+    sol_prev,
+    sol_z,
+    sol_mask,
+    sol_limit,
+    sol_od,
+    sol_sp,
+    slot,
+    t,
+    d,
+    line,
+    w_price,
+    w_avail,
+    p_o,
+    n_min,
+    n_max,
+    workload,
+    value,
+    done_at,
+    tie,
+    opts,
+    work_t,
+    jf,
+    ji,
+    counts,
+    count_h,
+    count_first,
+    first_late,
+    tilde_first,
+    index,
+    incumbents,
+    n_old,
+    old_len,
+    old_tot,
+    terminal,
+    terminal_known,
+):
+    """Problem (10) (Alg. 1 lines 12-13, Sec. IV-A) for the unsolved problem r of this slot
+    and every unsolved problem that shares its window up to where the shorter one ends: the
+    same (n_{t-1}, rounded Z_{t-1}) and forced slots that agree (the `line` reading; none
+    under `ahead`), AHAP policies with different omega (and, under `line`, sigma that force
+    the same slots there). A member whose plan a plan solved before gives (`_reusable`)
+    takes it; the rest are solved by one label sweep (`shared_incumbents.solve_lengths`,
+    with the incumbents of `_gather_incumbents`), each the plan `_window_plan` would give it
+    alone. `slot` is `_slot_arrays`' output for this slot; terminal[s] is
+    `shared_incumbents.terminal_table` for windows with s slots after them, made on first
+    use (terminal_known[s]). Marks the members solved
+    (sol_done, sol_ok, sol_top, their plans in sol_od, sol_sp); returns the label sweeps
+    run (0 or 1)."""
+    costs_all, cheap_all, usable_all, tails_all, dzs, dcs, fx_all, fy_all, fn_all = slot
+    last, z, mask = sol_prev[r], sol_z[r], sol_mask[r]
+    head = r
+    for q in range(r + 1, n_sol):
+        if (
+            not sol_done[q]
+            and sol_prev[q] == last
+            and sol_z[q] == z
+            and sol_len[q] > sol_len[head]
+            and sol_mask[q] & ((1 << sol_len[r]) - 1) == mask
+        ):
+            head = q
+    top_len, top_mask = sol_len[head], sol_mask[head]
+    member_of = np.full(top_len, -1, dtype=np.int64)  # the problem whose window has l slots
+    for q in range(r, n_sol):
+        if not sol_done[q] and sol_prev[q] == last and sol_z[q] == z:
+            length = sol_len[q]
+            if length <= top_len and sol_mask[q] == top_mask & ((1 << length) - 1):
+                member_of[length - 1] = q
+    members = 0
+    for length in range(1, top_len + 1):
+        q = member_of[length - 1]
+        if q < 0:
+            continue
+        reuse = -1
+        if sol_mask[q]:
+            reuse = _reusable(
+                n_sol,
+                sol_ok,
+                sol_top,
+                sol_len,
+                sol_prev,
+                sol_z,
+                sol_mask,
+                sol_od,
+                sol_sp,
+                length,
+                last,
+                z,
+                sol_mask[q],
+                w_price,
+                w_avail,
+                p_o,
+                n_max,
+            )
+        if reuse >= 0:
+            for k in range(length):
+                sol_od[q, k] = sol_od[reuse, k]
+                sol_sp[q, k] = sol_sp[reuse, k]
+            sol_ok[q] = True
+            sol_top[q] = True
+            sol_done[q] = True
+            member_of[length - 1] = -1
+        else:
+            members += 1
+    if members == 0:
+        return 0
+    ends = np.empty(members, dtype=np.int64)
+    slots_after = np.empty(members, dtype=np.int64)
+    caps = np.empty(members)
+    g = 0
+    for length in range(1, top_len + 1):
+        if member_of[length - 1] >= 0:
+            ends[g] = length
+            slots_after[g] = d - (t + length - 1)
+            caps[g] = _terminal_cap(line, t + length - 1, d, workload)
+            if not terminal_known[slots_after[g]]:
+                terminal[slots_after[g]] = terminal_table(
+                    slots_after[g], p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first
+                )
+                terminal_known[slots_after[g]] = True
+            g += 1
+    longest = ends[members - 1]
+    widest = member_of[longest - 1]
+    costs = costs_all[:longest]
+    cheap = cheap_all[:longest]
+    if sol_mask[widest]:  # the forced slots of every member (spot_floor changes no other slot)
+        costs = costs.copy()
+        cheap = cheap.copy()
+        spot_floor(costs, cheap, w_price[:longest], w_avail[:longest], p_o, sol_limit[widest], n_min, n_max, opts)
+    n_inc = _gather_incumbents(longest, n_sol, sol_ok, sol_len, sol_od, sol_sp, n_old, old_len, old_tot, incumbents)
+    rows = ends - 1
+    seqs, objs, tops = solve_lengths(
+        work_t,
+        costs,
+        opts,
+        cheap,
+        usable_all[:longest],
+        last,
+        z,
+        value,
+        done_at,
+        tie,
+        dzs[longest - 1],
+        dcs[longest - 1],
+        fx_all[rows],
+        fy_all[rows],
+        fn_all[rows],
+        tails_all[:longest],
+        ends,
+        slots_after,
+        p_o,
+        jf,
+        ji,
+        counts,
+        count_h,
+        count_first,
+        first_late,
+        tilde_first,
+        caps,
+        index,
+        incumbents,
+        n_inc,
+        terminal[slots_after],
+        terminal_step(workload),
+    )
+    for g in range(members):
+        q = member_of[ends[g] - 1]
+        sol_done[q] = True
+        if np.isnan(objs[g]):
+            sol_ok[q] = False
+            continue
+        _split_plan(seqs[g], ends[g], sol_mask[q], w_price, w_avail, p_o, sol_od[q], sol_sp[q])
+        sol_ok[q] = True
+        sol_top[q] = objs[g] == tops[g]
+    return 1
 
 
 @njit(cache=True, inline="always")
@@ -465,17 +650,24 @@ def _run_pool(
     n_old = 0
     incumbents = np.zeros((2 * n_pol, widest), dtype=np.int64)
     sweeps = 0
-    # the window_arrays of the last window set up (a placeholder until the first)
-    arrays = window_arrays(price[:1], avail[:1], p_o, opts, throughput, n_max, workload, work_max, tail_rate)
-    arrays_at = -1
-    arrays_len = -1
+    sol_limit = np.empty(n_pol)  # sigma p^o of the problem's policy (its forced slots)
+    sol_done = np.zeros(n_pol, dtype=np.bool_)
+    problem = np.full(n_pol, -1, dtype=np.int64)  # the problem (10) policy q needs in this slot
+    # bounds on the terminal values of windows with s slots after them (`_solve_group`)
+    terminal = np.empty((d, TERMINAL_GRID + 3))
+    terminal_known = np.zeros(d, dtype=np.bool_)
+    # the slot's windows set up (`_slot_arrays`; a placeholder until the first)
+    slot = _slot_arrays(price[:1], avail[:1], 1, p_o, opts, throughput, n_max, workload, work_max, tail_rate)
     for t in range(1, d + 1):
         obs_price = price[t - 1]
         obs_avail = avail[t - 1]
         n_sol = 0
         # the widest window's slots (run() checked that the forecast covers them)
         _window_forecast(t, min(widest - 1, d - t) + 1, obs_price, obs_avail, f_price, f_avail, w_price, w_avail)
+        # the ahead plans, and the problems (10) of the policies that are behind
+        longest = 0
         for q in range(n_pol):
+            problem[q] = -1
             if not running[q]:
                 continue
             length = min(windows[q], d - t) + 1  # window_length
@@ -483,122 +675,131 @@ def _run_pool(
             expected = workload / d * (t + windows[q])  # Z^exp_{t+omega} (eq. 6, Alg. 1 line 4)
             if progress[q] >= expected - tol:
                 _ahead_plan(plan_od[q, t], plan_sp[q, t], length, w_price, w_avail, limit, n_min, n_max)
-            else:
-                last = n_prev[q]
-                z = round9(progress[q])
-                mask = _forced_slots(length, w_price, w_avail, limit, n_min) if line else 0
-                found = _solved(n_sol, sol_len, sol_prev, sol_z, sol_mask, length, last, z, mask)
-                if found < 0:
-                    found = n_sol
-                    n_sol += 1
-                    sol_len[found] = length
-                    sol_prev[found] = last
-                    sol_z[found] = z
-                    sol_mask[found] = mask
-                    sol_ok[found] = False
-                    sol_top[found] = False
-                    reuse = -1
-                    if shared and mask:
-                        reuse = _reusable(
-                            found,
-                            sol_ok,
-                            sol_top,
-                            sol_len,
-                            sol_prev,
-                            sol_z,
-                            sol_mask,
-                            sol_od,
-                            sol_sp,
-                            length,
-                            last,
-                            z,
-                            mask,
-                            w_price,
-                            w_avail,
-                            p_o,
-                            n_max,
-                        )
-                    if reuse >= 0:
-                        for k in range(length):
-                            sol_od[found, k] = sol_od[reuse, k]
-                            sol_sp[found, k] = sol_sp[reuse, k]
-                        sol_ok[found] = True
-                        sol_top[found] = True
-                        for k in range(length):
-                            plan_od[q, t, k] = sol_od[found, k]
-                            plan_sp[q, t, k] = sol_sp[found, k]
-                        od_t[q], sp_t[q] = _executed_decision(
-                            plan_od[q], plan_sp[q], t, commitments[q], obs_avail, n_min, n_max
-                        )
-                        continue
-                    n_inc = 0
-                    if shared:
-                        n_inc = _gather_incumbents(
-                            length, n_sol - 1, sol_ok, sol_len, sol_od, sol_sp, n_old, old_len, old_tot, incumbents
-                        )
-                    if z < done_at:
-                        sweeps += 1
-                        # the window's set-up: once per (slot, length) with `shared`
-                        if not shared or arrays_at != t or arrays_len != length:
-                            arrays = window_arrays(
-                                w_price[:length],
-                                w_avail[:length],
-                                p_o,
-                                opts,
-                                throughput,
-                                n_max,
-                                workload,
-                                work_max,
-                                tail_rate,
-                            )
-                            arrays_at = t
-                            arrays_len = length
-                    ok, at_top = _window_plan(
-                        length,
-                        last,
-                        z,
-                        mask,
-                        limit,
-                        d - (t + length - 1),
-                        _terminal_cap(line, t + length - 1, d, workload),
-                        w_price,
-                        w_avail,
-                        sol_od[found],
-                        sol_sp[found],
-                        p_o,
-                        workload,
-                        n_min,
-                        n_max,
-                        value,
-                        done_at,
-                        tie,
-                        tail_rate,
-                        work_max,
-                        opts,
-                        throughput,
-                        work_t,
-                        jf,
-                        ji,
-                        counts,
-                        count_h,
-                        count_first,
-                        first_late,
-                        tilde_first,
-                        shared,
-                        index,
-                        incumbents,
-                        n_inc,
-                        arrays,
-                    )
-                    if not ok:
-                        error[q] = NO_PLAN
-                        running[q] = False
-                        continue
-                    sol_ok[found] = True
-                    sol_top[found] = at_top
-                for k in range(length):
-                    plan_od[q, t, k] = sol_od[found, k]
-                    plan_sp[q, t, k] = sol_sp[found, k]
+                od_t[q], sp_t[q] = _executed_decision(
+                    plan_od[q], plan_sp[q], t, commitments[q], obs_avail, n_min, n_max
+                )
+                continue
+            last = n_prev[q]
+            z = round9(progress[q])
+            mask = _forced_slots(length, w_price, w_avail, limit, n_min) if line else 0
+            found = _solved(n_sol, sol_len, sol_prev, sol_z, sol_mask, length, last, z, mask)
+            if found < 0:
+                found = n_sol
+                n_sol += 1
+                sol_len[found] = length
+                sol_prev[found] = last
+                sol_z[found] = z
+                sol_mask[found] = mask
+                sol_limit[found] = limit
+                sol_ok[found] = False
+                sol_top[found] = False
+                sol_done[found] = False
+                longest = max(longest, length)
+            problem[q] = found
+        # solve them: with `shared`, a group of windows by one label sweep, else one by one
+        slot_ready = False
+        for r in range(n_sol):
+            if sol_done[r]:
+                continue
+            length = sol_len[r]
+            if sol_z[r] >= done_at or not shared:
+                if sol_z[r] < done_at:
+                    sweeps += 1
+                sol_ok[r] = _window_plan(
+                    length,
+                    sol_prev[r],
+                    sol_z[r],
+                    sol_mask[r],
+                    sol_limit[r],
+                    d - (t + length - 1),
+                    _terminal_cap(line, t + length - 1, d, workload),
+                    w_price,
+                    w_avail,
+                    sol_od[r],
+                    sol_sp[r],
+                    p_o,
+                    workload,
+                    n_min,
+                    n_max,
+                    value,
+                    done_at,
+                    tie,
+                    tail_rate,
+                    work_max,
+                    opts,
+                    throughput,
+                    work_t,
+                    jf,
+                    ji,
+                    counts,
+                    count_h,
+                    count_first,
+                    first_late,
+                    tilde_first,
+                )
+                sol_done[r] = True
+                continue
+            if not slot_ready:  # the windows' set-up, once per slot
+                slot = _slot_arrays(
+                    w_price, w_avail, longest, p_o, opts, throughput, n_max, workload, work_max, tail_rate
+                )
+                slot_ready = True
+            sweeps += _solve_group(
+                r,
+                n_sol,
+                sol_done,
+                sol_ok,
+                sol_top,
+                sol_len,
+                sol_prev,
+                sol_z,
+                sol_mask,
+                sol_limit,
+                sol_od,
+                sol_sp,
+                slot,
+                t,
+                d,
+                line,
+                w_price,
+                w_avail,
+                p_o,
+                n_min,
+                n_max,
+                workload,
+                value,
+                done_at,
+                tie,
+                opts,
+                work_t,
+                jf,
+                ji,
+                counts,
+                count_h,
+                count_first,
+                first_late,
+                tilde_first,
+                index,
+                incumbents,
+                n_old,
+                old_len,
+                old_tot,
+                terminal,
+                terminal_known,
+            )
+        # the plans and decisions of the policies that are behind
+        for q in range(n_pol):
+            found = problem[q]
+            if found < 0:
+                continue
+            if not sol_ok[found]:
+                error[q] = NO_PLAN
+                running[q] = False
+                continue
+            length = min(windows[q], d - t) + 1
+            for k in range(length):
+                plan_od[q, t, k] = sol_od[found, k]
+                plan_sp[q, t, k] = sol_sp[found, k]
             od_t[q], sp_t[q] = _executed_decision(plan_od[q], plan_sp[q], t, commitments[q], obs_avail, n_min, n_max)
         # this slot's plans become the slot before's
         n_old = 0

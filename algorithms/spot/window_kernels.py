@@ -143,14 +143,16 @@ def _grow1i(buf, need):
 
 
 @njit(cache=True, inline="always")
-def _floor_slopes(length, floor_x, floor_y, floor_n):
+def _floor_slopes(ends, floor_x, floor_y, floor_n):
     """The slopes of every slot's cost floor (the lower bound on the cost of the work left
-    that prunes the labels of problem (10), Sec. IV-A), computed once per window:
-    floor_s[k, j] between the points j and j + 1 of slot k's floor."""
+    that prunes the labels of problem (10), Sec. IV-A), computed once per window of each
+    member g (ends[g] slots): floor_s[g, k, j] between the points j and j + 1 of slot k's
+    floor."""
     floor_s = np.zeros(floor_x.shape)
-    for k in range(length):
-        for j in range(floor_n[k] - 1):
-            floor_s[k, j] = (floor_y[k, j + 1] - floor_y[k, j]) / (floor_x[k, j + 1] - floor_x[k, j])
+    for g in range(ends.size):
+        for k in range(ends[g]):
+            for j in range(floor_n[g, k] - 1):
+                floor_s[g, k, j] = (floor_y[g, k, j + 1] - floor_y[g, k, j]) / (floor_x[g, k, j + 1] - floor_x[g, k, j])
     return floor_s
 
 
@@ -171,12 +173,15 @@ def _candidate_buffers(size):
 
 
 @njit(cache=True, inline="always")
-def _finished_plans(k, n_lab, z, c, s, prev, costs, work_t, opts, value, done_at, tie, best, finished, fin_idx, n_fin):
+def _finished_plans(
+    k, n_lab, z, c, s, prev, costs, work_t, opts, value, done_at, tie, bests, g0, finished, fin_idx, n_fin
+):
     """The plans of problem (10) (Sec. IV-A) that complete the job in window slot k: label l
     followed by total opts[i] reaches L - tol, objective v - cost (the accounting ends at
-    completion, eq. 4 with T <= d). Raises `best` to the best of them and appends those
-    within `tie` of it to (finished, fin_idx) as (objective, cost, progress, sum of totals)
-    and (k, l, i). Returns (best, finished, fin_idx, n_fin)."""
+    completion, eq. 4 with T <= d). Raises the best objective bests[g] of every member g >=
+    g0 (the windows still open at slot k) to the best of them and appends those within `tie`
+    of the least of these to (finished, fin_idx) as (objective, cost, progress, sum of
+    totals) and (k, l, i). Returns (finished, fin_idx, n_fin)."""
     n_opts = costs.shape[1]
     n_done = 0
     top = -np.inf
@@ -189,10 +194,13 @@ def _finished_plans(k, n_lab, z, c, s, prev, costs, work_t, opts, value, done_at
                 if o > top:
                     top = o
     if n_done:
-        if top > best:
-            best = top
+        least = np.inf
+        for g in range(g0, bests.size):
+            if top > bests[g]:
+                bests[g] = top
+            least = min(least, bests[g])
         # a plan below best - tie is never in the final tie set (the best only grows)
-        limit = best - tie
+        limit = least - tie
         finished = _grow_f(finished, n_fin + n_done)
         fin_idx = _grow_i(fin_idx, n_fin + n_done)
         for i in range(n_opts):
@@ -211,7 +219,7 @@ def _finished_plans(k, n_lab, z, c, s, prev, costs, work_t, opts, value, done_at
                         fin_idx[n_fin, 1] = l
                         fin_idx[n_fin, 2] = i
                         n_fin += 1
-    return best, finished, fin_idx, n_fin
+    return finished, fin_idx, n_fin
 
 
 @njit(cache=True, inline="always")
@@ -227,15 +235,15 @@ def _candidates(
     opt_i,
     value,
     done_at,
-    threshold,
-    cut,
-    cap_value,
-    xp,
-    fp,
-    sl,
-    nk,
-    xlast,
-    flast,
+    k,
+    g0,
+    bound,
+    terminal,
+    inv_delta,
+    fx,
+    fy,
+    fs,
+    fn,
     tail,
     vz,
     vc,
@@ -245,18 +253,22 @@ def _candidates(
     ib,
     ic,
 ):
-    """The labels of problem (10) (Sec. IV-A) extended by the total opt_i (work w_i[previous
-    total], eq. 2 / 5a; cost cost_i, eq. 3) that do not complete the job and whose objective
-    can still come within 2 tie of the best: v - cost - the cost floor of the work left >=
-    `threshold`, and, if their progress stays below `cut` (they cannot complete the job in
-    the window), whose objective bound cap_value - cost (`dp_steps`) is >= `threshold`.
+    """The labels of problem (10) (Sec. IV-A) extended in window slot k by the total opt_i
+    (work w_i[previous total], eq. 2 / 5a; cost cost_i, eq. 3) that do not complete the job
+    and whose objective can still come within 2 tie of the best for some member g >= g0 (a
+    window still open, `dp_layers`): v - cost - the member's cost floor of the work left >=
+    the threshold bound[0, g], and, if their progress stays below bound[1, g] (they cannot
+    complete the job in the member's window), whose objective bounds bound[2, g] - cost and
+    (with a `terminal` table, `dp_layers`) terminal[g] at min(progress + bound[3, g],
+    bound[4, g]) - cost are >= the threshold.
     Taken in zorder into vz, vc, vs, vl (progress, cost, sum of totals, label),
     as three runs by the previous total (below, equal to, above opt_i: one work increment
     per run) in ia, ib, ic. Returns the runs' lengths (m0, m1, m2).
 
-    The cost floor (window_problem._cost_floor: np.interp of the floor's points xp, fp with
-    slopes sl, extended past the last point with slope `tail`) is written out here: a
-    function with array arguments would count references per candidate."""
+    The cost floor (window_problem._cost_floor: np.interp of the floor's points
+    fx[g, k], fy[g, k] with slopes fs[g, k], extended past the last point with slope
+    `tail`) is written out here: a function with array arguments would count references
+    per candidate."""
     m0 = m1 = m2 = 0
     m = 0
     for p in range(n_lab):
@@ -269,24 +281,46 @@ def _candidates(
         work = done_at - zz
         if work < 0.0:
             work = 0.0
-        if work > xlast:
-            floor = flast + (work - xlast) * tail
-        elif nk == 1 or work < xp[0]:
-            floor = fp[0]
-        else:
-            j = 0
-            while j + 1 < nk and xp[j + 1] <= work:
-                j += 1
-            if j == nk - 1 or xp[j] == work:
-                floor = fp[j]
+        keep = False
+        for g in range(g0, bound.shape[1]):
+            nk = fn[g, k]
+            xlast = fx[g, k, nk - 1]
+            if work > xlast:
+                floor = fy[g, k, nk - 1] + (work - xlast) * tail
+            elif nk == 1 or work < fx[g, k, 0]:
+                floor = fy[g, k, 0]
             else:
-                slope = sl[j]
-                floor = slope * (work - xp[j]) + fp[j]
-                if np.isnan(floor):
-                    floor = slope * (work - xp[j + 1]) + fp[j + 1]
-                    if np.isnan(floor) and fp[j] == fp[j + 1]:
-                        floor = fp[j]
-        if value - cc - floor >= threshold and (zz >= cut or cap_value - cc >= threshold):
+                j = 0
+                while j + 1 < nk and fx[g, k, j + 1] <= work:
+                    j += 1
+                if j == nk - 1 or fx[g, k, j] == work:
+                    floor = fy[g, k, j]
+                else:
+                    slope = fs[g, k, j]
+                    floor = slope * (work - fx[g, k, j]) + fy[g, k, j]
+                    if np.isnan(floor):
+                        floor = slope * (work - fx[g, k, j + 1]) + fy[g, k, j + 1]
+                        if np.isnan(floor) and fy[g, k, j] == fy[g, k, j + 1]:
+                            floor = fy[g, k, j]
+            if value - cc - floor >= bound[0, g]:
+                if zz >= bound[1, g]:
+                    keep = True
+                    break
+                if bound[2, g] - cc >= bound[0, g]:
+                    if terminal.shape[1] == 0:
+                        keep = True
+                        break
+                    # the terminal value's bound at the most progress the window still allows
+                    x = zz + bound[3, g]
+                    if x > bound[4, g]:
+                        x = bound[4, g]
+                    at = int(x * inv_delta) + 2
+                    if at >= terminal.shape[1]:
+                        at = terminal.shape[1] - 1
+                    if terminal[g, at] - cc >= bound[0, g]:
+                        keep = True
+                        break
+        if keep:
             vz[m] = zz
             vc[m] = cc
             vs[m] = s[l] + opt_i
@@ -337,7 +371,7 @@ def _next_labels(n_lab, n_keep, kz, kc, ks, kl, ki, opts, links, start):
 
 
 @njit(cache=True)
-def dp_steps(
+def dp_layers(
     work_t,
     costs,
     opts,
@@ -346,20 +380,32 @@ def dp_steps(
     value,
     done_at,
     tie,
-    best,
+    bests,
     dz,
     dc,
     floor_x,
     floor_y,
     floor_n,
     tails,
-    cap_value=np.inf,
-    reach_step=0.0,
+    cap_values,
+    reach_step,
+    ends,
+    caps,
+    terminal,
+    inv_delta,
 ):
     """The DP steps of `solve_window` over the slots k = 0..len(costs)-1 (problem (10),
-    Sec. IV-A; window_problem.py): the labels, finished plans and floats of the DP it
-    replaced (`dp_steps_reference` with `cost_floor` and `_undominated_row`, now in
-    tests/spot/reference_kernels.py), faster.
+    Sec. IV-A; window_problem.py) for the members g of a group of windows that start at the
+    same slot from the same (n_{t-1}, Z_{t-1}) and differ only in where they end: member g
+    is the window of the first ends[g] slots (ends increasing, the last = len(costs)), with
+    its lower bound bests[g] on the optimum, its cost floor floor_x[g], floor_y[g],
+    floor_n[g] and its bound cap_values[g] (inf: none). The slots the members share are the
+    same slots (costs, work), so one label sweep serves them all; a label is kept while it
+    can still matter to some member whose window is open (`_candidates`), the dominance
+    test is the same for all of them (with the margins dz, dc of the longest window, at
+    least those of the shorter ones, since they grow with the window), and the finished
+    plans are collected for all (`_finished_plans`). With one member these are the DP steps
+    `dp_steps` returns, label for label.
 
     Labels: previous total, progress z, cost c, sum of totals s; they are stored in the
     order of their sequences of totals (label index = rank, the tie key's second part),
@@ -370,22 +416,32 @@ def dp_steps(
     insertion sort give the dominance test its order in about linear time instead of a
     sort per total; then the survivors become the next labels (`_next_labels`, and their
     zorder by merging the totals' sorted runs). Candidates are computed once more rather
-    than stored for every (total, label), and buffers are reused across steps. Returns
-    what `dp_steps_reference` returns, label j after slot k being the j-th in sequence
-    order.
+    than stored for every (total, label), and buffers are reused across steps.
 
-    `cap_value` (inf: no effect, as `solve` runs it): an upper bound on the terminal value
-    at the window's end (shared_incumbents.cap_bound); a label whose progress plus
-    `reach_step` per slot left in the window stays below L - tol cannot complete the job in
-    the window, its objective is at most cap_value - its cost, and it is dropped when that
-    is below best - 2 tie, as the cost floor's bound drops labels.
+    `cap_values[g]`: an upper bound on member g's terminal value at its window's end
+    (shared_incumbents.cap_bound); a label whose progress plus `reach_step` per slot left
+    in that window stays below L - tol cannot complete the job in it, its objective is at
+    most cap_values[g] - its cost, and it is dropped for g when that is below bests[g] - 2 tie,
+    as the cost floor's bound drops labels. `terminal` (rows per member, or no columns: no
+    such bound) sharpens this: terminal[g, i] bounds the terminal value of member g's
+    window (the continuation value of eq. 9's accounting, of progress up to caps[g]) for
+    progress up to i / inv_delta, non-decreasing in i (shared_incumbents.terminal_table), so
+    such a label's objective is at most terminal[g, i] - its cost, i past its progress plus
+    `reach_step` per slot left (capped at caps[g]).
+
+    Returns (bests, finished rows, fin_idx, fin_after, links, offsets, steps, snap_at,
+    snap_z, snap_c, snap_s, snap_prev, z, c, s, prev): the finished plans of slots 0..k are
+    the first fin_after[k] rows; `steps` slots were completed (the labels after slot k exist
+    for k < steps); the labels after the last completed slot are z, c, s, prev, and those
+    after slot ends[g] - 1 of a shorter member g are snap_*[snap_at[g]:snap_at[g + 1]].
 
     The sorting and the dominance test stay written out here: as inlined helpers, called
     once per total, their array arguments (the run that holds the order, the kept
     buffers that grow in the loop) were reference-counted per call, about 5% slower.
     """
     length, n_opts = costs.shape
-    floor_s = _floor_slopes(length, floor_x, floor_y, floor_n)
+    members = ends.size
+    floor_s = _floor_slopes(ends, floor_x, floor_y, floor_n)
     prev = np.empty(1, dtype=np.int64)
     z = np.empty(1)
     c = np.empty(1)
@@ -406,23 +462,35 @@ def dp_steps(
     bounds = np.zeros(n_opts + 1, dtype=np.int64)
     finished = np.empty((16, 4))
     fin_idx = np.empty((16, 3), dtype=np.int64)
+    fin_after = np.zeros(length, dtype=np.int64)
     n_fin = 0
     links = np.empty((64, 2), dtype=np.int64)
     offsets = np.zeros(length + 1, dtype=np.int64)
+    # per member: threshold, cut, cap value, reach left, cap (`_candidates`)
+    bound = np.empty((5, members))
+    snap_at = np.zeros(members + 1, dtype=np.int64)
+    snap_z = np.empty(0)
+    snap_c = np.empty(0)
+    snap_s = np.empty(0, dtype=np.int64)
+    snap_prev = np.empty(0, dtype=np.int64)
+    g0 = 0  # the first member whose window is still open
     steps = 0
-    complete = True
     for k in range(length):
+        while ends[g0] <= k:
+            g0 += 1
         L = n_lab
-        best, finished, fin_idx, n_fin = _finished_plans(
-            k, L, z, c, s, prev, costs, work_t, opts, value, done_at, tie, best, finished, fin_idx, n_fin
+        finished, fin_idx, n_fin = _finished_plans(
+            k, L, z, c, s, prev, costs, work_t, opts, value, done_at, tie, bests, g0, finished, fin_idx, n_fin
         )
-        xp, fp, sl, nk, tail = floor_x[k], floor_y[k], floor_s[k], floor_n[k], tails[k]
-        xlast = xp[nk - 1]
-        flast = fp[nk - 1]
-        threshold = best - 2 * tie
-        cut = -np.inf
-        if cap_value < np.inf:
-            cut = done_at - reach_step * (length - 1 - k)
+        fin_after[k] = n_fin
+        for g in range(g0, members):
+            bound[0, g] = bests[g] - 2 * tie
+            bound[3, g] = reach_step * (ends[g] - 1 - k)
+            bound[1, g] = -np.inf
+            if cap_values[g] < np.inf or terminal.shape[1]:
+                bound[1, g] = done_at - bound[3, g]
+            bound[2, g] = cap_values[g]
+            bound[4, g] = caps[g]
         if L > vz.size:
             vz, vc, vs, vl, ia, ib, ic, prefix = _candidate_buffers(max(L, 2 * vz.size))
         n_keep = 0
@@ -441,16 +509,16 @@ def dp_steps(
                 opts[i],
                 value,
                 done_at,
-                threshold,
-                cut,
-                cap_value,
-                xp,
-                fp,
-                sl,
-                nk,
-                xlast,
-                flast,
-                tail,
+                k,
+                g0,
+                bound,
+                terminal,
+                inv_delta,
+                floor_x,
+                floor_y,
+                floor_s,
+                floor_n,
+                tails[k],
                 vz,
                 vc,
                 vs,
@@ -528,7 +596,6 @@ def dp_steps(
                     n_keep += 1
         bounds[n_opts] = n_keep
         if n_valid == 0:
-            complete = False
             break
         start = offsets[k]
         links, prev, z, c, s, runs = _next_labels(L, n_keep, kz, kc, ks, kl, ki, opts, links, start)
@@ -538,18 +605,96 @@ def dp_steps(
         offsets[k + 1] = start + n_keep
         steps = k + 1
         n_lab = n_keep
+        if g0 < members - 1 and ends[g0] == steps:  # a shorter member's window ends here
+            at = snap_at[g0]
+            snap_z = _grow1f(snap_z, at + n_lab)
+            snap_c = _grow1f(snap_c, at + n_lab)
+            snap_s = _grow1i(snap_s, at + n_lab)
+            snap_prev = _grow1i(snap_prev, at + n_lab)
+            snap_z[at : at + n_lab] = z
+            snap_c[at : at + n_lab] = c
+            snap_s[at : at + n_lab] = s
+            snap_prev[at : at + n_lab] = prev
+            snap_at[g0 + 1] = at + n_lab
+    fin_after[steps:] = n_fin  # the slot the DP stopped at, and those it never reached
     return (
-        best,
+        bests,
         finished[:n_fin],
         fin_idx[:n_fin],
+        fin_after,
         links[: offsets[steps]],
         offsets[: steps + 1],
-        complete,
+        steps,
+        snap_at,
+        snap_z,
+        snap_c,
+        snap_s,
+        snap_prev,
         z[:n_lab],
         c[:n_lab],
         s[:n_lab],
         prev[:n_lab],
     )
+
+
+@njit(cache=True)
+def dp_steps(
+    work_t,
+    costs,
+    opts,
+    n_prev,
+    progress,
+    value,
+    done_at,
+    tie,
+    best,
+    dz,
+    dc,
+    floor_x,
+    floor_y,
+    floor_n,
+    tails,
+    cap_value=np.inf,
+    reach_step=0.0,
+):
+    """`dp_layers` for one window (a group of one member): the labels, finished plans and
+    floats of the DP it replaced (`dp_steps_reference` with `cost_floor` and
+    `_undominated_row`, now in tests/spot/reference_kernels.py), faster. Returns (best,
+    finished rows, fin_idx, links, offsets, complete, z, c, s, prev) as
+    `dp_steps_reference` does, label j after slot k being the j-th in sequence order;
+    `cap_value` (inf: no effect, as `solve` runs it) and `reach_step` as in `dp_layers`."""
+    length = costs.shape[0]
+    bests = np.full(1, best)
+    fx = np.empty((1,) + floor_x.shape)
+    fy = np.empty((1,) + floor_y.shape)
+    fn = np.empty((1, floor_n.size), dtype=np.int64)
+    fx[0] = floor_x
+    fy[0] = floor_y
+    fn[0] = floor_n
+    (bests, finished, fin_idx, _, links, offsets, steps, _, _, _, _, _, z, c, s, prev) = dp_layers(
+        work_t,
+        costs,
+        opts,
+        n_prev,
+        progress,
+        value,
+        done_at,
+        tie,
+        bests,
+        dz,
+        dc,
+        fx,
+        fy,
+        fn,
+        tails,
+        np.full(1, float(cap_value)),
+        float(reach_step),
+        np.full(1, length),
+        np.full(1, np.inf),
+        np.empty((1, 0)),
+        0.0,
+    )
+    return (bests[0], finished, fin_idx, links, offsets, steps == length, z, c, s, prev)
 
 
 @njit(cache=True)
@@ -712,10 +857,13 @@ def _pick_top(
     first_late,
     tilde_first,
     cap,
+    alive,
 ):
     """The continuation values of the DP's labels at the window's end (of their progress up
     to `cap`) and the tie rule among the plans within `tie` of the best: (totals, objective,
-    the best objective), or an empty sequence."""
+    the best objective), or an empty sequence. A label l with alive[l] False (when `alive`
+    is not empty) is one the DP's bound ruled out (`shared_incumbents.solve_lengths`): it is
+    not a candidate."""
     n_fin = finished_rows.shape[0]
     n_end = z.size if complete else 0
     n = n_fin + n_end
@@ -729,12 +877,25 @@ def _pick_top(
         prog[r] = finished_rows[r, 2]
         total[r] = np.int64(finished_rows[r, 3])
     for l in range(n_end):
-        obj[n_fin + l] = (
-            continuation(
-                min(z[l], cap), prev[l], slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first
+        if alive.size and not alive[l]:
+            obj[n_fin + l] = -np.inf
+        else:
+            obj[n_fin + l] = (
+                continuation(
+                    min(z[l], cap),
+                    prev[l],
+                    slots_after,
+                    p_o,
+                    jf,
+                    ji,
+                    counts,
+                    count_h,
+                    count_first,
+                    first_late,
+                    tilde_first,
+                )
+                - c[l]
             )
-            - c[l]
-        )
         cost[n_fin + l] = c[l]
         prog[n_fin + l] = z[l]
         total[n_fin + l] = s[l]
@@ -817,6 +978,7 @@ def _pick(
         first_late,
         tilde_first,
         cap,
+        np.empty(0, dtype=np.bool_),
     )
     return seq, obj
 

@@ -197,8 +197,6 @@ def assert_pool_same(job, market, forecast, params, reading):
     want = reference.run(job, market, forecast)
     assert repr(got) == repr(want)
     assert shared.sweeps <= reference.sweeps
-    if reading == "ahead":
-        assert shared.sweeps == reference.sweeps
     return shared.sweeps, reference.sweeps
 
 
