@@ -32,7 +32,9 @@ L - tol): their objective is the terminal value at the window's end minus their 
 the terminal value (the continuation value of window_problem.py, eq. 9 after d) is
 non-decreasing in progress and at most `terminal_table`'s entry at the first grid point
 past that progress (tabulated once per number of slots after the window, with the first
-slot after the window doing the most work any last total allows). On the Fig. 9 worlds
+slot after the window doing the most work any last total allows); the work still to do
+in the window costs at least the cost floor of it (`window_kernels.dp_layers`, by pieces
+of that work). On the Fig. 9 worlds
 the cost floor's bound (which assumes the job's full value v) was loose by a large part of v
 for such labels, and this table is what keeps most of them out of the DP.
 

@@ -222,6 +222,34 @@ def _finished_plans(
     return finished, fin_idx, n_fin
 
 
+PIECES = 4  # pieces of the work left in a window, for the bound by the terminal value
+
+
+@njit(cache=True)
+def _floor_at(fx, fy, fs, fn, g, k, work, tail):
+    """The cost floor of window slot k of member g at `work` (window_problem._cost_floor:
+    np.interp of the floor's points fx[g, k], fy[g, k] with slopes fs[g, k], extended past
+    the last point with slope `tail`), with its float operations."""
+    nk = fn[g, k]
+    xlast = fx[g, k, nk - 1]
+    if work > xlast:
+        return fy[g, k, nk - 1] + (work - xlast) * tail
+    if nk == 1 or work < fx[g, k, 0]:
+        return fy[g, k, 0]
+    j = 0
+    while j + 1 < nk and fx[g, k, j + 1] <= work:
+        j += 1
+    if j == nk - 1 or fx[g, k, j] == work:
+        return fy[g, k, j]
+    slope = fs[g, k, j]
+    floor = slope * (work - fx[g, k, j]) + fy[g, k, j]
+    if np.isnan(floor):
+        floor = slope * (work - fx[g, k, j + 1]) + fy[g, k, j + 1]
+        if np.isnan(floor) and fy[g, k, j] == fy[g, k, j + 1]:
+            floor = fy[g, k, j]
+    return floor
+
+
 @njit(cache=True, inline="always")
 def _candidates(
     n_lab,
@@ -310,15 +338,20 @@ def _candidates(
                     if terminal.shape[1] == 0:
                         keep = True
                         break
-                    # the terminal value's bound at the most progress the window still allows
-                    x = zz + bound[3, g]
-                    if x > bound[4, g]:
-                        x = bound[4, g]
-                    at = int(x * inv_delta) + 2
-                    if at >= terminal.shape[1]:
-                        at = terminal.shape[1] - 1
-                    if terminal[g, at] - cc >= bound[0, g]:
-                        keep = True
+                    # the terminal value's bound: over the pieces [x_j, x_j+1] of the work the
+                    # window's slots left can still do, the terminal value at progress + x_j+1
+                    # (capped) minus the least cost of x_j more work
+                    for j in range(PIECES):
+                        x = zz + bound[5 + j, g]
+                        if x > bound[4, g]:
+                            x = bound[4, g]
+                        at = int(x * inv_delta) + 2
+                        if at >= terminal.shape[1]:
+                            at = terminal.shape[1] - 1
+                        if terminal[g, at] - bound[5 + PIECES + j, g] - cc >= bound[0, g]:
+                            keep = True
+                            break
+                    if keep:
                         break
         if keep:
             vz[m] = zz
@@ -425,9 +458,12 @@ def dp_layers(
     as the cost floor's bound drops labels. `terminal` (rows per member, or no columns: no
     such bound) sharpens this: terminal[g, i] bounds the terminal value of member g's
     window (the continuation value of eq. 9's accounting, of progress up to caps[g]) for
-    progress up to i / inv_delta, non-decreasing in i (shared_incumbents.terminal_table), so
-    such a label's objective is at most terminal[g, i] - its cost, i past its progress plus
-    `reach_step` per slot left (capped at caps[g]).
+    progress up to i / inv_delta, non-decreasing in i (shared_incumbents.terminal_table).
+    The work w such a label can still do in the window is at most `reach_step` per slot
+    left, W; cut [0, W] into PIECES pieces [x_j, x_j+1]: with w in piece j its objective is
+    at most terminal[g] at its progress + x_j+1 (capped at caps[g]), minus its cost, minus
+    the cost floor of x_j (the least cost of that much work, non-decreasing in the work), so
+    it is dropped when this is below the threshold for every piece.
 
     Returns (bests, finished rows, fin_idx, fin_after, links, offsets, steps, snap_at,
     snap_z, snap_c, snap_s, snap_prev, z, c, s, prev): the finished plans of slots 0..k are
@@ -466,8 +502,9 @@ def dp_layers(
     n_fin = 0
     links = np.empty((64, 2), dtype=np.int64)
     offsets = np.zeros(length + 1, dtype=np.int64)
-    # per member: threshold, cut, cap value, reach left, cap (`_candidates`)
-    bound = np.empty((5, members))
+    # per member: threshold, cut, cap value, reach left, cap, then the ends x_1..x_P of the
+    # pieces of the work left and the floor's cost of x_0..x_P-1 (`_candidates`)
+    bound = np.empty((5 + 2 * PIECES, members))
     snap_at = np.zeros(members + 1, dtype=np.int64)
     snap_z = np.empty(0)
     snap_c = np.empty(0)
@@ -491,6 +528,14 @@ def dp_layers(
                 bound[1, g] = done_at - bound[3, g]
             bound[2, g] = cap_values[g]
             bound[4, g] = caps[g]
+            if terminal.shape[1]:
+                for j in range(PIECES):
+                    bound[5 + j, g] = bound[3, g] * (j + 1) / PIECES
+                    bound[5 + PIECES + j, g] = (
+                        0.0
+                        if j == 0
+                        else _floor_at(floor_x, floor_y, floor_s, floor_n, g, k, bound[4 + j, g], tails[k])
+                    )
         if L > vz.size:
             vz, vc, vs, vl, ia, ib, ic, prefix = _candidate_buffers(max(L, 2 * vz.size))
         n_keep = 0
