@@ -332,22 +332,46 @@ def _reusable(
 @njit(cache=True)
 def _gather_incumbents(length, n_sol, sol_ok, sol_len, sol_od, sol_sp, n_old, old_len, old_tot, incumbents):
     """The incumbents of problem (10) over a window of `length` slots (shared_incumbents.py),
-    into incumbents[:n] as rows of totals: the n_sol plans solved earlier in this slot
+    into incumbents[:n] as distinct rows of totals: the n_sol plans solved earlier in this slot
     (totals sol_od + sol_sp, those with sol_ok), then the n_old plans of the slot before
-    shifted by one slot; a plan shorter than the window repeats its last total. Returns n."""
+    shifted by one slot; a plan shorter than the window repeats its last total. A row met
+    before is left out (many policies share a plan; the bound is the best row's). Returns n."""
+    size = 1
+    while size < 2 * incumbents.shape[0]:
+        size *= 2
+    seen = np.full(size, -1, dtype=np.int64)  # open addressing: row indices by hash
     n = 0
-    for r in range(n_sol):
-        if sol_ok[r]:
+    for r in range(n_sol + n_old):
+        if r < n_sol:
+            if not sol_ok[r]:
+                continue
             last = sol_len[r] - 1
             for k in range(length):
                 kk = min(k, last)
                 incumbents[n, k] = sol_od[r, kk] + sol_sp[r, kk]
-            n += 1
-    for r in range(n_old):
-        last = old_len[r] - 1
+        else:
+            last = old_len[r - n_sol] - 1
+            for k in range(length):
+                incumbents[n, k] = old_tot[r - n_sol, min(k + 1, last)]
+        h = 0
         for k in range(length):
-            incumbents[n, k] = old_tot[r, min(k + 1, last)]
-        n += 1
+            h = h * 1000003 + incumbents[n, k] + 1
+        at = (h ^ (h >> 17)) & (size - 1)
+        new = True
+        while seen[at] >= 0:
+            other = seen[at]
+            same = True
+            for k in range(length):
+                if incumbents[other, k] != incumbents[n, k]:
+                    same = False
+                    break
+            if same:
+                new = False
+                break
+            at = (at + 1) & (size - 1)
+        if new:
+            seen[at] = n
+            n += 1
     return n
 
 
