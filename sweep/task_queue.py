@@ -30,7 +30,7 @@ from . import ray_auth, stop_signals
 from .errors import ConfigError
 from .local_ray import own_session
 from .schema import RunnerConfig
-from .worker import SimulationWorker, unpack
+from .worker import PARTS_KEY, SimulationWorker, unpack
 
 log = logging.getLogger(__name__)
 _WORKER_DEATHS = (RayActorError, ActorDiedError, ActorUnavailableError, WorkerCrashedError)
@@ -244,6 +244,8 @@ def bundle(chunks: Iterable[Chunk], simulations: int) -> list[tuple[Chunk, ...]]
 
 
 def _describe(call: tuple[Chunk, ...]) -> str:
+    if len({chunk.cell for chunk in call}) == 1 and not call[0].whole:
+        return f"cell {call[0].cell}, replicates {call[0].rep_start}-{call[-1].rep_stop - 1}"
     if len(call) == 1:
         chunk = call[0]
         return f"cell {chunk.cell}, replicates {chunk.rep_start}-{chunk.rep_stop - 1}"
@@ -254,6 +256,39 @@ def _describe(call: tuple[Chunk, ...]) -> str:
 # while another finishes a long call, and the progress bar first moves after an eighth of a
 # worker's share of the work instead of after half of it.
 CALLS_PER_WORKER = 8
+
+# A call of chunks of parts of cells aims at about this much of a worker's time: Ray's per-call
+# cost (about 1 ms, docs/scaling.md) is then a few per cent of it, whatever a simulation costs.
+CALL_SECONDS = 0.05
+MAX_CHUNKS_PER_CALL = 256
+
+
+class CallSizer:
+    """How many chunks of parts of cells go in one call (``run_chunks``): as many as the worker
+    time measured so far (``record``) says fit in CALL_SECONDS, at most MAX_CHUNKS_PER_CALL and
+    no more than leave each worker CALLS_PER_WORKER calls of what is still pending, at least
+    one; one until a call's time is known. Which chunks share a call changes no result: each
+    chunk's rows are those it gives alone."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.seconds_per_simulation: float | None = None
+
+    def record(self, simulations: int, seconds: float) -> None:
+        rate = seconds / max(1, simulations)
+        old = self.seconds_per_simulation
+        self.seconds_per_simulation = rate if old is None else 0.5 * (old + rate)
+
+    def chunks_per_call(self, simulations: int, pending: int) -> int:
+        """For chunks of ``simulations`` simulations, with ``pending`` chunks not yet sent."""
+        if not self.seconds_per_simulation:
+            return 1
+        fit = int(CALL_SECONDS / (self.seconds_per_simulation * max(1, simulations)))
+        return max(1, min(fit, MAX_CHUNKS_PER_CALL, pending // (CALLS_PER_WORKER * self.workers)))
+
+
+def _is_part(call: tuple[Chunk, ...]) -> bool:
+    return len(call) == 1 and not call[0].whole
 
 
 def run_chunks(
@@ -272,6 +307,7 @@ def run_chunks(
     whole = sum(chunk.simulations for chunk in chunks if chunk.whole)
     per_call = min(runner.chunk_size, -(-whole // (CALLS_PER_WORKER * workers)) if whole else runner.chunk_size)
     pending: deque[tuple[tuple[Chunk, ...], int]] = deque((call, 0) for call in bundle(chunks, per_call))
+    sizer = CallSizer(workers)
     pool = _pool(workers)
     in_flight: dict[Any, tuple[tuple[Chunk, ...], Any, int]] = {}
     load = {id(a): 0 for a in pool.actors}
@@ -282,7 +318,15 @@ def run_chunks(
             for actor in list(pool.actors):
                 while pending and load.get(id(actor), 0) < limit:
                     call, attempts = pending.popleft()
-                    if len(call) == 1:
+                    if _is_part(call):  # with the chunks of parts after it that fit in one call
+                        more = sizer.chunks_per_call(call[0].simulations, len(pending)) - 1
+                        while more > 0 and attempts == 0 and pending and pending[0][1] == 0 and _is_part(pending[0][0]):
+                            call += pending.popleft()[0]
+                            more -= 1
+                        cells = list(dict.fromkeys(c.cell for c in call))
+                        spans = [(cells.index(c.cell), c.rep_start, c.rep_stop) for c in call]
+                        ref = actor.run_parts.remote(spans, *(payload_refs[cell] for cell in cells))
+                    elif len(call) == 1:
                         chunk = call[0]
                         ref = actor.run_chunk.remote(
                             payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop, chunk.whole
@@ -324,7 +368,12 @@ def run_chunks(
                         load.update({id(a): load.get(id(a), 0) for a in pool.actors})
                     pending.appendleft((call, attempts + 1))
                     continue
-                for chunk, columns in zip(call, unpack(result) if len(call) > 1 else [result]):
+                if PARTS_KEY in result:
+                    sizer.record(sum(chunk.simulations for chunk in call), result["seconds"])
+                    results = result[PARTS_KEY]
+                else:
+                    results = unpack(result) if len(call) > 1 else [result]
+                for chunk, columns in zip(call, results):
                     on_done(chunk, columns)
     finally:
         if in_flight:  # interrupted or failed: cancel the rest and start afresh next time

@@ -11,6 +11,7 @@ under ``TABLES_KEY``: table name -> column -> 1-D array, led by ``replicate`` an
 from __future__ import annotations
 
 import os
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -30,6 +31,7 @@ ROW_TABLES = "tables"  # the key of a row that holds its side tables
 TABLES_KEY = "_tables"  # the key of a chunk's result that holds them (never a results column)
 CELL_KEY = "_cell"  # the key of a whole cell's rows, an Arrow table (never a results column)
 PACKED_KEY = "_packed"  # the key of a call's whole cells' rows, one Arrow table (``pack``)
+PARTS_KEY = "_parts"  # the key of a call's chunks' results, one ``run_chunk`` result each (``run_parts``)
 _TABLE_LEADING = ("replicate", "mechanism")
 
 
@@ -121,6 +123,16 @@ class SimulationWorker:
             return pack([next(tables) if result is None else result for result in results])
         sizes = [len(columns["replicate"]) for _, columns in whole]
         return {PACKED_KEY: combined, "sizes": sizes, "others": results}
+
+    def run_parts(self, spans: list[tuple[int, int, int]], *payloads: dict) -> dict[str, Any]:
+        """Several chunks of parts of cells in one call, ``(i, rep_start, rep_stop)`` each for the
+        cell of ``payloads[i]`` (top-level arguments, so that Ray hands over the payloads its
+        object store holds): ``{PARTS_KEY: one run_chunk result per chunk, in call order,
+        "seconds": the worker time they took}``, from which the driver sizes its next calls
+        (task_queue.CallSizer)."""
+        started = time.perf_counter()
+        parts = [self._columns(payloads[i], start, stop) for i, start, stop in spans]
+        return {PARTS_KEY: parts, "seconds": time.perf_counter() - started}
 
     def pid(self) -> int:
         return os.getpid()

@@ -345,3 +345,31 @@ def test_a_call_of_several_cells_gives_each_cell_what_its_own_call_gives():
         assert result[CELL_KEY].equals(alone[CELL_KEY], check_metadata=True)
     alone = SimulationWorker().run_chunk(cells[2].payload(), 0, 3, whole=True)
     assert TABLES_KEY in together[2] and together[2]["utility"] == alone["utility"]
+
+
+def test_calls_of_parts_of_cells_grow_to_the_measured_time_and_leave_work_for_every_worker():
+    from sweep.task_queue import CALL_SECONDS, CALLS_PER_WORKER, MAX_CHUNKS_PER_CALL, CallSizer
+
+    sizer = CallSizer(workers=2)
+    assert sizer.chunks_per_call(230, pending=10_000) == 1  # nothing measured yet
+    sizer.record(simulations=460, seconds=0.02)  # 2 chunks of 230 simulations in 20 ms
+    per_chunk = 0.01
+    assert sizer.chunks_per_call(230, pending=10_000) == int(CALL_SECONDS / per_chunk)
+    assert sizer.chunks_per_call(230, pending=3 * 2 * CALLS_PER_WORKER) == 3  # the end of the run
+    assert sizer.chunks_per_call(230, pending=0) == 1
+    sizer.record(simulations=460, seconds=0.0)  # very cheap simulations: the cap
+    assert sizer.chunks_per_call(1, pending=10**6) == MAX_CHUNKS_PER_CALL
+
+
+def test_a_call_of_several_chunks_gives_each_chunk_what_its_own_call_gives():
+    from sweep.worker import PARTS_KEY, SimulationWorker
+
+    from .test_side_tables import make_cell
+
+    payload = make_cell(0, 4, replicates=9, emit="none").payload()
+    worker = SimulationWorker()
+    alone = [worker.run_chunk(payload, start, start + 3) for start in (0, 3, 6)]
+    together = worker.run_parts([(0, start, start + 3) for start in (0, 3, 6)], payload)
+    assert together[PARTS_KEY] == alone
+    assert [part["replicate"][0] for part in together[PARTS_KEY]] == [0, 3, 6]
+    assert together["seconds"] > 0
