@@ -23,7 +23,7 @@ def t_half_width(std, n, confidence: float = 0.95):
     if not n.ndim:  # one interval (summary.csv asks for thousands): the quantile is cached per n
         half = _t_quantile((1 + confidence) / 2, max(int(n) - 1, 1)) * std / np.sqrt(n)
         return float(half) if n > 1 else 0.0
-    half = _t().ppf((1 + confidence) / 2, np.maximum(n - 1, 1)) * std / np.sqrt(n)
+    half = _stdtrit()(np.maximum(n - 1, 1), (1 + confidence) / 2) * std / np.sqrt(n)
     return np.where(n > 1, half, 0.0) if half.ndim else (float(half) if n > 1 else 0.0)
 
 
@@ -34,15 +34,17 @@ def t_quantile(n: int, confidence: float = 0.95) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _t_quantile(q: float, df: int) -> float:
-    return float(_t().ppf(q, df))
+    return float(_stdtrit()(df, q))
 
 
-def _t():
-    """scipy's Student t, imported on first use: ``scipy.stats`` takes a second to import, which
-    every sweep's start-up and every worker process would otherwise pay."""
-    from scipy import stats
+def _stdtrit():
+    """The Student t quantile function ``stdtrit(df, q)`` of ``scipy.special``, imported on first
+    use. It is what ``scipy.stats.t.ppf`` computes (the same doubles: tested), without
+    importing ``scipy.stats``, which takes about 0.85 s (``python -X importtime``) against
+    0.25 s for ``scipy.special``, in the driver of every sweep while its workers simulate."""
+    from scipy import special
 
-    return stats.t
+    return special.stdtrit
 
 
 def student_t_interval(values, confidence: float = 0.95) -> Interval:

@@ -373,3 +373,19 @@ def test_a_call_of_several_chunks_gives_each_chunk_what_its_own_call_gives():
     assert together[PARTS_KEY] == alone
     assert [part["replicate"][0] for part in together[PARTS_KEY]] == [0, 3, 6]
     assert together["seconds"] > 0
+
+
+def test_the_t_quantile_is_scipy_stats_t_ppf_to_the_last_bit():
+    """sweep.statistics computes the Student t quantile by scipy.special.stdtrit (a lighter
+    import than scipy.stats); its doubles are scipy.stats.t.ppf's, scalar and vectorised."""
+    import numpy as np
+
+    from sweep.statistics import t_half_width, t_quantile
+
+    for confidence in (0.9, 0.95, 0.99):
+        for n in [*range(2, 400), 10**4, 10**6]:
+            assert t_quantile(n, confidence) == stats.t.ppf((1 + confidence) / 2, n - 1)
+    n = np.array([1, 2, 3, 30, 1000])
+    std = np.array([0.0, 1.0, 2.5, 0.5, 3.0])
+    want = np.where(n > 1, stats.t.ppf(0.975, np.maximum(n - 1, 1)) * std / np.sqrt(n), 0.0)
+    assert np.array_equal(t_half_width(std, n), want)
