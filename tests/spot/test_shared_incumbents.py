@@ -17,7 +17,7 @@ from market.spot.finetune_job import FineTuneJob
 from market.spot.forecast import SpotForecast
 from market.spot.spot_market import SpotMarket
 from tests.spot.test_spot_ahap_batch import FULL_POOL, fig9_prepared
-from tests.spot.test_spot_window_dp import kernel_args
+from tests.spot.test_spot_window_dp import kernel_args, paper_size_case
 from tests.spot.test_spot_window_problem import brute_force, window_cases
 
 PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -107,27 +107,8 @@ def test_incumbents_with_exact_ties(case, sigma, data):
     st.sampled_from(SIGMAS),
 )
 def test_paper_size_windows(seed, mu, dyadic, sigma):
-    rng = np.random.default_rng(seed)
-    n_min = int(rng.integers(1, 5))
-    n_max = int(rng.integers(max(n_min, 8), 17))
-    job = FineTuneJob(
-        workload=float(rng.uniform(70, 120)) if not dyadic else 96.0,
-        deadline=10,
-        n_min=n_min,
-        n_max=n_max,
-        mu1=mu[0],
-        mu2=mu[1],
-    )
-    t = int(rng.integers(1, 11))
-    length = int(rng.integers(1, 7))
-    if dyadic:
-        prices = rng.choice([0.25, 0.5, 0.75, 1.0, 1.25], length).tolist()
-        z = float(rng.integers(0, 8)) * 8.0
-    else:
-        prices = rng.uniform(0.1, 1.3, length).tolist()
-        z = float(rng.uniform(0, 0.8)) * job.workload
-    avails = rng.integers(0, 17, length).tolist()
-    n_prev = int(rng.choice([0, *range(n_min, n_max + 1)]))
+    job, t, z, n_prev, prices, avails, rng = paper_size_case(seed, mu, dyadic)
+    n_min, n_max = job.n_min, job.n_max
     args = kernel_args(job, t, z, n_prev, prices, avails, 1.0, sigma)
     seq, _ = wk.solve(*args)
     opts = [0, *range(n_min, n_max + 1)]

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from algorithms.spot import shared_incumbents as si, window_kernels as wk, window_problem as wp
 from market.spot.finetune_job import FineTuneJob
-from tests.spot.test_spot_window_dp import kernel_args
+from tests.spot.test_spot_window_dp import kernel_args, paper_size_case
 from tests.spot.test_spot_window_problem import window_cases
 
 PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -125,27 +125,10 @@ def test_one_sweep_with_exact_ties(case, sigma, terminal, data):
     st.data(),
 )
 def test_paper_size_windows(seed, mu, dyadic, sigma, data):
-    rng = np.random.default_rng(seed)
-    n_min = int(rng.integers(1, 5))
-    n_max = int(rng.integers(max(n_min, 8), 17))
-    job = FineTuneJob(
-        workload=float(rng.uniform(70, 120)) if not dyadic else 96.0,
-        deadline=10,
-        n_min=n_min,
-        n_max=n_max,
-        mu1=mu[0],
-        mu2=mu[1],
-    )
-    t = int(rng.integers(1, 11))
-    length = min(6, job.deadline - t + 1)
-    if dyadic:
-        prices = rng.choice([0.25, 0.5, 0.75, 1.0, 1.25], length).tolist()
-        z = float(rng.integers(0, 8)) * 8.0
-    else:
-        prices = rng.uniform(0.1, 1.3, length).tolist()
-        z = float(rng.uniform(0, 0.8)) * job.workload
-    avails = rng.integers(0, 17, length).tolist()
-    n_prev = int(rng.choice([0, *range(n_min, n_max + 1)]))
+    job, t, _, _, _, _, _ = paper_size_case(seed, mu, dyadic)
+    job, t, z, n_prev, prices, avails, rng = paper_size_case(seed, mu, dyadic, min(6, job.deadline - t + 1))
+    length = len(prices)
+    n_min, n_max = job.n_min, job.n_max
     opts = [0, *range(n_min, n_max + 1)]
     plans = [rng.choice(opts, length).tolist() for _ in range(3)]
     assert_group_same(job, t, z, n_prev, prices, avails, sigma, group_ends(data, length), plans, True)

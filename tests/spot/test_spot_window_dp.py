@@ -104,9 +104,10 @@ def test_small_windows_with_exact_ties(case):
         assert_same(kernel_args(job, t, z, n_prev, prices, avails, 1.0))
 
 
-@PROPS
-@given(st.integers(0, 2**32 - 1), st.sampled_from([(0.9, 0.9), (0.7, 0.9), (1.0, 0.6), (0.5, 0.5)]), st.booleans())
-def test_paper_size_windows(seed, mu, dyadic):
+def paper_size_case(seed, mu, dyadic, length=None):
+    """A window of the paper's size (deadline 10, N_max 8-16, up to 6 slots) drawn from `seed`:
+    (job, t, z, n_prev, prices, avails, rng), with `length` slots if given (else 1-6 at
+    random), `dyadic` making float sums exact; rng goes on drawing from where this stopped."""
     rng = np.random.default_rng(seed)
     n_min = int(rng.integers(1, 5))
     n_max = int(rng.integers(max(n_min, 8), 17))
@@ -119,7 +120,8 @@ def test_paper_size_windows(seed, mu, dyadic):
         mu2=mu[1],
     )
     t = int(rng.integers(1, 11))
-    length = int(rng.integers(1, 7))
+    drawn = int(rng.integers(1, 7))
+    length = drawn if length is None else length
     if dyadic:
         prices = rng.choice([0.25, 0.5, 0.75, 1.0, 1.25], length).tolist()
         z = float(rng.integers(0, 8)) * 8.0
@@ -128,4 +130,11 @@ def test_paper_size_windows(seed, mu, dyadic):
         z = float(rng.uniform(0, 0.8)) * job.workload
     avails = rng.integers(0, 17, length).tolist()
     n_prev = int(rng.choice([0, *range(n_min, n_max + 1)]))
+    return job, t, z, n_prev, prices, avails, rng
+
+
+@PROPS
+@given(st.integers(0, 2**32 - 1), st.sampled_from([(0.9, 0.9), (0.7, 0.9), (1.0, 0.6), (0.5, 0.5)]), st.booleans())
+def test_paper_size_windows(seed, mu, dyadic):
+    job, t, z, n_prev, prices, avails, _ = paper_size_case(seed, mu, dyadic)
     assert_same(kernel_args(job, t, z, n_prev, prices, avails, 1.0))
