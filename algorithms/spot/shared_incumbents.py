@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from algorithms.spot.window_kernels import _pick_top, _simple_bound, continuation, dp_layers
+from algorithms.spot.window_kernels import _pick_top, _simple_bound, continuation, dp_layers, one_member_floors
 
 
 @njit(cache=True)
@@ -215,12 +215,7 @@ def solve_with_incumbents(
     `cap` the DP also drops the labels that cannot complete the job in the window and whose
     cost rules them out against the capped terminal value (`cap_bound`)."""
     length = costs.shape[0]
-    fx = np.empty((1,) + floor_x.shape)
-    fy = np.empty((1,) + floor_y.shape)
-    fn = np.empty((1, floor_n.size), dtype=np.int64)
-    fx[0] = floor_x
-    fy[0] = floor_y
-    fn[0] = floor_n
+    fx, fy, fn = one_member_floors(floor_x, floor_y, floor_n)
     seqs, objs, tops = solve_lengths(
         work_t,
         costs,

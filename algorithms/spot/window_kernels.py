@@ -683,6 +683,19 @@ def dp_layers(
 
 
 @njit(cache=True)
+def one_member_floors(floor_x, floor_y, floor_n):
+    """One window's cost floors (`window_arrays`) as the floors of a group of one member
+    (`dp_layers`' floor_x[g], floor_y[g], floor_n[g])."""
+    fx = np.empty((1,) + floor_x.shape)
+    fy = np.empty((1,) + floor_y.shape)
+    fn = np.empty((1, floor_n.size), dtype=np.int64)
+    fx[0] = floor_x
+    fy[0] = floor_y
+    fn[0] = floor_n
+    return fx, fy, fn
+
+
+@njit(cache=True)
 def dp_steps(
     work_t,
     costs,
@@ -710,12 +723,7 @@ def dp_steps(
     `cap_value` (inf: no effect, as `solve` runs it) and `reach_step` as in `dp_layers`."""
     length = costs.shape[0]
     bests = np.full(1, best)
-    fx = np.empty((1,) + floor_x.shape)
-    fy = np.empty((1,) + floor_y.shape)
-    fn = np.empty((1, floor_n.size), dtype=np.int64)
-    fx[0] = floor_x
-    fy[0] = floor_y
-    fn[0] = floor_n
+    fx, fy, fn = one_member_floors(floor_x, floor_y, floor_n)
     (bests, finished, fin_idx, _, links, offsets, steps, _, _, _, _, _, z, c, s, prev) = dp_layers(
         work_t,
         costs,
