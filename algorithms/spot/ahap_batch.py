@@ -628,18 +628,20 @@ def _run_pool(
     shared,
 ):
     """Every policy of the pool on one world (see the module docstring): per slot t and
-    running policy q, Alg. 1's plan (`_ahead_plan`, or problem (10) by `_window_plan`,
-    solved once per (len, n_{t-1}, rounded Z_{t-1}, forced slots) in the slot) and the
-    executed decision (`_executed_decision`), then the slot's accounting (Sec. III,
+    running policy q, Alg. 1's plan (`_ahead_plan`, or problem (10), solved once per (len,
+    n_{t-1}, rounded Z_{t-1}, forced slots) in the slot) and the executed decision (`_executed_decision`), then the slot's accounting (Sec. III,
     `pool_accounting`). Returns (n_od, n_sp, utility, cost, spot_cost, od_cost, completion,
     progress_at_deadline, reconfigurations, termination_slots, error, sweeps): error[q] is 0,
     or NO_PLAN if problem (10) had no plan, pool_accounting.AVAILABILITY_ERROR /
     BOUNDS_ERROR if a decision broke (5b) / (5c-5d) (never, kept as simulate's checks);
-    sweeps: how many times the label DP ran (`window_kernels.dp_steps`).
+    sweeps: how many times the label DP ran (`window_kernels.dp_layers`, one run serving a
+    group of windows).
 
-    `shared`: problem (10) is solved with the incumbents of `shared_incumbents` (the plans
-    solved earlier in the slot, and those of the slot before shifted by one slot), else
-    by `window_kernels.solve` alone (the reference path); the plans are the same."""
+    `shared`: the problems are solved by groups (`_solve_group`: one label sweep per group,
+    the incumbents of `shared_incumbents` -- the plans solved earlier in the slot, and those
+    of the slot before shifted by one slot -- and its terminal table), else one by one by
+    `_window_plan` (`window_kernels.solve` alone, the reference path); the plans are the
+    same."""
     n_pol = windows.size
     d = deadline
     tol = 1e-9 * max(1.0, workload)
@@ -891,9 +893,10 @@ class AHAPPool:
     one `sigma_reading` (ahap.py).
 
     `search`: how problem (10) is solved, the same plans either way: "shared" (the
-    default) with the incumbents the policies' plans provide (shared_incumbents.py),
-    "reference" by `window_kernels.solve` alone. `sweeps` counts the label DPs
-    (`window_kernels.dp_steps`) the pool's runs made, `worlds` the runs."""
+    default) by groups of windows, with the incumbents the policies' plans provide and the
+    terminal table (shared_incumbents.py), "reference" by `window_kernels.solve` alone.
+    `sweeps` counts the label DPs (`window_kernels.dp_layers`, one serving a group of
+    windows) the pool's runs made, `worlds` the runs."""
 
     def __init__(self, params: Sequence[tuple[int, int, float]], sigma_reading: str = "ahead", search: str = "shared"):
         from algorithms.spot.ahap import AHAP  # the reference's validation and names

@@ -112,7 +112,7 @@ def total_index(opts, n_max):
 
 @njit(cache=True)
 def cap_bound(work_t, opts, slots_after, p_o, jf, ji, counts, count_h, count_first, first_late, tilde_first, cap):
-    """(cap_value, reach_step) for `window_kernels.dp_steps`: with a finite `cap` (the
+    """(cap_value, reach_step) for `window_kernels.dp_layers`: with a finite `cap` (the
     `line` reading's uniform-progress line, `ahap_batch._terminal_cap`) the terminal value
     continuation(min(Z, cap), n) is at most continuation(cap, n) (it is non-decreasing in
     progress), so at most cap_value = the largest of these over the totals n; a plan that
