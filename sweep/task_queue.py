@@ -323,8 +323,8 @@ def run_chunks(
                         while more > 0 and attempts == 0 and pending and pending[0][1] == 0 and _is_part(pending[0][0]):
                             call += pending.popleft()[0]
                             more -= 1
-                        cells = list(dict.fromkeys(c.cell for c in call))
-                        spans = [(cells.index(c.cell), c.rep_start, c.rep_stop) for c in call]
+                        cells: dict[int, int] = {}  # cell -> its payload's place in the call
+                        spans = [(cells.setdefault(c.cell, len(cells)), c.rep_start, c.rep_stop) for c in call]
                         ref = actor.run_parts.remote(spans, *(payload_refs[cell] for cell in cells))
                     elif len(call) == 1:
                         chunk = call[0]
