@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
-from collections import deque
+import time
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,6 +264,12 @@ CALLS_PER_WORKER = 8
 CALL_SECONDS = 0.05
 MAX_CHUNKS_PER_CALL = 256
 
+# The driver finishes a cell (its rows, the family's figures, the summary) between two results;
+# before it does, each worker gets enough calls to keep busy that long (the time the last finish
+# took, this guess before the first), at most MAX_EXTRA_CALLS more than runner.in_flight_per_worker.
+FINISH_SECONDS_GUESS = 1.0
+MAX_EXTRA_CALLS = 64
+
 
 class CallSizer:
     """How many chunks of parts of cells go in one call (``run_chunks``): as many as the worker
@@ -273,11 +281,22 @@ class CallSizer:
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self.seconds_per_simulation: float | None = None
+        self.seconds_per_call: float | None = None
 
     def record(self, simulations: int, seconds: float) -> None:
         rate = seconds / max(1, simulations)
         old = self.seconds_per_simulation
         self.seconds_per_simulation = rate if old is None else 0.5 * (old + rate)
+        old = self.seconds_per_call
+        self.seconds_per_call = seconds if old is None else 0.5 * (old + seconds)
+
+    def calls_to_cover(self, seconds: float) -> int:
+        """How many more calls each worker needs in flight to keep busy for ``seconds`` of the
+        driver's own work (``run_chunks``: finishing a cell), at most MAX_EXTRA_CALLS; none
+        until a call's time is known."""
+        if not self.seconds_per_call:
+            return 0
+        return min(MAX_EXTRA_CALLS, math.ceil(seconds / self.seconds_per_call))
 
     def chunks_per_call(self, simulations: int, pending: int) -> int:
         """For chunks of ``simulations`` simulations, with ``pending`` chunks not yet sent."""
@@ -307,34 +326,39 @@ def run_chunks(
     whole = sum(chunk.simulations for chunk in chunks if chunk.whole)
     per_call = min(runner.chunk_size, -(-whole // (CALLS_PER_WORKER * workers)) if whole else runner.chunk_size)
     pending: deque[tuple[tuple[Chunk, ...], int]] = deque((call, 0) for call in bundle(chunks, per_call))
+    chunks_left = Counter(chunk.cell for chunk in chunks)  # a cell's last chunk: on_done finishes it
+    finish_seconds = FINISH_SECONDS_GUESS
     sizer = CallSizer(workers)
     pool = _pool(workers)
     in_flight: dict[Any, tuple[tuple[Chunk, ...], Any, int]] = {}
     load = {id(a): 0 for a in pool.actors}
     limit = runner.in_flight_per_worker
+
+    def submit(most: int) -> None:
+        """Send pending calls until each actor has ``most`` in flight."""
+        for actor in list(pool.actors):
+            while pending and load.get(id(actor), 0) < most:
+                call, attempts = pending.popleft()
+                if _is_part(call):  # with the chunks of parts after it that fit in one call
+                    more = sizer.chunks_per_call(call[0].simulations, len(pending)) - 1
+                    while more > 0 and attempts == 0 and pending and pending[0][1] == 0 and _is_part(pending[0][0]):
+                        call += pending.popleft()[0]
+                        more -= 1
+                    cells: dict[int, int] = {}  # cell -> its payload's place in the call
+                    spans = [(cells.setdefault(c.cell, len(cells)), c.rep_start, c.rep_stop) for c in call]
+                    ref = actor.run_parts.remote(spans, *(payload_refs[cell] for cell in cells))
+                elif len(call) == 1:
+                    chunk = call[0]
+                    ref = actor.run_chunk.remote(payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop, chunk.whole)
+                else:
+                    ref = actor.run_cells.remote([(payload_refs[c.cell], c.rep_start, c.rep_stop) for c in call])
+                in_flight[ref] = (call, actor, attempts)
+                load[id(actor)] = load.get(id(actor), 0) + 1
+
     try:
         while pending or in_flight:
             stop_signals.check()
-            for actor in list(pool.actors):
-                while pending and load.get(id(actor), 0) < limit:
-                    call, attempts = pending.popleft()
-                    if _is_part(call):  # with the chunks of parts after it that fit in one call
-                        more = sizer.chunks_per_call(call[0].simulations, len(pending)) - 1
-                        while more > 0 and attempts == 0 and pending and pending[0][1] == 0 and _is_part(pending[0][0]):
-                            call += pending.popleft()[0]
-                            more -= 1
-                        cells: dict[int, int] = {}  # cell -> its payload's place in the call
-                        spans = [(cells.setdefault(c.cell, len(cells)), c.rep_start, c.rep_stop) for c in call]
-                        ref = actor.run_parts.remote(spans, *(payload_refs[cell] for cell in cells))
-                    elif len(call) == 1:
-                        chunk = call[0]
-                        ref = actor.run_chunk.remote(
-                            payload_refs[chunk.cell], chunk.rep_start, chunk.rep_stop, chunk.whole
-                        )
-                    else:
-                        ref = actor.run_cells.remote([(payload_refs[c.cell], c.rep_start, c.rep_stop) for c in call])
-                    in_flight[ref] = (call, actor, attempts)
-                    load[id(actor)] = load.get(id(actor), 0) + 1
+            submit(limit)
             if idle is not None and not idle():
                 idle = None
             ready, _ = ray.wait(
@@ -374,7 +398,15 @@ def run_chunks(
                 else:
                     results = unpack(result) if len(call) > 1 else [result]
                 for chunk, columns in zip(call, results):
+                    chunks_left[chunk.cell] -= 1
+                    if chunks_left[chunk.cell] or not pending:
+                        on_done(chunk, columns)
+                        continue
+                    # the driver finishes the cell now: first give the workers work for that long
+                    submit(limit + sizer.calls_to_cover(finish_seconds))
+                    start = time.perf_counter()
                     on_done(chunk, columns)
+                    finish_seconds = time.perf_counter() - start
     finally:
         if in_flight:  # interrupted or failed: cancel the rest and start afresh next time
             for ref in in_flight:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -359,6 +361,77 @@ def test_calls_of_parts_of_cells_grow_to_the_measured_time_and_leave_work_for_ev
     assert sizer.chunks_per_call(230, pending=0) == 1
     sizer.record(simulations=460, seconds=0.0)  # very cheap simulations: the cap
     assert sizer.chunks_per_call(1, pending=10**6) == MAX_CHUNKS_PER_CALL
+
+
+class _FakeRef:
+    def __init__(self, result):
+        self.result = result
+
+
+class _FakeMethod:
+    def __init__(self, call):
+        self.remote = call
+
+
+class _FakeActor:
+    """An actor whose calls of chunks of parts finish at once, each taking CALL_SECONDS."""
+
+    def __init__(self, sent: list):
+        from sweep.task_queue import CALL_SECONDS
+        from sweep.worker import PARTS_KEY
+
+        def run_parts(spans, *payloads):
+            ref = _FakeRef({PARTS_KEY: [{"span": span} for span in spans], "seconds": CALL_SECONDS * len(spans)})
+            sent.append(ref)
+            return ref
+
+        self.run_parts = _FakeMethod(run_parts)
+
+
+def test_before_the_driver_finishes_a_cell_each_worker_gets_work_for_that_long(monkeypatch):
+    """run_chunks: when a cell's last chunk comes back (on_done then finishes the cell: its rows,
+    figures and summary), every worker first gets calls for the time the last finish took
+    (FINISH_SECONDS_GUESS before the first), so that none waits for the driver."""
+    from sweep import task_queue
+    from sweep.task_queue import CALL_SECONDS, FINISH_SECONDS_GUESS, Chunk
+
+    sent: list = []
+    actors = [_FakeActor(sent), _FakeActor(sent)]
+    monkeypatch.setattr(task_queue, "_pool", lambda size: type("Pool", (), {"actors": actors})())
+
+    class FakeRay:
+        @staticmethod
+        def wait(refs, num_returns, timeout):
+            return refs[:num_returns], refs[num_returns:]
+
+        @staticmethod
+        def get(ref):
+            ref.taken = True
+            return ref.result
+
+    monkeypatch.setattr(task_queue, "ray", FakeRay)
+    chunks = [Chunk(cell, start, start + 1, 10) for cell in range(3) for start in range(100)]
+    in_flight_at_finish = []
+    clock = [0.0]
+    monkeypatch.setattr(task_queue.time, "perf_counter", lambda: clock[0])
+
+    def on_done(chunk, columns):
+        if chunk.rep_start == 99:  # the cell's last chunk: finishing it takes 0.25 s
+            in_flight_at_finish.append(sum(1 for ref in sent if not hasattr(ref, "taken")))
+            clock[0] += 0.25
+
+    runner = RunnerConfig()
+    task_queue.run_chunks(chunks, {0: "p0", 1: "p1", 2: "p2"}, runner, 2, on_done)
+    # the first cell's finish: 2 workers with in_flight_per_worker + the guess's calls each (without
+    # the top-up: in_flight_per_worker each); the second's: as many as the first took; the last
+    # cell's: nothing is left to send
+    first, second = math.ceil(FINISH_SECONDS_GUESS / CALL_SECONDS), math.ceil(0.25 / CALL_SECONDS)
+    assert in_flight_at_finish == [
+        2 * (runner.in_flight_per_worker + first),
+        2 * (runner.in_flight_per_worker + second),
+        0,
+    ]
+    assert len(sent) == len(chunks)  # one chunk a call: each takes CALL_SECONDS
 
 
 def test_a_call_of_several_chunks_gives_each_chunk_what_its_own_call_gives():
