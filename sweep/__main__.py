@@ -64,6 +64,11 @@ if __name__ == "__main__":
             from .cli import interrupted
 
             interrupted("before any cell was composed: nothing was run", err)
+        else:
+            if "ray" in sys.modules:  # the sweep is done and its files written
+                from .task_queue import shutdown_own_ray
+
+                shutdown_own_ray()
     except SystemExit as stop:
         if stop.code not in (0, None):  # refused or stopped: an existing dir's Hydra files as they were
             for files in existing:

@@ -37,3 +37,29 @@ def test_the_processes_ray_init_starts_are_outside_the_drivers_process_group():
     finally:
         close_pool()
         ray.shutdown()
+
+
+def test_the_end_of_a_sweep_stops_every_process_of_its_own_ray():
+    """shutdown_own_ray (the end of `python -m sweep`) kills the autoscaler monitor before
+    ray.shutdown instead of granting it Ray's second of grace: no process of that Ray is left."""
+    from sweep.task_queue import shutdown_own_ray
+
+    connect(RunnerConfig(num_workers=1))
+    try:
+        node = ray._private.worker._global_node
+        pids = [info.process.pid for infos in node.all_processes.values() for info in infos]
+        assert "monitor" in node.all_processes and children(os.getpid())
+        shutdown_own_ray()
+        assert not ray.is_initialized()
+        assert not [pid for pid in pids if Path(f"/proc/{pid}").exists() and "Z" not in state(pid)]
+    finally:
+        close_pool()
+        ray.shutdown()
+
+
+def state(pid: int) -> str:
+    """The process's state letter (Linux /proc; Z: exited, not yet reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
