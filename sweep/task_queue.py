@@ -335,9 +335,13 @@ def run_chunks(
     limit = runner.in_flight_per_worker
 
     def submit(most: int) -> None:
-        """Send pending calls until each actor has ``most`` in flight."""
-        for actor in list(pool.actors):
-            while pending and load.get(id(actor), 0) < most:
+        """Send pending calls until each actor has ``most`` in flight, one call to each in turn
+        (near the end of the queue every actor gets a share, not the first actor all of it)."""
+        hungry = [actor for actor in pool.actors if load.get(id(actor), 0) < most]
+        while pending and hungry:
+            for actor in hungry:
+                if not pending:
+                    break
                 call, attempts = pending.popleft()
                 if _is_part(call):  # with the chunks of parts after it that fit in one call
                     more = sizer.chunks_per_call(call[0].simulations, len(pending)) - 1
@@ -354,6 +358,7 @@ def run_chunks(
                     ref = actor.run_cells.remote([(payload_refs[c.cell], c.rep_start, c.rep_stop) for c in call])
                 in_flight[ref] = (call, actor, attempts)
                 load[id(actor)] = load.get(id(actor), 0) + 1
+            hungry = [actor for actor in hungry if load[id(actor)] < most]
 
     try:
         while pending or in_flight:

@@ -380,18 +380,25 @@ class _FakeActor:
         from sweep.task_queue import CALL_SECONDS
         from sweep.worker import PARTS_KEY
 
+        self.sent: list = []
+
         def run_parts(spans, *payloads):
             ref = _FakeRef({PARTS_KEY: [{"span": span} for span in spans], "seconds": CALL_SECONDS * len(spans)})
             sent.append(ref)
+            self.sent.append(ref)
             return ref
 
         self.run_parts = _FakeMethod(run_parts)
+
+    def in_flight(self) -> int:
+        return sum(1 for ref in self.sent if not hasattr(ref, "taken"))
 
 
 def test_before_the_driver_finishes_a_cell_each_worker_gets_work_for_that_long(monkeypatch):
     """run_chunks: when a cell's last chunk comes back (on_done then finishes the cell: its rows,
     figures and summary), every worker first gets calls for the time the last finish took
-    (FINISH_SECONDS_GUESS before the first), so that none waits for the driver."""
+    (FINISH_SECONDS_GUESS before the first), so that none waits for the driver; near the end of
+    the queue the workers share what is left."""
     from sweep import task_queue
     from sweep.task_queue import CALL_SECONDS, FINISH_SECONDS_GUESS, Chunk
 
@@ -410,27 +417,26 @@ def test_before_the_driver_finishes_a_cell_each_worker_gets_work_for_that_long(m
             return ref.result
 
     monkeypatch.setattr(task_queue, "ray", FakeRay)
-    chunks = [Chunk(cell, start, start + 1, 10) for cell in range(3) for start in range(100)]
+    sizes = [100, 100, 7]  # chunks of each cell: the last cell is short
+    chunks = [Chunk(cell, start, start + 1, 10) for cell, size in enumerate(sizes) for start in range(size)]
     in_flight_at_finish = []
     clock = [0.0]
     monkeypatch.setattr(task_queue.time, "perf_counter", lambda: clock[0])
 
     def on_done(chunk, columns):
-        if chunk.rep_start == 99:  # the cell's last chunk: finishing it takes 0.25 s
-            in_flight_at_finish.append(sum(1 for ref in sent if not hasattr(ref, "taken")))
+        if chunk.rep_stop == sizes[chunk.cell]:  # the cell's last chunk: finishing it takes 0.25 s
+            in_flight_at_finish.append([actor.in_flight() for actor in actors])
             clock[0] += 0.25
 
     runner = RunnerConfig()
     task_queue.run_chunks(chunks, {0: "p0", 1: "p1", 2: "p2"}, runner, 2, on_done)
-    # the first cell's finish: 2 workers with in_flight_per_worker + the guess's calls each (without
-    # the top-up: in_flight_per_worker each); the second's: as many as the first took; the last
-    # cell's: nothing is left to send
-    first, second = math.ceil(FINISH_SECONDS_GUESS / CALL_SECONDS), math.ceil(0.25 / CALL_SECONDS)
-    assert in_flight_at_finish == [
-        2 * (runner.in_flight_per_worker + first),
-        2 * (runner.in_flight_per_worker + second),
-        0,
-    ]
+    # the first cell's finish: in_flight_per_worker + the guess's calls each (without the top-up:
+    # in_flight_per_worker each); the second's: the last cell's 7 calls, shared (fewer than the
+    # top-up asks for); the last cell's: nothing is left to send
+    first = math.ceil(FINISH_SECONDS_GUESS / CALL_SECONDS)
+    assert in_flight_at_finish[0] == [runner.in_flight_per_worker + first] * 2
+    assert sorted(in_flight_at_finish[1]) == [3, 4]
+    assert in_flight_at_finish[2] == [0, 0]
     assert len(sent) == len(chunks)  # one chunk a call: each takes CALL_SECONDS
 
 
