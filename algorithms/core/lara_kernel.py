@@ -107,7 +107,7 @@ def pairwise_sum(a):
     Numba's on-disk cache does not load recursive functions safely (numba issue #6061)."""
     n = a.size
     if n <= 128:
-        return _block_sum(a, 0, n)
+        return _block_sum(a, np.int64(0), n)
     # tasks: (lo, n) to sum, or n = -1: add the two values on top of the value stack
     task_lo = np.empty(192, dtype=np.int64)
     task_n = np.empty(192, dtype=np.int64)
@@ -290,7 +290,7 @@ def tree_search_sorted(ps, slack, tol, eta, keep):
         for i in range(first + 1, m):
             keep[i] = ps[i] <= slack[i] + tol
         heap = np.empty(m, dtype=np.int64)
-        size = 0
+        size = np.int64(0)  # not 0: a literal has Numba compile the callees once more, for Literal[int]
         for i in range(first):
             if keep[i]:
                 heap[size] = i
@@ -309,7 +309,7 @@ def tree_search_sorted(ps, slack, tol, eta, keep):
                 q = heap[0]  # line 6
                 size -= 1
                 heap[0] = heap[size]
-                _sift_down(heap, size, 0, ps)
+                _sift_down(heap, size, np.int64(0), ps)
                 total -= ps[q]
                 keep[q] = False
     # line 10 (tree_search._line10)

@@ -283,7 +283,7 @@ def _run_job(
     t2 = 0
     o_bar = 0
     spot_n = 0
-    spot_ran = 0
+    spot_ran = np.int64(0)  # not 0: a literal has Numba compile the callees once more, for Literal[int]
     spot_alive = False
     hour_price = 0.0
     o = 0
@@ -299,7 +299,7 @@ def _run_job(
             else:
                 spot_n, o = theta_split(parallelism, theta)
             spot_alive = spot_n > 0
-            spot_ran = 0
+            spot_ran = np.int64(0)
             hour_price = price
         if spot_alive and price > bid:
             spot_alive = False

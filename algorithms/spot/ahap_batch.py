@@ -673,7 +673,7 @@ def _run_pool(
     sol_top = np.zeros(n_pol, dtype=np.bool_)  # the plan's objective is its problem's best
     old_tot = np.zeros((n_pol, widest), dtype=np.int64)
     old_len = np.zeros(n_pol, dtype=np.int64)
-    n_old = 0
+    n_old = np.int64(0)  # not 0: a literal has Numba compile the callees once more, for Literal[int]
     incumbents = np.zeros((2 * n_pol, widest), dtype=np.int64)
     sweeps = 0
     sol_limit = np.empty(n_pol)  # sigma p^o of the problem's policy (its forced slots)
@@ -683,15 +683,15 @@ def _run_pool(
     terminal = np.empty((d, TERMINAL_GRID + 3))
     terminal_known = np.zeros(d, dtype=np.bool_)
     # the slot's windows set up (`_slot_arrays`; a placeholder until the first)
-    slot = _slot_arrays(price[:1], avail[:1], 1, p_o, opts, throughput, n_max, workload, work_max, tail_rate)
+    slot = _slot_arrays(price[:1], avail[:1], np.int64(1), p_o, opts, throughput, n_max, workload, work_max, tail_rate)
     for t in range(1, d + 1):
         obs_price = price[t - 1]
         obs_avail = avail[t - 1]
-        n_sol = 0
+        n_sol = np.int64(0)
         # the widest window's slots (run() checked that the forecast covers them)
         _window_forecast(t, min(widest - 1, d - t) + 1, obs_price, obs_avail, f_price, f_avail, w_price, w_avail)
         # the ahead plans, and the problems (10) of the policies that are behind
-        longest = 0
+        longest = np.int64(0)
         for q in range(n_pol):
             problem[q] = -1
             if not running[q]:
@@ -828,7 +828,7 @@ def _run_pool(
                 plan_sp[q, t, k] = sol_sp[found, k]
             od_t[q], sp_t[q] = _executed_decision(plan_od[q], plan_sp[q], t, commitments[q], obs_avail, n_min, n_max)
         # this slot's plans become the slot before's
-        n_old = 0
+        n_old = np.int64(0)
         for r in range(n_sol):
             if sol_ok[r]:
                 old_len[n_old] = sol_len[r]

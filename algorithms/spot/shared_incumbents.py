@@ -165,7 +165,10 @@ def terminal_table(slots_after, p_o, jf, ji, counts, count_h, count_first, first
     step = jf[0] / TERMINAL_GRID
     table = np.empty(TERMINAL_GRID + 3)
     for i in range(table.size):
-        table[i] = continuation(i * step, 0, slots_after, p_o, jf, ji, counts, count_h, first, first_late, tilde)
+        # np.int64(0), not 0: a literal has Numba compile `continuation` once more, for Literal[int]
+        table[i] = continuation(
+            i * step, np.int64(0), slots_after, p_o, jf, ji, counts, count_h, first, first_late, tilde
+        )
     return table
 
 

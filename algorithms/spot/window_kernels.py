@@ -297,7 +297,7 @@ def _candidates(
     fx[g, k], fy[g, k] with slopes fs[g, k], extended past the last point with slope
     `tail`) is written out here: a function with array arguments would count references
     per candidate."""
-    m0 = m1 = m2 = 0
+    m0 = m1 = m2 = np.int64(0)  # not 0: a literal has Numba compile the callees once more, for Literal[int]
     m = 0
     for p in range(n_lab):
         l = zorder[p]
@@ -960,7 +960,7 @@ def _pick_top(
             top = obj[r]
     limit = top - tie
     seq = np.zeros((n, length), dtype=np.int64)
-    pick = -1
+    pick = np.int64(-1)
     for r in range(n):
         if not obj[r] >= limit:
             continue
