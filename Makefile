@@ -31,10 +31,10 @@ sweep: $(STAMP) ## Run the demo multirun (spot family, local Ray, MLflow in mlfl
 	$(PY) -m sweep -m experiment=demo $(ARGS)
 
 test: lint ## Lint, then run the whole test suite on two workers (unit tests, smoke multirun on real Ray and MLflow)
-	$(PY) -m pytest -q -n 2 --dist loadgroup $(ARGS)
+	$(PY) -m pytest -q -n 2 --dist load $(ARGS)
 
 test-fast: $(STAMP) ## Run the tests not marked slow (everyday work; `make test` is the full suite CI runs)
-	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow" $(ARGS)
+	$(PY) -m pytest -q -n 2 --dist load -m "not slow" $(ARGS)
 
 lint: $(STAMP) ## Check the code with ruff: its rules (pyproject.toml) and its format (`ruff format .` applies it)
 	$(VENV)/bin/ruff check .

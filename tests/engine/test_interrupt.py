@@ -1,20 +1,19 @@
 """Ctrl-C, as a terminal sends it (SIGINT to the whole process group), and SIGTERM / SIGHUP as
 `kill`, `timeout` or a closed terminal send them: one line instead of a traceback, status 128 +
-the signal, no sweep dir left when nothing ran, and a resume command that works."""
+the signal, no sweep dir left when nothing ran, and a resume command that works (the interrupted
+sweep resumed to the numbers of an uninterrupted one: test_fault_tolerance.py)."""
 
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, complete_cells, run_cli
+from .conftest import ROOT
 
 pytestmark = pytest.mark.sweeps
 
@@ -67,29 +66,3 @@ def test_a_signal_while_composing_leaves_nothing_and_says_so(tmp_path, signum):
     assert err.strip().splitlines()[-1].startswith(f"Interrupted ({signum.name})"), err
     assert "nothing was written" in err.strip().splitlines()[-1]
     assert not sweep_dir.exists()
-
-
-@pytest.mark.slow
-def test_ctrl_c_while_simulating_prints_a_resume_command_that_finishes_the_sweep(tmp_path):
-    sweep_dir = tmp_path / "sweep"
-    proc = start(
-        "-m",
-        "job.deadline=range(6,11)",
-        "job.workload=range(40,60,2)",
-        "tracking=off",
-        "runner.progress=false",
-        "replicates=400",  # long enough to stop after the first batch of cells (engine.Batches)
-        f"hydra.sweep.dir={sweep_dir}",
-    )
-    wait_for(lambda: complete_cells(sweep_dir) > 0)
-    out, err = interrupt(proc)
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err
-    last = err.strip().splitlines()[-1]
-    assert last.startswith("Interrupted (SIGINT): ") and " cells complete in " in last, err
-    command = shlex.split(last.split("resume with: ", 1)[1])
-    assert command[:3] == [Path(sys.executable).name, "-m", "sweep"] and f"hydra.sweep.dir={sweep_dir}" in command
-    done = complete_cells(sweep_dir)
-    resumed = run_cli(*command[3:], timeout=600)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"{done:,} {'cell was' if done == 1 else 'cells were'} already complete" in resumed.stdout or done == 0
